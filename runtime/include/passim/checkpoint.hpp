@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file Loader for llama2.c checkpoints (the legacy "version 0" float32 layout).
+#pragma once
+
+#include <filesystem>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "passim/model_config.hpp"
+
+namespace passim {
+
+/// Float32 weights of a Llama-style model, row-major (out_features, in_features).
+struct FloatWeights {
+  std::vector<float> token_embedding;  ///< (vocab, dim)
+  std::vector<float> rms_att;          ///< (n_layers, dim)
+  std::vector<float> wq;               ///< (n_layers, dim, dim)
+  std::vector<float> wk;               ///< (n_layers, kv_dim, dim)
+  std::vector<float> wv;               ///< (n_layers, kv_dim, dim)
+  std::vector<float> wo;               ///< (n_layers, dim, dim)
+  std::vector<float> rms_ffn;          ///< (n_layers, dim)
+  std::vector<float> w1;               ///< (n_layers, hidden, dim)
+  std::vector<float> w2;               ///< (n_layers, dim, hidden)
+  std::vector<float> w3;               ///< (n_layers, hidden, dim)
+  std::vector<float> rms_final;        ///< (dim)
+  std::vector<float> wcls;             ///< (vocab, dim); empty when the classifier is shared
+
+  /// The classifier matrix (vocab, dim): `wcls`, or the token embedding when shared.
+  [[nodiscard]] std::span<const float> classifier() const noexcept {
+    return wcls.empty() ? std::span<const float>(token_embedding) : std::span<const float>(wcls);
+  }
+};
+
+/// A float model and where it came from.
+struct FloatModel {
+  ModelConfig config;
+  FloatWeights weights;
+  std::string source;  ///< file path as given
+  std::string sha256;  ///< of the whole file
+};
+
+/// Reads a llama2.c checkpoint: seven little-endian int32 (dim, hidden_dim, n_layers,
+/// n_heads, n_kv_heads, vocab_size, seq_len; a negative vocab_size means an unshared
+/// classifier follows), then float32 tensors in llama2.c order.
+/// Throws std::runtime_error naming the file, the field and expected vs found when the header
+/// is inconsistent, the file size does not match the header (truncated or padded), or a
+/// weight is not finite. Nothing is allocated before the size check passes.
+[[nodiscard]] FloatModel load_llama2c(const std::filesystem::path& path);
+
+/// Serialises a float model back to the llama2.c layout (RoPE tables written as zeros,
+/// since llama2.c recomputes them). Used by tests to build corrupt variants.
+[[nodiscard]] std::vector<std::uint8_t> serialize_llama2c(const FloatModel& model);
+
+}  // namespace passim

@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file The integer forward pass on the host CPU, calling the golden kernels directly.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "passim/backend.hpp"
+#include "passim/quant_model.hpp"
+
+namespace passim {
+
+/// Integer-only forward pass of a `QuantModel` (docs/numerics.md): int8 weights and
+/// activations, int16 residual stream, int32 accumulators, integer RMSNorm, Softmax, SiLU
+/// and RoPE. Logits are int32 in Q.16; `logits()` returns them as float, which is exact
+/// while |logit| < 256.
+class CpuBackend final : public Backend {
+ public:
+  /// Keeps a reference to `model`, which must outlive the backend.
+  explicit CpuBackend(const QuantModel& model);
+
+  [[nodiscard]] std::string_view name() const noexcept override { return "cpu"; }
+  [[nodiscard]] const ModelConfig& config() const noexcept override { return model_.config; }
+  void forward(int token, int pos) override;
+  [[nodiscard]] std::span<const float> logits() const noexcept override { return logits_f32_; }
+  void reset() override {}
+
+  /// The raw int32 logits (vocab), Q.16.
+  [[nodiscard]] std::span<const std::int32_t> logits_i32() const noexcept { return logits_; }
+  /// Attention probabilities (int8, 1/127) of head `h` at the last forward, (pos + 1);
+  /// valid only when probability capture is on.
+  [[nodiscard]] std::span<const std::int8_t> attention_row(int layer, int h) const;
+  /// Keep every layer's attention probabilities of the last forward (tests).
+  void capture_attention(bool on) noexcept { capture_ = on; }
+
+ private:
+  void attention_block(std::size_t l, std::size_t pos);
+  void ffn_block(std::size_t l);
+
+  const QuantModel& model_;
+  std::vector<std::int16_t> x_, branch_;              // (dim) residual stream, int16
+  std::vector<std::int8_t> xn_, q_, att_, hb1_, hb3_;  // int8 activations
+  std::vector<std::int32_t> acc_;                     // (max(dim, hidden, vocab)) int32
+  std::vector<std::int8_t> key_cache_, value_cache_;  // (n_layers, seq_len, kv_dim) int8
+  std::vector<std::int32_t> scores_;                  // (seq_len)
+  std::vector<std::uint32_t> exps_;                   // (seq_len)
+  std::vector<std::int8_t> probs_;                    // (seq_len)
+  std::vector<std::int8_t> captured_;                 // (n_layers, n_heads, seq_len)
+  std::vector<std::int32_t> logits_;                  // (vocab) Q.16
+  std::vector<float> logits_f32_;
+  bool capture_ = false;
+  int last_pos_ = 0;
+};
+
+}  // namespace passim

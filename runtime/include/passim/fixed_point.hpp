@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file Fixed-point primitives shared by every golden kernel: rounding shifts, saturation,
+/// requantisation, integer square root and the I-BERT integer exponential.
+///
+/// Each primitive is implemented once here and once in RTL; docs/numerics.md is the contract.
+/// C++20 guarantees two's complement and arithmetic right shift of negative values; the
+/// rounding shifts below rely on both.
+#pragma once
+
+#include <cassert>
+#include <cstdint>
+#include <limits>
+
+namespace passim {
+
+/// Rounds `x / 2^shift` to nearest, ties toward +infinity ("round half up"), exactly as
+/// `floor((x + 2^(shift-1)) / 2^shift)`. shift in [0, 63]; `x + 2^(shift-1)` must not
+/// overflow int64 (true whenever |x| < 2^62).
+[[nodiscard]] constexpr std::int64_t round_shift(std::int64_t x, int shift) noexcept {
+  assert(shift >= 0 && shift <= 63);
+  if (shift == 0) {
+    return x;
+  }
+  const std::int64_t bias = std::int64_t{1} << (shift - 1);
+  return (x + bias) >> shift;  // arithmetic shift (C++20)
+}
+
+/// Clamps `x` to the signed range of a `bits`-wide integer, bits in [2, 63].
+[[nodiscard]] constexpr std::int64_t saturate(std::int64_t x, int bits) noexcept {
+  assert(bits >= 2 && bits <= 63);
+  const std::int64_t hi = (std::int64_t{1} << (bits - 1)) - 1;
+  const std::int64_t lo = -hi - 1;
+  return x < lo ? lo : (x > hi ? hi : x);
+}
+
+/// A requantisation step: real multiplier M ~= mult / 2^shift.
+/// mult in [0, 2^31 - 1], shift in [0, 63].
+struct Requant {
+  std::int32_t mult = 0;
+  std::int32_t shift = 0;
+};
+
+/// Requantises an int32 accumulator: `saturate(round_shift(x * mult, shift), out_bits)`.
+/// The product is exact in int64 (|x| <= 2^31, mult < 2^31), so there is exactly ONE rounding
+/// step, round half up, followed by saturation to `out_bits` (8, 16 or 32).
+/// RTL twin: rtl/common/psm_requant.sv.
+[[nodiscard]] constexpr std::int32_t requantize(std::int32_t x, Requant rq,
+                                                int out_bits) noexcept {
+  assert(rq.mult >= 0 && rq.shift >= 0 && rq.shift <= 63);
+  const std::int64_t prod = std::int64_t{x} * rq.mult;
+  return static_cast<std::int32_t>(saturate(round_shift(prod, rq.shift), out_bits));
+}
+
+/// Converts a positive real multiplier to a `Requant` with a 31-bit mantissa
+/// (mult in [2^30, 2^31)). Multipliers too small to represent become {0, 0} (output 0).
+/// Only used at quantisation time (floats are allowed there).
+[[nodiscard]] Requant make_requant(double multiplier);
+
+/// The real value a `Requant` represents (for reports and tests).
+[[nodiscard]] double requant_value(Requant rq) noexcept;
+
+/// Integer square root: floor(sqrt(x)) for x >= 0, by Newton iteration on integers
+/// (I-BERT, Kim et al. 2021, Alg. 4), exact for every uint64 input.
+/// RTL twin: the digit-recurrence square root in rtl/common/psm_isqrt.sv (same floor).
+[[nodiscard]] std::uint64_t isqrt_u64(std::uint64_t x) noexcept;
+
+/// Reciprocal square root as a requantisation step: returns `Requant r` such that
+/// `r.mult / 2^r.shift ~= 1 / sqrt(x)` with a 29-bit mantissa, for x in [1, 2^62).
+/// Method: normalise x by an even left shift 2k into [2^60, 2^62), s = isqrt(x << 2k) in
+/// [2^30, 2^31), mult = floor(2^59 / s) in (2^28, 2^29], shift = 59 - k + extra_shift.
+/// `extra_shift` lets the caller fold a power-of-two scale into the same step.
+/// Relative error <= 2^-28 from the two floors. RTL twin: rtl/norm/psm_rsqrt.sv.
+[[nodiscard]] Requant rsqrt_requant(std::uint64_t x, int extra_shift) noexcept;
+
+// ---------------------------------------------------------------------------------------------
+// Integer exponential (I-BERT Alg. 2, "i-exp"), with a FIXED input format.
+// Inputs are non-positive reals in Q.10 (one LSB = 2^-10). exp(x) is computed as
+// exp(p) * 2^-z with x = p - z*ln2, p in (-ln2, 0], and exp(p) ~= a*(p + b)^2 + c with
+// a = 0.3585, b = 1.353, c = 0.344 (I-BERT Eq. 10). The output scale is a * 2^-20.
+// ---------------------------------------------------------------------------------------------
+
+inline constexpr int kExpInFracBits = 10;          ///< input LSB = 2^-10
+inline constexpr std::int32_t kExpLn2 = 709;       ///< floor(ln2 * 2^10)
+inline constexpr std::int32_t kExpB = 1385;        ///< floor(1.353 * 2^10)
+inline constexpr std::int32_t kExpC = 1006164;     ///< floor(0.344 / (0.3585 * 2^-20))
+/// exp(0) in output units: kExpB^2 + kExpC (one LSB = 0.3585 * 2^-20, so this is ~0.99985).
+inline constexpr std::int32_t kExpOne = kExpB * kExpB + kExpC;
+inline constexpr int kExpMaxShift = 31;            ///< beyond this the result is 0
+
+/// exp(x) for x <= 0 given in Q.10 (`x_q10 <= 0`); returns an unsigned value in units of
+/// 0.3585 * 2^-20, in [0, kExpOne] (22 bits). Inputs below about -22 (x_q10 < -31*709)
+/// give 0. Max error vs float exp: see docs/numerics.md (measured in tests).
+/// RTL twin: rtl/common/psm_iexp.sv.
+[[nodiscard]] constexpr std::uint32_t iexp_q10(std::int32_t x_q10) noexcept {
+  assert(x_q10 <= 0);
+  // z = floor(-x / ln2) as an integer quotient; p = x + z*ln2 in (-ln2, 0].
+  const std::int64_t neg = -std::int64_t{x_q10};
+  const std::int64_t z = neg / kExpLn2;
+  if (z > kExpMaxShift) {
+    return 0;
+  }
+  const std::int64_t p = std::int64_t{x_q10} + z * kExpLn2;
+  const std::int64_t t = p + kExpB;  // in (kExpB - kExpLn2, kExpB] = [677, 1385]
+  const std::int64_t poly = t * t + kExpC;
+  return static_cast<std::uint32_t>(poly >> z);
+}
+
+/// Softmax output: a probability of 1.0 is 127 LSB (int8, scale 1/127).
+inline constexpr std::int32_t kProbOne = 127;
+/// Fraction bits of the softmax reciprocal: recip = floor(kProbOne * 2^32 / sum).
+inline constexpr int kSoftmaxRecipBits = 32;
+
+/// Sigmoid fraction bits: sigmoid values are Q0.15 (1.0 = 2^15).
+inline constexpr int kSigmoidFracBits = 15;
+
+/// RoPE sin/cos tables are Q1.14 (1.0 = 2^14).
+inline constexpr int kRopeFracBits = 14;
+
+}  // namespace passim

@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file Float32 reference forward pass of a Llama-style model (Eigen), the accuracy baseline.
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "passim/backend.hpp"
+#include "passim/checkpoint.hpp"
+
+namespace passim {
+
+/// Activations that quantisation needs a scale for; the float forward reports them.
+enum class Act : int {
+  kResidual,   ///< residual stream: embeddings, branch outputs and sums, (dim)
+  kAttnNorm,   ///< attention RMSNorm output, (dim)
+  kQ,          ///< queries before and after RoPE, (dim)
+  kK,          ///< keys before and after RoPE, (kv_dim)
+  kV,          ///< values, (kv_dim)
+  kAttnOut,    ///< softmax(q k^T) v, (dim)
+  kFfnNorm,    ///< FFN RMSNorm output, (dim)
+  kH1,         ///< w1 x (gate), (hidden)
+  kH3,         ///< w3 x (up), (hidden)
+  kSilu,       ///< silu(w1 x), (hidden)
+  kHidden,     ///< silu(w1 x) * w3 x, (hidden)
+  kFinalNorm,  ///< final RMSNorm output, (dim)
+  kCount
+};
+
+/// Receives every activation the float forward computes (used for calibration).
+class ActivationObserver {
+ public:
+  virtual ~ActivationObserver() = default;
+  /// `layer` is -1 for tensors outside the layers.
+  virtual void observe(Act act, int layer, std::span<const float> values) = 0;
+};
+
+/// Float32 forward pass with llama2.c `run.c` semantics. Every dot product accumulates
+/// sequentially in float32 in run.c's order, so greedy tokens match run.c exactly; Eigen
+/// holds the tensors and does the elementwise work.
+class FloatBackend final : public Backend {
+ public:
+  /// Keeps a reference to `model`, which must outlive the backend.
+  explicit FloatBackend(const FloatModel& model);
+
+  [[nodiscard]] std::string_view name() const noexcept override { return "float"; }
+  [[nodiscard]] const ModelConfig& config() const noexcept override { return model_.config; }
+  void forward(int token, int pos) override;
+  [[nodiscard]] std::span<const float> logits() const noexcept override {
+    return {logits_.data(), std::size_t(logits_.size())};
+  }
+  void reset() override {}
+
+  /// Attach an observer (or nullptr); it sees each activation as it is produced.
+  void set_observer(ActivationObserver* obs) noexcept { observer_ = obs; }
+  /// Softmax probabilities of head `h` at the last forward, (pos + 1).
+  [[nodiscard]] std::span<const float> attention_row(int h) const noexcept;
+
+ private:
+  void observe(Act act, int layer, Eigen::Ref<const Eigen::VectorXf> v) const;
+
+  const FloatModel& model_;
+  ActivationObserver* observer_ = nullptr;
+  int last_pos_ = 0;
+  Eigen::VectorXf x_, xb_, xb2_, q_, hb_, hb2_, logits_;  // (dim) ... (hidden) (vocab)
+  Eigen::MatrixXf att_;                                   // (n_heads, seq_len) row-major use
+  std::vector<float> key_cache_, value_cache_;            // (n_layers, seq_len, kv_dim)
+};
+
+}  // namespace passim

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file Text generation and perplexity on any backend, with llama2.c run.c semantics.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "passim/backend.hpp"
+#include "passim/tokenizer.hpp"
+
+namespace passim {
+
+struct GenerateOptions {
+  std::string prompt;
+  int steps = 256;            ///< positions including the prompt (run.c `-n`)
+  float temperature = 0.0f;   ///< 0 = greedy
+  float top_p = 0.9f;
+  std::uint64_t seed = 42;
+};
+
+struct GenerateResult {
+  std::vector<int> prompt_tokens;     ///< BOS first
+  std::vector<int> generated_tokens;  ///< ids chosen by the sampler
+  std::string text;                   ///< exactly what run.c prints, final newline included
+  int steps = 0;                      ///< positions actually run
+  double seconds = 0;                 ///< wall time of the whole loop
+  double tokens_per_second = 0;       ///< run.c's figure: excludes the first position
+};
+
+/// Validates `opts.steps` against the model: steps <= 0 or > seq_len is clamped to seq_len
+/// and a notice is passed to `notice`. Returns the steps to run.
+int clamp_steps(int steps, int seq_len, const std::function<void(std::string_view)>& notice);
+
+/// Runs run.c's generation loop. `on_text` receives each printed piece as soon as it is
+/// known (then the final newline). Throws std::runtime_error when the prompt needs more
+/// positions than the model's context (naming the prompt length and seq_len).
+GenerateResult generate(Backend& backend, const Tokenizer& tok, const GenerateOptions& opts,
+                        const std::function<void(std::string_view)>& on_text);
+
+/// Per-document negative log-likelihood.
+struct DocumentNll {
+  int tokens = 0;      ///< including BOS
+  double nll = 0;      ///< sum over predicted tokens, nats
+};
+
+struct PerplexityResult {
+  std::vector<DocumentNll> documents;
+  double total_nll = 0;
+  long predicted = 0;
+  [[nodiscard]] double mean_nll() const { return predicted > 0 ? total_nll / double(predicted) : 0; }
+  [[nodiscard]] double perplexity() const;
+};
+
+/// Splits `text` on "<|endoftext|>", strips surrounding whitespace, drops empty pieces.
+std::vector<std::string> split_documents(std::string_view text);
+
+/// Perplexity as in the llama2.c reference: each document is encoded with BOS, run from an
+/// empty cache, and -log softmax(logits)[next] is summed in double precision. Documents
+/// longer than seq_len tokens throw std::runtime_error naming the document and lengths.
+PerplexityResult perplexity(Backend& backend, const Tokenizer& tok,
+                            const std::vector<std::string>& documents);
+
+/// Teacher-forced comparison of two backends on the same documents.
+struct AgreementResult {
+  long positions = 0;
+  long top1_agree = 0;
+  [[nodiscard]] double rate() const { return positions > 0 ? double(top1_agree) / double(positions) : 0; }
+};
+AgreementResult top1_agreement(Backend& a, Backend& b, const Tokenizer& tok,
+                               const std::vector<std::string>& documents);
+
+}  // namespace passim

@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file Whole-file reading with clear errors, and SHA-256 (OpenSSL) for model identity.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace passim {
+
+/// Reads a whole file. Throws std::runtime_error naming the file if it cannot be opened,
+/// is not a regular file, or is larger than `max_bytes`.
+[[nodiscard]] std::vector<std::uint8_t> read_file(const std::filesystem::path& path,
+                                                  std::uint64_t max_bytes);
+
+/// SHA-256 of `data` as 64 lowercase hex digits.
+[[nodiscard]] std::string sha256_hex(std::span<const std::uint8_t> data);
+/// SHA-256 of `data` as 32 raw bytes.
+[[nodiscard]] std::vector<std::uint8_t> sha256_raw(std::span<const std::uint8_t> data);
+
+}  // namespace passim

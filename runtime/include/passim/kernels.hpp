@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file The golden integer kernels. They define, bit for bit, what the accelerator computes;
+/// docs/numerics.md states the contract and each kernel names its RTL twin.
+///
+/// Kernels use integer arithmetic only, never allocate, and check preconditions with `assert`.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "passim/fixed_point.hpp"
+
+namespace passim::kernels {
+
+/// out = a * w^T with int32 accumulation that wraps on overflow (two's complement), like the
+/// PE accumulators. RTL twin: rtl/matmul/psm_systolic_array.sv.
+///   a:   (m, k) row-major int8 activations
+///   w:   (n, k) row-major int8 weights, i.e. (out_features, in_features) as stored by PyTorch
+///   out: (m, n) row-major int32
+void matmul_i8(std::span<const std::int8_t> a, std::span<const std::int8_t> w,
+               std::span<std::int32_t> out, std::size_t m, std::size_t k, std::size_t n);
+
+/// Per-column requantisation of an accumulator tile: out[r, c] = requantize(acc[r, c], rq[c]).
+/// One rounding step (round half up), then saturation to the output type.
+/// RTL twin: rtl/common/psm_requant.sv on the accumulator read path.
+///   acc: (m, n) row-major int32   rq: (n)   out: (m, n) row-major
+void requantize_i8(std::span<const std::int32_t> acc, std::span<const Requant> rq,
+                   std::span<std::int8_t> out);
+void requantize_i16(std::span<const std::int32_t> acc, std::span<const Requant> rq,
+                    std::span<std::int16_t> out);
+void requantize_i32(std::span<const std::int32_t> acc, std::span<const Requant> rq,
+                    std::span<std::int32_t> out);
+
+/// Parameters of an RMSNorm (Zhang & Sennrich 2019) on int16 inputs.
+struct RmsNormParams {
+  std::span<const std::int16_t> gain;  ///< (n) per-channel g * sqrt(n) / s_out, Q.gain_frac_bits
+  int gain_frac_bits = 0;              ///< in [0, 13]
+  std::uint64_t eps = 0;               ///< eps * n / s_in^2, added to the sum of squares
+};
+
+/// RMSNorm in two passes over the row, int16 in, int8 out.
+/// Pass 1: ss = sum(x^2) + eps (int64, exact).
+/// Between passes: r = rsqrt_requant(ss, gain_frac_bits) (integer Newton square root).
+/// Pass 2: out[i] = requantize(x[i] * gain[i], r, 8).
+/// The input scale cancels: out = g * x / rms(x) / s_out.  RTL twin: rtl/norm/psm_rmsnorm.sv.
+///   x: (n) int16   out: (n) int8
+void rmsnorm_i8(std::span<const std::int16_t> x, const RmsNormParams& p,
+                std::span<std::int8_t> out);
+
+/// Softmax in three passes over the row (I-BERT Alg. 2 exponential):
+/// Pass 1: m = max(x). Pass 2: e[i] = iexp_q10(x[i] - m), sum = sum(e) (int64).
+/// Pass 3: out[i] = (e[i] * recip + 2^31) >> 32 with recip = floor(127 * 2^32 / sum).
+/// Output probabilities are int8 in [0, 127] with scale 1/127; each row sums to 127 within
+/// the bound stated in docs/numerics.md.  RTL twin: rtl/vector/psm_softmax.sv.
+///   x: (n) int32 logits in Q.10, n >= 1   e_scratch: (n)   out: (n) int8
+void softmax_i8(std::span<const std::int32_t> x, std::span<std::uint32_t> e_scratch,
+                std::span<std::int8_t> out);
+
+/// SiLU(x) = x * sigmoid(x) on int8 inputs (Elfwing et al. 2018), integer only:
+/// t = requantize(x, to_q10, 32) (x as Q.10); e = iexp_q10(-|t|);
+/// s = floor(kExpOne * 2^15 / (kExpOne + e)) = sigmoid(|x|) in Q0.15, and 2^15 - s for x < 0;
+/// out = requantize(x * s, out_rq, 8).  RTL twin: rtl/vector/psm_silu.sv.
+///   x: (n) int8   out: (n) int8
+void silu_i8(std::span<const std::int8_t> x, Requant to_q10, Requant out_rq,
+             std::span<std::int8_t> out);
+
+/// The sigmoid used by `silu_i8`, Q0.15, for an input in Q.10.
+[[nodiscard]] std::int32_t sigmoid_q15(std::int32_t x_q10) noexcept;
+
+/// Rotary position embedding (Su et al. 2021, RoFormer Eq. 34) in place on int8 vectors:
+/// for each head and pair j: (v0, v1) -> (v0*c - v1*s, v0*s + v1*c) with c, s in Q1.14,
+/// then round_shift by 14 and saturate to int8. The scale is unchanged.
+/// RTL twin: rtl/vector/psm_rope.sv.
+///   vec: (n_heads * head_size) int8   cos, sin: (head_size / 2) Q1.14 for this position
+void rope_i8(std::span<std::int8_t> vec, std::size_t head_size,
+             std::span<const std::int16_t> cos, std::span<const std::int16_t> sin);
+
+/// Residual add with int16 saturation; a and b share one scale. RTL twin: psm_vector OpAdd.
+void add_i16(std::span<const std::int16_t> a, std::span<const std::int16_t> b,
+             std::span<std::int16_t> out);
+
+/// Elementwise product: out = requantize(a * b, rq, 8). RTL twin: psm_vector OpMul.
+void mul_i8(std::span<const std::int8_t> a, std::span<const std::int8_t> b, Requant rq,
+            std::span<std::int8_t> out);
+
+/// Embedding row into the int16 residual stream: out = requantize(row, rq, 16).
+void embed_i16(std::span<const std::int8_t> row, Requant rq, std::span<std::int16_t> out);
+
+/// Shapes and requantisation of one attention layer over the KV cache.
+struct AttentionParams {
+  std::size_t n_heads = 0;
+  std::size_t n_kv_heads = 0;  ///< grouped-query attention: n_heads / n_kv_heads queries share a KV head
+  std::size_t head_size = 0;
+  std::span<const Requant> score_rq;  ///< (n_heads) q.k accumulator -> Q.10 logits
+  std::span<const Requant> out_rq;    ///< (n_heads) sum(p * v) accumulator -> int8 output
+};
+
+/// Causal attention for one query position over `t_len` cached positions (0 .. pos).
+/// Per head h (KV head h / (n_heads / n_kv_heads)):
+///   s[t] = requantize(q_h . k_t, score_rq[h], 32); p = softmax_i8(s);
+///   out_h[i] = requantize(sum_t p[t] * v_t[i], out_rq[h], 8).
+/// Positions after `pos` are never read, which is the causal mask.
+///   q: (n_heads * head_size) int8        k_cache, v_cache: (>= t_len, kv_dim) int8 row-major
+///   scores: (t_len) int32 scratch  e: (t_len) scratch  probs: (t_len) int8 scratch
+///   out: (n_heads * head_size) int8
+struct AttentionScratch {
+  std::span<std::int32_t> scores;
+  std::span<std::uint32_t> exps;
+  std::span<std::int8_t> probs;
+  /// Optional (n_heads, capture_stride) output of every head's probabilities (tests, tools).
+  std::span<std::int8_t> capture = {};
+  std::size_t capture_stride = 0;
+};
+void attention_i8(std::span<const std::int8_t> q, std::span<const std::int8_t> k_cache,
+                  std::span<const std::int8_t> v_cache, std::size_t t_len,
+                  const AttentionParams& p, const AttentionScratch& scratch,
+                  std::span<std::int8_t> out);
+
+}  // namespace passim::kernels

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file The shape of a Llama-style Transformer (llama2.c `Config`) and its validation.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace passim {
+
+/// Model hyper-parameters. All counts are elements, not bytes.
+struct ModelConfig {
+  int dim = 0;         ///< d_model
+  int hidden_dim = 0;  ///< FFN inner width
+  int n_layers = 0;
+  int n_heads = 0;     ///< query heads
+  int n_kv_heads = 0;  ///< key/value heads (grouped-query attention)
+  int vocab_size = 0;
+  int seq_len = 0;     ///< maximum context, positions
+  bool shared_classifier = true;  ///< classifier reuses the token embedding table
+
+  [[nodiscard]] std::size_t head_size() const noexcept { return std::size_t(dim / n_heads); }
+  [[nodiscard]] std::size_t kv_dim() const noexcept {
+    return std::size_t(dim) * std::size_t(n_kv_heads) / std::size_t(n_heads);
+  }
+};
+
+/// Upper bounds that keep every size computation in 64 bits and every allocation bounded by
+/// the size of the file that declared it.
+inline constexpr int kMaxDim = 1 << 14;
+inline constexpr int kMaxHidden = 1 << 16;
+inline constexpr int kMaxLayers = 1 << 10;
+inline constexpr int kMaxVocab = 1 << 20;
+inline constexpr int kMaxSeqLen = 1 << 16;
+
+/// Checks that every field is positive, within the limits above and consistent:
+/// dim % n_heads == 0, n_heads % n_kv_heads == 0, even head size (RoPE rotates pairs).
+/// Throws std::runtime_error naming `source`, the field, the expected and the found value.
+void validate_config(const ModelConfig& c, const std::string& source);
+
+/// Number of float parameters of a llama2.c checkpoint with this config, including the two
+/// RoPE tables that the legacy format stores (seq_len * head_size / 2 each).
+[[nodiscard]] std::uint64_t llama2c_param_count(const ModelConfig& c);
+
+}  // namespace passim

@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file The quantised model: int8 weights, requantisation steps and tables, produced by
+/// calibration + quantisation and stored in the versioned project format (.psm).
+/// Every integer backend reads this one structure, so they all see identical integers.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "passim/checkpoint.hpp"
+#include "passim/fixed_point.hpp"
+#include "passim/float_model.hpp"
+#include "passim/model_config.hpp"
+
+namespace passim {
+
+/// Activation ranges seen during calibration: max |x| per activation kind, layer and channel.
+struct Calibration {
+  /// absmax[act][layer + 1][channel]; layer slot 0 holds tensors outside the layers (-1).
+  std::array<std::vector<std::vector<float>>, std::size_t(Act::kCount)> absmax;
+  long positions = 0;  ///< positions run
+  std::string description;
+
+  /// Max over the channels of one layer's tensor.
+  [[nodiscard]] float layer_max(Act act, int layer) const;
+  /// Max over channels [first, first + count) of one layer's tensor (e.g. one head).
+  [[nodiscard]] float range_max(Act act, int layer, std::size_t first, std::size_t count) const;
+  /// Max over all layers and the outside slot (used for the shared residual scale).
+  [[nodiscard]] float global_max(Act act) const;
+};
+
+/// Runs the float model over `documents` (each from an empty cache, BOS first, at most
+/// seq_len tokens) and records activation ranges. Deterministic.
+[[nodiscard]] Calibration calibrate(const FloatModel& model, const std::vector<std::vector<int>>& docs);
+
+/// The default calibration set when no text is given: the float model's own continuations
+/// (greedy from an empty prompt, then three sampled runs at temperature 1, seeds 1..3), each
+/// `positions` long. Deterministic for a given model.
+[[nodiscard]] std::vector<std::vector<int>> self_generated_calibration(const FloatModel& model,
+                                                                       int positions);
+
+/// Integer RMSNorm parameters (see kernels::rmsnorm_i8).
+struct QuantNorm {
+  std::vector<std::int16_t> gain;  ///< (dim) Q.frac_bits
+  std::int32_t frac_bits = 0;
+};
+
+/// One quantised Transformer layer. Weights are int8 (out, in) row-major with symmetric
+/// per-output-channel scales folded into the per-channel requantisation steps. Queries, keys
+/// and values have one activation scale per head, also folded into those steps.
+struct QuantLayer {
+  QuantNorm attn_norm;
+  std::vector<std::int8_t> wq, wk, wv, wo;   ///< (dim,dim) (kv,dim) (kv,dim) (dim,dim)
+  std::vector<Requant> rq_q, rq_k, rq_v;     ///< (dim) (kv) (kv) -> int8
+  std::vector<Requant> rq_o;                 ///< (dim) -> int16 residual
+  std::vector<Requant> score_rq;     ///< (n_heads) q.k -> Q.10 logits, folds 1/sqrt(head_size)
+  std::vector<Requant> attn_out_rq;  ///< (n_heads) p.v -> int8
+  QuantNorm ffn_norm;
+  std::vector<std::int8_t> w1, w3, w2;       ///< (hidden,dim) (hidden,dim) (dim,hidden)
+  std::vector<Requant> rq_1, rq_3;           ///< (hidden) -> int8
+  std::vector<Requant> rq_2;                 ///< (dim) -> int16 residual
+  Requant silu_in_rq;                        ///< int8 gate -> Q.10
+  Requant silu_out_rq;                       ///< gate * sigmoid (Q0.15) -> int8
+  Requant mul_rq;                            ///< silu * up -> int8
+};
+
+/// Activation scales (real units per LSB), kept for reports and accuracy tools only; the
+/// integer forward never reads them.
+struct QuantScales {
+  float residual = 0;                          ///< int16 residual stream
+  std::vector<std::array<float, std::size_t(Act::kCount)>> layer;  ///< int8 tensors per layer
+  float final_norm = 0;
+};
+
+inline constexpr int kLogitFracBits = 16;  ///< logits are int32 in Q.16
+
+struct QuantModel {
+  ModelConfig config;
+  std::uint64_t norm_eps = 0;                  ///< eps * dim / s_residual^2
+  std::vector<std::int8_t> token_embedding;    ///< (vocab, dim) per-row scales
+  std::vector<Requant> embed_rq;               ///< (vocab) row -> int16 residual
+  std::vector<QuantLayer> layers;
+  QuantNorm final_norm;
+  std::vector<std::int8_t> wcls;               ///< (vocab, dim); empty when shared
+  std::vector<Requant> rq_cls;                 ///< (vocab) -> int32 logits, Q.16
+  std::vector<std::int16_t> rope_cos, rope_sin;  ///< (seq_len, head_size / 2) Q1.14
+  QuantScales scales;
+  std::string source_sha256;                   ///< of the float checkpoint it came from
+  std::string calibration;                     ///< what calibration ran, for the model card
+
+  [[nodiscard]] const std::vector<std::int8_t>& classifier() const noexcept {
+    return wcls.empty() ? token_embedding : wcls;
+  }
+};
+
+/// Quantises a float model with the given calibration (docs/numerics.md, "Quantisation").
+/// Throws std::runtime_error if a scale cannot be represented.
+[[nodiscard]] QuantModel quantize(const FloatModel& model, const Calibration& calib);
+
+inline constexpr std::uint32_t kPsmVersion = 1;
+
+/// Writes the project format: magic "PASSIMQ\0", version, config, named typed tensors, and
+/// a SHA-256 of everything before it. Returns the bytes (see save_psm for files).
+[[nodiscard]] std::vector<std::uint8_t> serialize_psm(const QuantModel& m);
+void save_psm(const QuantModel& m, const std::filesystem::path& path);
+
+/// Reads the project format. Every length, offset, dtype and shape is checked against the
+/// file size and the config; the checksum detects corruption. Throws std::runtime_error
+/// naming the file, the field or tensor, and expected vs found.
+[[nodiscard]] QuantModel parse_psm(const std::vector<std::uint8_t>& data, const std::string& source);
+[[nodiscard]] QuantModel load_psm(const std::filesystem::path& path);
+
+/// True when the file starts with the project-format magic.
+[[nodiscard]] bool is_psm_file(const std::filesystem::path& path);
+
+}  // namespace passim

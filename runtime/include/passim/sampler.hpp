@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file Token sampling with the exact semantics of llama2.c `run.c`.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace passim {
+
+/// Index of the largest value; the lowest index wins ties.
+[[nodiscard]] int argmax(std::span<const float> v) noexcept;
+
+/// Greedy (temperature 0), multinomial (top_p outside (0, 1)) or nucleus sampling, with
+/// llama2.c's xorshift RNG so that a seed reproduces run.c's choices.
+class Sampler {
+ public:
+  Sampler(int vocab_size, float temperature, float top_p, std::uint64_t seed);
+
+  /// Picks the next token. `logits` (vocab) is used as scratch (scaled and softmaxed in
+  /// place when temperature > 0).
+  [[nodiscard]] int sample(std::span<float> logits);
+
+ private:
+  [[nodiscard]] std::uint32_t random_u32() noexcept;
+  [[nodiscard]] float random_f32() noexcept;
+
+  int vocab_size_;
+  float temperature_;
+  float top_p_;
+  std::uint64_t state_;
+  struct ProbIndex {
+    float prob;
+    int index;
+  };
+  std::vector<ProbIndex> candidates_;
+};
+
+/// In-place softmax over float logits, as run.c computes it (float32, sequential sum).
+void softmax_f32(std::span<float> x) noexcept;
+
+}  // namespace passim

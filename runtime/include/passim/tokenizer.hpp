@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file The llama2.c BPE tokenizer (SentencePiece-style vocabulary with merge scores).
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace passim {
+
+inline constexpr int kBosToken = 1;
+inline constexpr int kEosToken = 2;
+
+/// Encoder/decoder with the exact semantics of llama2.c `run.c` (`encode`, `decode`,
+/// `safe_printf`): BOS, the dummy-prefix space, greedy merges by highest score (leftmost pair
+/// on ties), and `<0xNN>` byte fallback (id = byte + 3).
+class Tokenizer {
+ public:
+  /// Reads a llama2.c tokenizer file: int32 max_token_length, then `vocab_size` records of
+  /// (float32 score, int32 length, bytes). Throws std::runtime_error naming the file, the
+  /// record and expected vs found on a truncated, padded or inconsistent file.
+  [[nodiscard]] static Tokenizer load(const std::filesystem::path& path, int vocab_size);
+
+  /// Builds a tokenizer from pieces and scores (tests and embedded models).
+  Tokenizer(std::vector<std::string> vocab, std::vector<float> scores);
+
+  /// Token ids of `text`: optional BOS, then (for non-empty text) the dummy-prefix " ", then
+  /// greedy BPE; optional EOS.
+  [[nodiscard]] std::vector<int> encode(std::string_view text, bool bos, bool eos) const;
+
+  /// The piece of `token` as run.c prints it after `prev`: a leading space is dropped after
+  /// BOS, `<0xNN>` becomes the raw byte, and a single non-printable, non-space byte becomes
+  /// the empty string.
+  [[nodiscard]] std::string decode(int prev, int token) const;
+
+  [[nodiscard]] int vocab_size() const noexcept { return static_cast<int>(vocab_.size()); }
+  [[nodiscard]] const std::string& piece(int id) const { return vocab_.at(std::size_t(id)); }
+
+ private:
+  [[nodiscard]] int lookup(const std::string& s) const;
+
+  std::vector<std::string> vocab_;
+  std::vector<float> scores_;
+  std::unordered_map<std::string, int> ids_;
+};
+
+}  // namespace passim

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: Apache-2.0
+// Integer forward pass built from the golden kernels.
+#include "passim/cpu_backend.hpp"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <stdexcept>
+
+#include "passim/kernels.hpp"
+
+namespace passim {
+
+namespace k = kernels;
+
+namespace {
+kernels::RmsNormParams norm_params(const QuantNorm& n, std::uint64_t eps) {
+  return {n.gain, n.frac_bits, eps};
+}
+}  // namespace
+
+CpuBackend::CpuBackend(const QuantModel& model) : model_(model) {
+  const ModelConfig& c = model.config;
+  const auto dim = std::size_t(c.dim), hidden = std::size_t(c.hidden_dim);
+  const auto seq = std::size_t(c.seq_len), vocab = std::size_t(c.vocab_size);
+  x_.assign(dim, 0);
+  branch_.assign(dim, 0);
+  xn_.assign(dim, 0);
+  q_.assign(dim, 0);
+  att_.assign(dim, 0);
+  hb1_.assign(hidden, 0);
+  hb3_.assign(hidden, 0);
+  acc_.assign(std::max({dim, hidden, vocab}), 0);
+  key_cache_.assign(std::size_t(c.n_layers) * seq * c.kv_dim(), 0);
+  value_cache_.assign(key_cache_.size(), 0);
+  scores_.assign(seq, 0);
+  exps_.assign(seq, 0);
+  probs_.assign(seq, 0);
+  logits_.assign(vocab, 0);
+  logits_f32_.assign(vocab, 0.0f);
+}
+
+std::span<const std::int8_t> CpuBackend::attention_row(int layer, int h) const {
+  const ModelConfig& c = model_.config;
+  if (!capture_ || captured_.empty()) {
+    throw std::logic_error("attention_row: capture_attention(true) before forward()");
+  }
+  const std::size_t seq = std::size_t(c.seq_len);
+  return {captured_.data() + (std::size_t(layer) * std::size_t(c.n_heads) + std::size_t(h)) * seq,
+          std::size_t(last_pos_ + 1)};
+}
+
+void CpuBackend::forward(int token, int pos) {
+  const ModelConfig& c = model_.config;
+  assert(token >= 0 && token < c.vocab_size && pos >= 0 && pos < c.seq_len);
+  const auto dim = std::size_t(c.dim);
+  last_pos_ = pos;
+  if (capture_) {
+    captured_.assign(std::size_t(c.n_layers * c.n_heads) * std::size_t(c.seq_len), 0);
+  }
+
+  // x (dim) int16 = embedding row, requantised into the residual scale
+  k::embed_i16({model_.token_embedding.data() + std::size_t(token) * dim, dim},
+               model_.embed_rq[std::size_t(token)], x_);
+  for (std::size_t l = 0; l < model_.layers.size(); ++l) {
+    attention_block(l, std::size_t(pos));
+    ffn_block(l);
+  }
+  // final RMSNorm (dim) int8, classifier (vocab) int32 Q.16
+  k::rmsnorm_i8(x_, norm_params(model_.final_norm, model_.norm_eps), xn_);
+  const auto vocab = std::size_t(c.vocab_size);
+  k::matmul_i8(xn_, model_.classifier(), logits_, 1, dim, vocab);
+  k::requantize_i32(logits_, model_.rq_cls, logits_);
+  for (std::size_t i = 0; i < vocab; ++i) {
+    logits_f32_[i] = static_cast<float>(std::ldexp(double(logits_[i]), -kLogitFracBits));
+  }
+}
+
+void CpuBackend::attention_block(std::size_t l, std::size_t pos) {
+  const ModelConfig& c = model_.config;
+  const QuantLayer& L = model_.layers[l];
+  const auto dim = std::size_t(c.dim), kv = c.kv_dim(), hs = c.head_size();
+  const std::size_t half = hs / 2;
+  const std::size_t loff = l * std::size_t(c.seq_len) * kv;
+  const std::span<std::int8_t> k_row(key_cache_.data() + loff + pos * kv, kv);
+  const std::span<std::int8_t> v_row(value_cache_.data() + loff + pos * kv, kv);
+  const std::span<std::int32_t> acc_dim(acc_.data(), dim);
+  const std::span<std::int32_t> acc_kv(acc_.data(), kv);
+
+  k::rmsnorm_i8(x_, norm_params(L.attn_norm, model_.norm_eps), xn_);  // (dim) int8
+  k::matmul_i8(xn_, L.wq, acc_dim, 1, dim, dim);                      // q (dim)
+  k::requantize_i8(acc_dim, L.rq_q, q_);
+  k::matmul_i8(xn_, L.wk, acc_kv, 1, dim, kv);                        // k (kv_dim)
+  k::requantize_i8(acc_kv, L.rq_k, k_row);
+  k::matmul_i8(xn_, L.wv, acc_kv, 1, dim, kv);                        // v (kv_dim)
+  k::requantize_i8(acc_kv, L.rq_v, v_row);
+  const std::span<const std::int16_t> cos(model_.rope_cos.data() + pos * half, half);
+  const std::span<const std::int16_t> sin(model_.rope_sin.data() + pos * half, half);
+  k::rope_i8(q_, hs, cos, sin);
+  k::rope_i8(k_row, hs, cos, sin);
+
+  const k::AttentionParams ap{std::size_t(c.n_heads), std::size_t(c.n_kv_heads), hs, L.score_rq,
+                              L.attn_out_rq};
+  const std::size_t t_len = pos + 1;
+  k::AttentionScratch scratch{scores_, exps_, probs_};
+  if (capture_) {
+    scratch.capture = {captured_.data() + l * std::size_t(c.n_heads) * std::size_t(c.seq_len),
+                       std::size_t(c.n_heads) * std::size_t(c.seq_len)};
+    scratch.capture_stride = std::size_t(c.seq_len);
+  }
+  k::attention_i8(q_, {key_cache_.data() + loff, t_len * kv},
+                  {value_cache_.data() + loff, t_len * kv}, t_len, ap, scratch,
+                  att_);  // att (dim) int8
+  k::matmul_i8(att_, L.wo, acc_dim, 1, dim, dim);  // (dim) -> int16 residual branch
+  k::requantize_i16(acc_dim, L.rq_o, branch_);
+  k::add_i16(x_, branch_, x_);
+}
+
+void CpuBackend::ffn_block(std::size_t l) {
+  const ModelConfig& c = model_.config;
+  const QuantLayer& L = model_.layers[l];
+  const auto dim = std::size_t(c.dim), hidden = std::size_t(c.hidden_dim);
+  const std::span<std::int32_t> acc_h(acc_.data(), hidden);
+  const std::span<std::int32_t> acc_dim(acc_.data(), dim);
+
+  k::rmsnorm_i8(x_, norm_params(L.ffn_norm, model_.norm_eps), xn_);  // (dim) int8
+  k::matmul_i8(xn_, L.w1, acc_h, 1, dim, hidden);                    // gate (hidden)
+  k::requantize_i8(acc_h, L.rq_1, hb1_);
+  k::matmul_i8(xn_, L.w3, acc_h, 1, dim, hidden);                    // up (hidden)
+  k::requantize_i8(acc_h, L.rq_3, hb3_);
+  k::silu_i8(hb1_, L.silu_in_rq, L.silu_out_rq, hb1_);              // silu(gate)
+  k::mul_i8(hb1_, hb3_, L.mul_rq, hb1_);                            // silu(gate) * up
+  k::matmul_i8(hb1_, L.w2, acc_dim, 1, hidden, dim);                // down (dim)
+  k::requantize_i16(acc_dim, L.rq_2, branch_);
+  k::add_i16(x_, branch_, x_);
+}
+
+}  // namespace passim

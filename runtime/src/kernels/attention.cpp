@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: Apache-2.0
+// Golden causal attention of one query position over the int8 KV cache.
+// It is a composition of the matmul, requantise and Softmax twins; the accelerator runs the
+// same steps as separate instructions.
+#include <algorithm>
+#include <cassert>
+
+#include "passim/kernels.hpp"
+
+namespace passim::kernels {
+
+void attention_i8(std::span<const std::int8_t> q, std::span<const std::int8_t> k_cache,
+                  std::span<const std::int8_t> v_cache, std::size_t t_len,
+                  const AttentionParams& p, const AttentionScratch& scratch,
+                  std::span<std::int8_t> out) {
+  const std::size_t hs = p.head_size;
+  const std::size_t kv_dim = p.n_kv_heads * hs;
+  const std::size_t group = p.n_heads / p.n_kv_heads;
+  assert(t_len >= 1 && p.n_heads % p.n_kv_heads == 0);
+  assert(p.score_rq.size() == p.n_heads && p.out_rq.size() == p.n_heads);
+  assert(q.size() >= p.n_heads * hs && out.size() >= p.n_heads * hs);
+  assert(k_cache.size() >= t_len * kv_dim && v_cache.size() >= t_len * kv_dim);
+  assert(scratch.scores.size() >= t_len && scratch.exps.size() >= t_len &&
+         scratch.probs.size() >= t_len);
+  const auto scores = scratch.scores.first(t_len);
+  const auto probs = scratch.probs.first(t_len);
+  for (std::size_t h = 0; h < p.n_heads; ++h) {
+    const std::int8_t* qh = q.data() + h * hs;
+    const std::size_t kv_off = (h / group) * hs;
+    // Scores: q . k_t (wrapping int32, like the matmul), then to Q.10 logits.
+    for (std::size_t t = 0; t < t_len; ++t) {
+      const std::int8_t* kt = k_cache.data() + t * kv_dim + kv_off;
+      std::uint32_t acc = 0;
+      for (std::size_t i = 0; i < hs; ++i) {
+        acc += static_cast<std::uint32_t>(std::int32_t{qh[i]} * std::int32_t{kt[i]});
+      }
+      scores[t] = requantize(static_cast<std::int32_t>(acc), p.score_rq[h], 32);
+    }
+    softmax_i8(scores, scratch.exps, probs);
+    if (!scratch.capture.empty()) {
+      assert(scratch.capture.size() >= (h + 1) * scratch.capture_stride);
+      std::copy(probs.begin(), probs.end(), scratch.capture.begin() +
+                                                std::ptrdiff_t(h * scratch.capture_stride));
+    }
+    // Weighted sum of values: int8 probabilities (1/127) times int8 values.
+    for (std::size_t i = 0; i < hs; ++i) {
+      std::uint32_t acc = 0;
+      for (std::size_t t = 0; t < t_len; ++t) {
+        const std::int8_t v = v_cache[t * kv_dim + kv_off + i];
+        acc += static_cast<std::uint32_t>(std::int32_t{probs[t]} * std::int32_t{v});
+      }
+      out[h * hs + i] =
+          static_cast<std::int8_t>(requantize(static_cast<std::int32_t>(acc), p.out_rq[h], 8));
+    }
+  }
+}
+
+}  // namespace passim::kernels

@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: Apache-2.0
+// Golden elementwise vector ops: RoPE, residual add, product, embedding.
+// RTL twins: rtl/vector/psm_rope.sv and the OpAdd / OpMul / OpEmbed modes of psm_vector.
+#include <cassert>
+
+#include "passim/kernels.hpp"
+
+namespace passim::kernels {
+
+void rope_i8(std::span<std::int8_t> vec, std::size_t head_size,
+             std::span<const std::int16_t> cos, std::span<const std::int16_t> sin) {
+  assert(head_size % 2 == 0 && vec.size() % head_size == 0);
+  assert(cos.size() >= head_size / 2 && sin.size() >= head_size / 2);
+  for (std::size_t base = 0; base < vec.size(); base += head_size) {
+    for (std::size_t j = 0; j < head_size / 2; ++j) {
+      const std::int32_t v0 = vec[base + 2 * j];
+      const std::int32_t v1 = vec[base + 2 * j + 1];
+      const std::int32_t c = cos[j];
+      const std::int32_t s = sin[j];
+      // |v * c| <= 2^7 * 2^14, so each sum fits int32 exactly before the one rounding.
+      vec[base + 2 * j] =
+          static_cast<std::int8_t>(saturate(round_shift(v0 * c - v1 * s, kRopeFracBits), 8));
+      vec[base + 2 * j + 1] =
+          static_cast<std::int8_t>(saturate(round_shift(v0 * s + v1 * c, kRopeFracBits), 8));
+    }
+  }
+}
+
+void add_i16(std::span<const std::int16_t> a, std::span<const std::int16_t> b,
+             std::span<std::int16_t> out) {
+  assert(a.size() == b.size() && out.size() >= a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    out[i] = static_cast<std::int16_t>(saturate(std::int32_t{a[i]} + std::int32_t{b[i]}, 16));
+  }
+}
+
+void mul_i8(std::span<const std::int8_t> a, std::span<const std::int8_t> b, Requant rq,
+            std::span<std::int8_t> out) {
+  assert(a.size() == b.size() && out.size() >= a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    out[i] = static_cast<std::int8_t>(requantize(std::int32_t{a[i]} * std::int32_t{b[i]}, rq, 8));
+  }
+}
+
+void embed_i16(std::span<const std::int8_t> row, Requant rq, std::span<std::int16_t> out) {
+  assert(out.size() >= row.size());
+  for (std::size_t i = 0; i < row.size(); ++i) {
+    out[i] = static_cast<std::int16_t>(requantize(row[i], rq, 16));
+  }
+}
+
+}  // namespace passim::kernels

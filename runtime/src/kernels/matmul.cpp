@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: Apache-2.0
+// Golden int8 matmul and the requantisation of its accumulators.
+// RTL twins: rtl/matmul/psm_systolic_array.sv, rtl/common/psm_requant.sv.
+#include <cassert>
+
+#include "passim/kernels.hpp"
+
+namespace passim::kernels {
+
+void matmul_i8(std::span<const std::int8_t> a, std::span<const std::int8_t> w,
+               std::span<std::int32_t> out, std::size_t m, std::size_t k, std::size_t n) {
+  assert(a.size() >= m * k && w.size() >= n * k && out.size() >= m * n);
+  for (std::size_t r = 0; r < m; ++r) {
+    const std::int8_t* arow = a.data() + r * k;
+    for (std::size_t c = 0; c < n; ++c) {
+      const std::int8_t* wrow = w.data() + c * k;
+      // Accumulate in uint32 so that overflow wraps (defined) exactly like the int32 PE
+      // accumulators; integer addition is associative, so the compiler may vectorise.
+      std::uint32_t acc = 0;
+      for (std::size_t i = 0; i < k; ++i) {
+        acc += static_cast<std::uint32_t>(std::int32_t{arow[i]} * std::int32_t{wrow[i]});
+      }
+      out[r * n + c] = static_cast<std::int32_t>(acc);  // two's complement (C++20)
+    }
+  }
+}
+
+namespace {
+template <typename T>
+void requantize_cols(std::span<const std::int32_t> acc, std::span<const Requant> rq,
+                     std::span<T> out, int bits) {
+  const std::size_t n = rq.size();
+  assert(n > 0 && acc.size() % n == 0 && out.size() >= acc.size());
+  for (std::size_t i = 0; i < acc.size(); ++i) {
+    out[i] = static_cast<T>(requantize(acc[i], rq[i % n], bits));
+  }
+}
+}  // namespace
+
+void requantize_i8(std::span<const std::int32_t> acc, std::span<const Requant> rq,
+                   std::span<std::int8_t> out) {
+  requantize_cols(acc, rq, out, 8);
+}
+void requantize_i16(std::span<const std::int32_t> acc, std::span<const Requant> rq,
+                    std::span<std::int16_t> out) {
+  requantize_cols(acc, rq, out, 16);
+}
+void requantize_i32(std::span<const std::int32_t> acc, std::span<const Requant> rq,
+                    std::span<std::int32_t> out) {
+  requantize_cols(acc, rq, out, 32);
+}
+
+}  // namespace passim::kernels

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: Apache-2.0
+// Validation of Transformer hyper-parameters.
+#include "passim/model_config.hpp"
+
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace passim {
+
+namespace {
+void check_range(const std::string& source, const char* field, int value, int max) {
+  if (value < 1 || value > max) {
+    throw std::runtime_error(fmt::format("{}: header field {}: expected 1..{}, found {}", source,
+                                         field, max, value));
+  }
+}
+}  // namespace
+
+void validate_config(const ModelConfig& c, const std::string& source) {
+  check_range(source, "dim", c.dim, kMaxDim);
+  check_range(source, "hidden_dim", c.hidden_dim, kMaxHidden);
+  check_range(source, "n_layers", c.n_layers, kMaxLayers);
+  check_range(source, "n_heads", c.n_heads, c.dim);
+  check_range(source, "n_kv_heads", c.n_kv_heads, c.n_heads);
+  check_range(source, "vocab_size", c.vocab_size, kMaxVocab);
+  check_range(source, "seq_len", c.seq_len, kMaxSeqLen);
+  if (c.dim % c.n_heads != 0) {
+    throw std::runtime_error(fmt::format(
+        "{}: header field dim: expected a multiple of n_heads = {}, found {}", source,
+        c.n_heads, c.dim));
+  }
+  if (c.n_heads % c.n_kv_heads != 0) {
+    throw std::runtime_error(fmt::format(
+        "{}: header field n_heads: expected a multiple of n_kv_heads = {}, found {}", source,
+        c.n_kv_heads, c.n_heads));
+  }
+  if ((c.dim / c.n_heads) % 2 != 0) {
+    throw std::runtime_error(fmt::format(
+        "{}: head size dim / n_heads: expected an even number for RoPE, found {} / {} = {}",
+        source, c.dim, c.n_heads, c.dim / c.n_heads));
+  }
+}
+
+std::uint64_t llama2c_param_count(const ModelConfig& c) {
+  const std::uint64_t dim = std::uint64_t(c.dim);
+  const std::uint64_t hidden = std::uint64_t(c.hidden_dim);
+  const std::uint64_t layers = std::uint64_t(c.n_layers);
+  const std::uint64_t vocab = std::uint64_t(c.vocab_size);
+  const std::uint64_t kv_dim = c.kv_dim();
+  const std::uint64_t head_size = c.head_size();
+  std::uint64_t n = vocab * dim;                           // token embedding
+  n += layers * dim;                                       // rms_att
+  n += layers * (dim * dim + 2 * kv_dim * dim + dim * dim);  // wq, wk, wv, wo
+  n += layers * dim;                                       // rms_ffn
+  n += layers * 3 * hidden * dim;                          // w1, w2, w3
+  n += dim;                                                // rms_final
+  n += std::uint64_t(c.seq_len) * head_size;               // freq_cis_real + freq_cis_imag
+  if (!c.shared_classifier) {
+    n += vocab * dim;
+  }
+  return n;
+}
+
+}  // namespace passim

@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: Apache-2.0
+// Calibration and post-training quantisation (docs/numerics.md, "Quantisation").
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "passim/generate.hpp"
+#include "passim/quant_model.hpp"
+#include "passim/sampler.hpp"
+
+namespace passim {
+
+namespace {
+
+/// Records max |x| per activation kind and layer.
+class AbsMaxObserver final : public ActivationObserver {
+ public:
+  explicit AbsMaxObserver(Calibration& calib) : calib_(calib) {}
+  void observe(Act act, int layer, std::span<const float> values) override {
+    auto& slot = calib_.absmax[std::size_t(act)][std::size_t(layer + 1)];
+    slot.resize(std::max(slot.size(), values.size()), 0.0f);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      slot[i] = std::max(slot[i], std::fabs(values[i]));
+    }
+  }
+
+ private:
+  Calibration& calib_;
+};
+
+constexpr float kMinRange = 1e-6f;  // a tensor that never left zero still gets a valid scale
+
+/// Symmetric int8 quantisation of each row of a (rows, cols) matrix; returns the row scales.
+std::vector<float> quantize_rows(std::span<const float> w, std::size_t rows, std::size_t cols,
+                                 std::vector<std::int8_t>& out) {
+  out.resize(rows * cols);
+  std::vector<float> scales(rows);
+  for (std::size_t r = 0; r < rows; ++r) {
+    float m = 0.0f;
+    for (std::size_t c = 0; c < cols; ++c) {
+      m = std::max(m, std::fabs(w[r * cols + c]));
+    }
+    const float s = std::max(m, kMinRange) / 127.0f;
+    scales[r] = s;
+    for (std::size_t c = 0; c < cols; ++c) {
+      const float q = std::nearbyint(w[r * cols + c] / s);
+      out[r * cols + c] = static_cast<std::int8_t>(std::clamp(q, -127.0f, 127.0f));
+    }
+  }
+  return scales;
+}
+
+/// Per-output-channel requantisation: M[o] = s_in * s_w[o] / s_out.
+std::vector<Requant> channel_requant(double s_in, const std::vector<float>& s_w, double s_out) {
+  std::vector<Requant> rq(s_w.size());
+  for (std::size_t o = 0; o < s_w.size(); ++o) {
+    rq[o] = make_requant(s_in * double(s_w[o]) / s_out);
+  }
+  return rq;
+}
+
+/// RMSNorm gain G[i] = g[i] * sqrt(n) / s_out in Q.F with F as large as fits int16 (<= 13).
+QuantNorm quantize_norm(std::span<const float> g, double s_out, const std::string& name) {
+  const double sqrt_n = std::sqrt(double(g.size()));
+  double max_g = 0;
+  for (const float v : g) {
+    max_g = std::max(max_g, std::fabs(double(v)) * sqrt_n / s_out);
+  }
+  int frac = 13;
+  while (frac > 0 && max_g * std::ldexp(1.0, frac) > 32767.0) {
+    --frac;
+  }
+  if (max_g * std::ldexp(1.0, frac) > 32767.0) {
+    throw std::runtime_error(fmt::format(
+        "quantize: {} gain: expected max |g| * sqrt(n) / s_out <= 32767, found {}", name, max_g));
+  }
+  QuantNorm qn;
+  qn.frac_bits = frac;
+  qn.gain.resize(g.size());
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    qn.gain[i] = static_cast<std::int16_t>(
+        std::nearbyint(double(g[i]) * sqrt_n / s_out * std::ldexp(1.0, frac)));
+  }
+  return qn;
+}
+
+}  // namespace
+
+float Calibration::range_max(Act act, int layer, std::size_t first, std::size_t count) const {
+  const auto& ch = absmax[std::size_t(act)].at(std::size_t(layer + 1));
+  const std::size_t end = std::min(ch.size(), first + count);
+  float m = kMinRange;
+  for (std::size_t i = std::min(first, end); i < end; ++i) {
+    m = std::max(m, ch[i]);
+  }
+  return m;
+}
+
+float Calibration::layer_max(Act act, int layer) const {
+  const auto& ch = absmax[std::size_t(act)].at(std::size_t(layer + 1));
+  return range_max(act, layer, 0, ch.size());
+}
+
+float Calibration::global_max(Act act) const {
+  float m = kMinRange;
+  for (std::size_t l = 0; l < absmax[std::size_t(act)].size(); ++l) {
+    m = std::max(m, layer_max(act, int(l) - 1));
+  }
+  return m;
+}
+
+Calibration calibrate(const FloatModel& model, const std::vector<std::vector<int>>& docs) {
+  Calibration calib;
+  for (auto& v : calib.absmax) {
+    v.assign(std::size_t(model.config.n_layers + 1), {});
+  }
+  FloatBackend fb(model);
+  AbsMaxObserver obs(calib);
+  fb.set_observer(&obs);
+  for (const auto& ids : docs) {
+    if (ids.size() > std::size_t(model.config.seq_len)) {
+      throw std::runtime_error(fmt::format(
+          "calibration: expected documents of at most seq_len = {} tokens, found {}",
+          model.config.seq_len, ids.size()));
+    }
+    for (std::size_t t = 0; t < ids.size(); ++t) {
+      fb.forward(ids[t], static_cast<int>(t));
+      ++calib.positions;
+    }
+  }
+  return calib;
+}
+
+std::vector<std::vector<int>> self_generated_calibration(const FloatModel& model, int positions) {
+  const int n = std::min(positions, model.config.seq_len);
+  std::vector<std::vector<int>> docs;
+  FloatBackend fb(model);
+  std::vector<float> scratch(std::size_t(model.config.vocab_size));
+  for (std::uint64_t seed = 0; seed < 4; ++seed) {
+    Sampler sampler(model.config.vocab_size, seed == 0 ? 0.0f : 1.0f, 0.0f, seed);
+    std::vector<int> ids{kBosToken};
+    for (int pos = 0; pos + 1 < n; ++pos) {
+      fb.forward(ids.back(), pos);
+      std::copy(fb.logits().begin(), fb.logits().end(), scratch.begin());
+      const int next = sampler.sample(scratch);
+      if (next == kBosToken) {
+        break;
+      }
+      ids.push_back(next);
+    }
+    docs.push_back(std::move(ids));
+  }
+  return docs;
+}
+
+QuantModel quantize(const FloatModel& model, const Calibration& calib) {
+  const ModelConfig& c = model.config;
+  const FloatWeights& w = model.weights;
+  const std::size_t dim = std::size_t(c.dim);
+  const std::size_t hidden = std::size_t(c.hidden_dim);
+  const std::size_t kv_dim = c.kv_dim();
+  const std::size_t hs = c.head_size();
+  if (c.dim > 4096 || c.hidden_dim > 4096) {
+    throw std::runtime_error(fmt::format(
+        "quantize: dim and hidden_dim: expected <= 4096 for the int16 RMSNorm, found {} and {}",
+        c.dim, c.hidden_dim));
+  }
+
+  QuantModel q;
+  q.config = c;
+  q.source_sha256 = model.sha256;
+  q.calibration = calib.description;
+
+  // Residual stream: int16 with one shared scale, so residual adds need no rescaling.
+  const double s_res = double(calib.global_max(Act::kResidual)) / 32767.0;
+  q.scales.residual = float(s_res);
+  const double eps = std::nearbyint(1e-5 * double(dim) / (s_res * s_res));
+  if (eps >= std::ldexp(1.0, 40)) {
+    throw std::runtime_error(fmt::format(
+        "quantize: RMSNorm eps in residual LSB^2: expected < 2^40, found {}", eps));
+  }
+  q.norm_eps = static_cast<std::uint64_t>(eps);
+
+  const std::vector<float> s_emb = quantize_rows(w.token_embedding, std::size_t(c.vocab_size),
+                                                 dim, q.token_embedding);
+  q.embed_rq = channel_requant(1.0, s_emb, s_res);
+
+  auto s8 = [&](Act act, int l) { return double(calib.layer_max(act, l)) / 127.0; };
+  for (int l = 0; l < c.n_layers; ++l) {
+    const std::size_t ul = std::size_t(l);
+    QuantLayer L;
+    std::array<float, std::size_t(Act::kCount)> sc{};
+    for (std::size_t a = 0; a < sc.size(); ++a) {
+      sc[a] = float(s8(Act(a), l));
+    }
+    sc[std::size_t(Act::kResidual)] = float(s_res);
+    const double s_an = sc[std::size_t(Act::kAttnNorm)];
+    const double s_ao = sc[std::size_t(Act::kAttnOut)], s_fn = sc[std::size_t(Act::kFfnNorm)];
+    const double s_h1 = sc[std::size_t(Act::kH1)], s_h3 = sc[std::size_t(Act::kH3)];
+    const double s_silu = sc[std::size_t(Act::kSilu)], s_hid = sc[std::size_t(Act::kHidden)];
+
+    L.attn_norm = quantize_norm({w.rms_att.data() + ul * dim, dim}, s_an,
+                                fmt::format("layer {} attention RMSNorm", l));
+    auto sq = quantize_rows({w.wq.data() + ul * dim * dim, dim * dim}, dim, dim, L.wq);
+    auto sk = quantize_rows({w.wk.data() + ul * kv_dim * dim, kv_dim * dim}, kv_dim, dim, L.wk);
+    auto sv = quantize_rows({w.wv.data() + ul * kv_dim * dim, kv_dim * dim}, kv_dim, dim, L.wv);
+    auto so = quantize_rows({w.wo.data() + ul * dim * dim, dim * dim}, dim, dim, L.wo);
+    // Queries, keys and values get one scale per head: a head's dot products and weighted
+    // sums never mix heads, so the per-head scales fold into per-channel and per-head steps.
+    auto head_scales = [&](Act act, std::size_t heads) {
+      std::vector<float> s(heads * hs);
+      for (std::size_t h = 0; h < heads; ++h) {
+        const double sh = double(calib.range_max(act, l, h * hs, hs)) / 127.0;
+        std::fill_n(s.begin() + std::ptrdiff_t(h * hs), hs, float(sh));
+      }
+      return s;
+    };
+    const std::size_t n_heads = std::size_t(c.n_heads), n_kv = std::size_t(c.n_kv_heads);
+    const std::vector<float> hq = head_scales(Act::kQ, n_heads);
+    const std::vector<float> hk = head_scales(Act::kK, n_kv);
+    const std::vector<float> hv = head_scales(Act::kV, n_kv);
+    auto ratio = [](double s_in, const std::vector<float>& s_w, const std::vector<float>& s_out) {
+      std::vector<Requant> rq(s_w.size());
+      for (std::size_t o = 0; o < s_w.size(); ++o) {
+        rq[o] = make_requant(s_in * double(s_w[o]) / double(s_out[o]));
+      }
+      return rq;
+    };
+    L.rq_q = ratio(s_an, sq, hq);
+    L.rq_k = ratio(s_an, sk, hk);
+    L.rq_v = ratio(s_an, sv, hv);
+    L.rq_o = channel_requant(s_ao, so, s_res);
+    const std::size_t group = n_heads / n_kv;
+    for (std::size_t h = 0; h < n_heads; ++h) {
+      const double sqh = hq[h * hs], skh = hk[(h / group) * hs], svh = hv[(h / group) * hs];
+      L.score_rq.push_back(make_requant(sqh * skh / std::sqrt(double(hs)) *
+                                        std::ldexp(1.0, kExpInFracBits)));
+      L.attn_out_rq.push_back(make_requant(svh / (double(kProbOne) * s_ao)));
+    }
+
+    L.ffn_norm = quantize_norm({w.rms_ffn.data() + ul * dim, dim}, s_fn,
+                               fmt::format("layer {} FFN RMSNorm", l));
+    auto s1 = quantize_rows({w.w1.data() + ul * hidden * dim, hidden * dim}, hidden, dim, L.w1);
+    auto s3 = quantize_rows({w.w3.data() + ul * hidden * dim, hidden * dim}, hidden, dim, L.w3);
+    auto s2 = quantize_rows({w.w2.data() + ul * dim * hidden, dim * hidden}, dim, hidden, L.w2);
+    L.rq_1 = channel_requant(s_fn, s1, s_h1);
+    L.rq_3 = channel_requant(s_fn, s3, s_h3);
+    L.rq_2 = channel_requant(s_hid, s2, s_res);
+    L.silu_in_rq = make_requant(s_h1 * std::ldexp(1.0, kExpInFracBits));
+    L.silu_out_rq = make_requant(s_h1 / (std::ldexp(1.0, kSigmoidFracBits) * s_silu));
+    L.mul_rq = make_requant(s_silu * s_h3 / s_hid);
+    q.layers.push_back(std::move(L));
+    q.scales.layer.push_back(sc);
+  }
+
+  const double s_fin = double(calib.layer_max(Act::kFinalNorm, -1)) / 127.0;
+  q.scales.final_norm = float(s_fin);
+  q.final_norm = quantize_norm(w.rms_final, s_fin, "final RMSNorm");
+  const double s_logit = std::ldexp(1.0, -kLogitFracBits);
+  if (c.shared_classifier) {
+    q.rq_cls = channel_requant(s_fin, s_emb, s_logit);
+  } else {
+    const auto s_cls = quantize_rows(w.wcls, std::size_t(c.vocab_size), dim, q.wcls);
+    q.rq_cls = channel_requant(s_fin, s_cls, s_logit);
+  }
+
+  // RoPE tables in Q1.14, from the same float expressions as the float forward.
+  const std::size_t half = hs / 2;
+  q.rope_cos.resize(std::size_t(c.seq_len) * half);
+  q.rope_sin.resize(std::size_t(c.seq_len) * half);
+  for (std::size_t pos = 0; pos < std::size_t(c.seq_len); ++pos) {
+    for (std::size_t j = 0; j < half; ++j) {
+      const float freq =
+          1.0f / std::pow(10000.0f, static_cast<float>(2 * j) / static_cast<float>(hs));
+      const float val = static_cast<float>(pos) * freq;
+      const double one = std::ldexp(1.0, kRopeFracBits);
+      q.rope_cos[pos * half + j] = static_cast<std::int16_t>(std::nearbyint(std::cos(val) * one));
+      q.rope_sin[pos * half + j] = static_cast<std::int16_t>(std::nearbyint(std::sin(val) * one));
+    }
+  }
+  return q;
+}
+
+}  // namespace passim

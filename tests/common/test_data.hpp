@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file Locating the shared real inputs (stories260K, tok512, texts) from tests.
+#pragma once
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace passim::test {
+
+/// The data folder: $PASSIM_DATA if set, else the path configured at build time.
+inline std::filesystem::path data_dir() {
+  if (const char* env = std::getenv("PASSIM_DATA"); env != nullptr && *env != '\0') {
+    return env;
+  }
+  return PASSIM_DATA_DIR;
+}
+
+inline std::filesystem::path model_path() { return data_dir() / "models" / "stories260K.bin"; }
+inline std::filesystem::path tokenizer_path() { return data_dir() / "models" / "tok512.bin"; }
+inline std::filesystem::path sample_text_path() {
+  return data_dir() / "text" / "tinystories_sample.txt";
+}
+
+}  // namespace passim::test
+
+/// Skips the current test when the shared data is not present (fresh clone without ../shared).
+#define PASSIM_REQUIRE_DATA()                                                                 \
+  do {                                                                                        \
+    if (!std::filesystem::exists(::passim::test::model_path())) {                             \
+      GTEST_SKIP() << "stories260K not found at " << ::passim::test::model_path()             \
+                   << " (set PASSIM_DATA to the folder holding models/ and text/)";           \
+    }                                                                                         \
+  } while (0)

@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: Apache-2.0
+// `passim run | quantize | perplexity`: argument parsing (CLI11), model loading, reports (JSON).
+#include "app.hpp"
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+#include <nlohmann/json.hpp>
+
+#include "passim/checkpoint.hpp"
+#include "passim/cpu_backend.hpp"
+#include "passim/float_model.hpp"
+#include "passim/generate.hpp"
+#include "passim/io.hpp"
+#include "passim/quant_model.hpp"
+#include "passim/tokenizer.hpp"
+
+namespace passim::app {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+inline constexpr int kReportVersion = 1;
+inline constexpr int kDefaultCalibPositions = 128;
+
+/// Options shared by the subcommands that load a model.
+struct ModelOptions {
+  std::string model;
+  std::string tokenizer;
+  std::string calib_text;
+  std::string backend = "cpu";
+};
+
+/// A loaded model: the float checkpoint and/or the quantised model, plus the tokenizer.
+struct Loaded {
+  std::optional<FloatModel> float_model;
+  std::optional<QuantModel> quant_model;
+  std::optional<Tokenizer> tokenizer;
+  std::string model_sha256;
+  ModelConfig config;
+};
+
+std::string find_tokenizer(const ModelOptions& o) {
+  if (!o.tokenizer.empty()) {
+    return o.tokenizer;
+  }
+  const fs::path dir = fs::path(o.model).parent_path();
+  for (const char* name : {"tokenizer.bin", "tok512.bin"}) {
+    if (fs::exists(dir / name)) {
+      return (dir / name).string();
+    }
+  }
+  throw std::runtime_error(fmt::format(
+      "--tokenizer: not given, and neither tokenizer.bin nor tok512.bin is next to {}",
+      o.model));
+}
+
+std::vector<std::string> read_documents(const std::string& path) {
+  const auto bytes = read_file(path, std::uint64_t{1} << 30);
+  auto docs = split_documents({reinterpret_cast<const char*>(bytes.data()), bytes.size()});
+  if (docs.empty()) {
+    throw std::runtime_error(fmt::format("{}: no non-empty document in the text", path));
+  }
+  return docs;
+}
+
+/// Calibration documents: the given text, or the float model's own continuations.
+Calibration run_calibration(const FloatModel& fm, const Tokenizer& tok, const std::string& text,
+                            std::ostream& err) {
+  std::vector<std::vector<int>> ids;
+  std::string description;
+  if (!text.empty()) {
+    for (const auto& doc : read_documents(text)) {
+      auto t = tok.encode(doc, true, false);
+      t.resize(std::min(t.size(), std::size_t(fm.config.seq_len)));
+      ids.push_back(std::move(t));
+    }
+    description = fmt::format("text {} ({} documents)", fs::path(text).filename().string(),
+                              ids.size());
+  } else {
+    ids = self_generated_calibration(fm, kDefaultCalibPositions);
+    description = fmt::format("self-generated: 4 x {} positions (greedy + 3 sampled)",
+                              kDefaultCalibPositions);
+  }
+  Calibration c = calibrate(fm, ids);
+  c.description = description;
+  fmt::print(err, "calibration: {}, {} positions\n", description, c.positions);
+  return c;
+}
+
+Loaded load(const ModelOptions& o, bool need_float, bool need_quant, std::ostream& err) {
+  Loaded L;
+  if (o.model.empty()) {
+    throw std::runtime_error("--model: required (a llama2.c .bin or a passim .psm file)");
+  }
+  if (is_psm_file(o.model)) {
+    if (need_float) {
+      throw std::runtime_error(fmt::format(
+          "{}: backend float needs the float checkpoint (llama2.c .bin), found a quantised "
+          ".psm model", o.model));
+    }
+    L.quant_model = load_psm(o.model);
+    L.config = L.quant_model->config;
+    L.model_sha256 = sha256_hex(read_file(o.model, std::uint64_t{1} << 34));
+  } else {
+    L.float_model = load_llama2c(o.model);
+    L.config = L.float_model->config;
+    L.model_sha256 = L.float_model->sha256;
+  }
+  L.tokenizer = Tokenizer::load(find_tokenizer(o), L.config.vocab_size);
+  if (need_quant && !L.quant_model) {
+    fmt::print(err, "quantising {} in memory (save it once with `passim quantize`)\n", o.model);
+    L.quant_model = quantize(*L.float_model, run_calibration(*L.float_model, *L.tokenizer,
+                                                             o.calib_text, err));
+  }
+  return L;
+}
+
+std::unique_ptr<Backend> make_backend(const std::string& name, const Loaded& L) {
+  if (name == "float") {
+    return std::make_unique<FloatBackend>(*L.float_model);
+  }
+  return std::make_unique<CpuBackend>(*L.quant_model);
+}
+
+json config_json(const ModelConfig& c) {
+  return {{"dim", c.dim},           {"hidden_dim", c.hidden_dim}, {"n_layers", c.n_layers},
+          {"n_heads", c.n_heads},   {"n_kv_heads", c.n_kv_heads}, {"vocab_size", c.vocab_size},
+          {"seq_len", c.seq_len},   {"shared_classifier", c.shared_classifier}};
+}
+
+void write_json(const std::string& path, const json& j) {
+  std::ofstream f(path);
+  if (!f) {
+    throw std::runtime_error(fmt::format("{}: cannot open the report for writing", path));
+  }
+  f << j.dump(2) << '\n';
+  if (!f) {
+    throw std::runtime_error(fmt::format("{}: writing the report failed", path));
+  }
+}
+
+void add_model_options(CLI::App* cmd, ModelOptions& o) {
+  cmd->add_option("--model,-m", o.model, "llama2.c checkpoint (.bin) or passim model (.psm)")
+      ->required();
+  cmd->add_option("--tokenizer,-z", o.tokenizer,
+                  "llama2.c tokenizer (default: tokenizer.bin or tok512.bin next to the model)");
+  cmd->add_option("--calib-text", o.calib_text,
+                  "text for activation calibration when quantising a .bin "
+                  "(default: the model's own generated text)");
+}
+
+// ---- run ------------------------------------------------------------------------------------
+
+struct RunOptions {
+  ModelOptions model;
+  std::string prompt;
+  int steps = 256;
+  float temperature = 0.0f;
+  float top_p = 0.9f;
+  std::uint64_t seed = 42;
+  std::string report;
+};
+
+int cmd_run(const RunOptions& o, std::ostream& out, std::ostream& err) {
+  const bool is_float = o.model.backend == "float";
+  Loaded L = load(o.model, is_float, !is_float, err);
+  auto backend = make_backend(o.model.backend, L);
+  GenerateOptions g;
+  g.prompt = o.prompt;
+  g.steps = clamp_steps(o.steps, L.config.seq_len,
+                        [&](std::string_view msg) { fmt::print(err, "{}\n", msg); });
+  g.temperature = o.temperature;
+  g.top_p = o.top_p;
+  g.seed = o.seed;
+  const GenerateResult r = generate(*backend, *L.tokenizer, g, [&](std::string_view piece) {
+    out << piece;
+    out.flush();
+  });
+  fmt::print(err, "backend {}: {} positions in {:.3f} s, achieved tok/s: {:.1f}\n",
+             backend->name(), r.steps, r.seconds, r.tokens_per_second);
+  if (!o.report.empty()) {
+    json j;
+    j["format_version"] = kReportVersion;
+    j["tool"] = "passim run";
+    j["model"] = {{"path", o.model.model}, {"sha256", L.model_sha256},
+                  {"config", config_json(L.config)}};
+    if (L.quant_model) {
+      j["model"]["calibration"] = L.quant_model->calibration;
+    }
+    j["backend"] = std::string(backend->name());
+    j["prompt"] = o.prompt;
+    j["sampling"] = {{"steps", g.steps}, {"temperature", o.temperature}, {"top_p", o.top_p},
+                     {"seed", o.seed}};
+    j["prompt_tokens"] = r.prompt_tokens;
+    j["generated_tokens"] = r.generated_tokens;
+    j["text"] = r.text;
+    j["timings"] = {{"positions", r.steps}, {"seconds", r.seconds},
+                    {"tokens_per_second", r.tokens_per_second}};
+    write_json(o.report, j);
+  }
+  return 0;
+}
+
+// ---- quantize -------------------------------------------------------------------------------
+
+int cmd_quantize(const ModelOptions& o, const std::string& out_path, std::ostream& err) {
+  if (is_psm_file(o.model)) {
+    throw std::runtime_error(fmt::format("{}: already a quantised .psm model", o.model));
+  }
+  Loaded L = load(o, true, true, err);
+  save_psm(*L.quant_model, out_path);
+  fmt::print(err, "wrote {} ({} bytes)\n", out_path, fs::file_size(out_path));
+  return 0;
+}
+
+// ---- perplexity -----------------------------------------------------------------------------
+
+int cmd_perplexity(const ModelOptions& o, const std::string& text, const std::string& report,
+                   std::ostream& out, std::ostream& err) {
+  const bool is_float = o.backend == "float";
+  Loaded L = load(o, is_float, !is_float, err);
+  auto backend = make_backend(o.backend, L);
+  const auto docs = read_documents(text);
+  const auto t0 = std::chrono::steady_clock::now();
+  const PerplexityResult r = perplexity(*backend, *L.tokenizer, docs);
+  const double secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  json j;
+  j["format_version"] = kReportVersion;
+  j["tool"] = "passim perplexity";
+  j["model"] = {{"path", o.model}, {"sha256", L.model_sha256}};
+  j["backend"] = std::string(backend->name());
+  j["text"] = text;
+  for (std::size_t d = 0; d < r.documents.size(); ++d) {
+    const auto& doc = r.documents[d];
+    fmt::print(err, "document {}: {} tokens, sum NLL {:.6f}, mean {:.6f}\n", d, doc.tokens,
+               doc.nll, doc.nll / double(std::max(doc.tokens - 1, 1)));
+    j["documents"].push_back({{"tokens", doc.tokens}, {"sum_nll", doc.nll}});
+  }
+  j["mean_nll"] = r.mean_nll();
+  j["perplexity"] = r.perplexity();
+  j["seconds"] = secs;
+  fmt::print(out, "perplexity {:.6f} (mean NLL {:.6f} over {} predicted tokens, backend {})\n",
+             r.perplexity(), r.mean_nll(), r.predicted, backend->name());
+  if (!report.empty()) {
+    write_json(report, j);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  CLI::App app{"passim: a fixed-point Transformer runtime and the accelerator that runs it"};
+  app.require_subcommand(1);
+
+  RunOptions run;
+  CLI::App* run_cmd = app.add_subcommand("run", "generate text (run.c semantics)");
+  add_model_options(run_cmd, run.model);
+  run_cmd->add_option("--prompt,-i", run.prompt, "prompt text (default: empty)");
+  run_cmd->add_option("--steps,-n", run.steps,
+                      "positions including the prompt; 0 or > seq_len means seq_len")
+      ->capture_default_str();
+  run_cmd->add_option("--temperature,-t", run.temperature, "0 = greedy")
+      ->check(CLI::Range(0.0f, 100.0f))
+      ->capture_default_str();
+  run_cmd->add_option("--top-p,-p", run.top_p, "nucleus sampling threshold")
+      ->check(CLI::Range(0.0f, 1.0f))
+      ->capture_default_str();
+  run_cmd->add_option("--seed,-s", run.seed, "RNG seed")->capture_default_str();
+  run_cmd->add_option("--backend,-b", run.model.backend, "float | cpu")
+      ->check(CLI::IsMember({"float", "cpu"}))
+      ->capture_default_str();
+  run_cmd->add_option("--report", run.report, "write a JSON report here");
+
+  ModelOptions quant;
+  std::string quant_out;
+  CLI::App* quant_cmd = app.add_subcommand("quantize", "write the int8 model (.psm)");
+  add_model_options(quant_cmd, quant);
+  quant_cmd->add_option("--out,-o", quant_out, "output .psm file")->required();
+
+  ModelOptions ppl;
+  std::string ppl_text, ppl_report;
+  CLI::App* ppl_cmd = app.add_subcommand("perplexity", "perplexity of a text");
+  add_model_options(ppl_cmd, ppl);
+  ppl_cmd->add_option("--text", ppl_text, "text file; documents split on <|endoftext|>")
+      ->required();
+  ppl_cmd->add_option("--backend,-b", ppl.backend, "float | cpu")
+      ->check(CLI::IsMember({"float", "cpu"}))
+      ->capture_default_str();
+  ppl_cmd->add_option("--report", ppl_report, "write a JSON report here");
+
+  std::vector<std::string> rev(args.rbegin(), args.rend() - 1);  // CLI11 wants reversed argv
+  try {
+    app.parse(rev);
+  } catch (const CLI::ParseError& e) {
+    std::ostringstream o, e2;
+    const int code = app.exit(e, o, e2);
+    out << o.str();
+    err << e2.str();
+    return code == 0 ? 0 : 2;
+  }
+  try {
+    if (*run_cmd) {
+      return cmd_run(run, out, err);
+    }
+    if (*quant_cmd) {
+      return cmd_quantize(quant, quant_out, err);
+    }
+    if (*ppl_cmd) {
+      return cmd_perplexity(ppl, ppl_text, ppl_report, out, err);
+    }
+  } catch (const std::exception& e) {
+    fmt::print(err, "passim: error: {}\n", e.what());
+    return 1;
+  }
+  return 2;
+}
+
+}  // namespace passim::app
