@@ -28,8 +28,9 @@ CpuBackend::CpuBackend(const QuantModel& model) : model_(model) {
   xn_.assign(dim, 0);
   q_.assign(dim, 0);
   att_.assign(dim, 0);
-  hb1_.assign(hidden, 0);
-  hb3_.assign(hidden, 0);
+  gate_.assign(hidden, 0);
+  up_.assign(hidden, 0);
+  hid_.assign(hidden, 0);
   acc_.assign(std::max({dim, hidden, vocab}), 0);
   key_cache_.assign(std::size_t(c.n_layers) * seq * c.kv_dim(), 0);
   value_cache_.assign(key_cache_.size(), 0);
@@ -40,7 +41,7 @@ CpuBackend::CpuBackend(const QuantModel& model) : model_(model) {
   logits_f32_.assign(vocab, 0.0f);
 }
 
-std::span<const std::int8_t> CpuBackend::attention_row(int layer, int h) const {
+std::span<const std::int16_t> CpuBackend::attention_row(int layer, int h) const {
   const ModelConfig& c = model_.config;
   if (!capture_ || captured_.empty()) {
     throw std::logic_error("attention_row: capture_attention(true) before forward()");
@@ -82,22 +83,22 @@ void CpuBackend::attention_block(std::size_t l, std::size_t pos) {
   const auto dim = std::size_t(c.dim), kv = c.kv_dim(), hs = c.head_size();
   const std::size_t half = hs / 2;
   const std::size_t loff = l * std::size_t(c.seq_len) * kv;
-  const std::span<std::int8_t> k_row(key_cache_.data() + loff + pos * kv, kv);
+  const std::span<std::int16_t> k_row(key_cache_.data() + loff + pos * kv, kv);
   const std::span<std::int8_t> v_row(value_cache_.data() + loff + pos * kv, kv);
   const std::span<std::int32_t> acc_dim(acc_.data(), dim);
   const std::span<std::int32_t> acc_kv(acc_.data(), kv);
 
   k::rmsnorm_i8(x_, norm_params(L.attn_norm, model_.norm_eps), xn_);  // (dim) int8
-  k::matmul_i8(xn_, L.wq, acc_dim, 1, dim, dim);                      // q (dim)
-  k::requantize_i8(acc_dim, L.rq_q, q_);
-  k::matmul_i8(xn_, L.wk, acc_kv, 1, dim, kv);                        // k (kv_dim)
-  k::requantize_i8(acc_kv, L.rq_k, k_row);
+  k::matmul_i8(xn_, L.wq, acc_dim, 1, dim, dim);                      // q (dim) 12-bit
+  k::requantize_bits(acc_dim, L.rq_q, q_, kQkBits);
+  k::matmul_i8(xn_, L.wk, acc_kv, 1, dim, kv);                        // k (kv_dim) 12-bit
+  k::requantize_bits(acc_kv, L.rq_k, k_row, kQkBits);
   k::matmul_i8(xn_, L.wv, acc_kv, 1, dim, kv);                        // v (kv_dim)
   k::requantize_i8(acc_kv, L.rq_v, v_row);
   const std::span<const std::int16_t> cos(model_.rope_cos.data() + pos * half, half);
   const std::span<const std::int16_t> sin(model_.rope_sin.data() + pos * half, half);
-  k::rope_i8(q_, hs, cos, sin);
-  k::rope_i8(k_row, hs, cos, sin);
+  k::rope_i16(q_, hs, cos, sin);
+  k::rope_i16(k_row, hs, cos, sin);
 
   const k::AttentionParams ap{std::size_t(c.n_heads), std::size_t(c.n_kv_heads), hs, L.score_rq,
                               L.attn_out_rq};
@@ -124,13 +125,13 @@ void CpuBackend::ffn_block(std::size_t l) {
   const std::span<std::int32_t> acc_dim(acc_.data(), dim);
 
   k::rmsnorm_i8(x_, norm_params(L.ffn_norm, model_.norm_eps), xn_);  // (dim) int8
-  k::matmul_i8(xn_, L.w1, acc_h, 1, dim, hidden);                    // gate (hidden)
-  k::requantize_i8(acc_h, L.rq_1, hb1_);
-  k::matmul_i8(xn_, L.w3, acc_h, 1, dim, hidden);                    // up (hidden)
-  k::requantize_i8(acc_h, L.rq_3, hb3_);
-  k::silu_i8(hb1_, L.silu_in_rq, L.silu_out_rq, hb1_);              // silu(gate)
-  k::mul_i8(hb1_, hb3_, L.mul_rq, hb1_);                            // silu(gate) * up
-  k::matmul_i8(hb1_, L.w2, acc_dim, 1, hidden, dim);                // down (dim)
+  k::matmul_i8(xn_, L.w1, acc_h, 1, dim, hidden);                    // gate (hidden) int16
+  k::requantize_i16(acc_h, L.rq_1, gate_);
+  k::matmul_i8(xn_, L.w3, acc_h, 1, dim, hidden);                    // up (hidden) int16
+  k::requantize_i16(acc_h, L.rq_3, up_);
+  k::silu_i16(gate_, L.silu_in_rq, L.silu_out_rq, gate_);           // silu(gate) int16
+  k::mul_i8(gate_, up_, L.mul_rq, hid_);                            // silu(gate) * up, int8
+  k::matmul_i8(hid_, L.w2, acc_dim, 1, hidden, dim);                // down (dim)
   k::requantize_i16(acc_dim, L.rq_2, branch_);
   k::add_i16(x_, branch_, x_);
 }

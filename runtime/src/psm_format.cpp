@@ -212,6 +212,7 @@ class Reader {
     return rq;
   }
   Requant requant(const std::string& name) { return requants(name, 1)[0]; }
+  bool has(const std::string& name) const { return tensors_.count(name) != 0; }
 
   QuantNorm norm(const std::string& name, std::uint32_t n) {
     QuantNorm qn;
@@ -286,12 +287,12 @@ std::vector<std::uint8_t> serialize_psm(const QuantModel& m) {
     body.requants(n("w2.rq"), L.rq_2);
     body.requants(n("silu_in.rq"), {L.silu_in_rq});
     body.requants(n("silu_out.rq"), {L.silu_out_rq});
-    body.requants(n("mul.rq"), {L.mul_rq});
+    body.requants(n("mul.rq"), L.mul_rq);
     body.tensor<float>(n("scales"), m.scales.layer.at(l),
                        {std::uint32_t(Act::kCount)});
   }
   body.norm("norm", m.final_norm);
-  if (!c.shared_classifier) {
+  if (!m.wcls.empty()) {
     body.tensor<std::int8_t>("output.weight", m.wcls, {vocab, dim});
   }
   body.requants("output.rq", m.rq_cls);
@@ -423,7 +424,7 @@ QuantModel parse_psm(const std::vector<std::uint8_t>& data, const std::string& s
     L.rq_2 = r.requants(n("w2.rq"), dim);
     L.silu_in_rq = r.requant(n("silu_in.rq"));
     L.silu_out_rq = r.requant(n("silu_out.rq"));
-    L.mul_rq = r.requant(n("mul.rq"));
+    L.mul_rq = r.requants(n("mul.rq"), hidden);
     const auto sc = r.tensor<float>(n("scales"), {std::uint32_t(Act::kCount)});
     std::array<float, std::size_t(Act::kCount)> arr{};
     std::copy(sc.begin(), sc.end(), arr.begin());
@@ -431,7 +432,7 @@ QuantModel parse_psm(const std::vector<std::uint8_t>& data, const std::string& s
     m.layers.push_back(std::move(L));
   }
   m.final_norm = r.norm("norm", dim);
-  if (!c.shared_classifier) {
+  if (!c.shared_classifier || r.has("output.weight")) {
     m.wcls = r.tensor<std::int8_t>("output.weight", {vocab, dim});
   }
   m.rq_cls = r.requants("output.rq", vocab);

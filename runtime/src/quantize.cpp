@@ -86,6 +86,41 @@ QuantNorm quantize_norm(std::span<const float> g, double s_out, const std::strin
   return qn;
 }
 
+/// SmoothQuant (Xiao et al. 2023, Eq. 4) with migration strength 0.5: for a matmul input X
+/// with per-channel ranges max|X_j| and weights W (rows, cols) sharing input channel j,
+/// alpha_j = sqrt(max|X_j| / max_rows |W[:, j]|); X_j / alpha_j and W[:, j] * alpha_j leave
+/// the product unchanged in real numbers but flatten the activation's channel ranges, which
+/// is what a per-tensor int8 scale needs. Returns alpha (cols).
+std::vector<float> smoothing_factors(std::span<const float> x_absmax,
+                                     const std::vector<std::span<const float>>& weights,
+                                     std::size_t cols) {
+  std::vector<float> w_absmax(cols, kMinRange);
+  for (const auto& w : weights) {
+    for (std::size_t i = 0; i < w.size(); ++i) {
+      w_absmax[i % cols] = std::max(w_absmax[i % cols], std::fabs(w[i]));
+    }
+  }
+  std::vector<float> alpha(cols, 1.0f);
+  for (std::size_t j = 0; j < cols && j < x_absmax.size(); ++j) {
+    alpha[j] = std::sqrt(std::max(x_absmax[j], kMinRange) / w_absmax[j]);
+  }
+  return alpha;
+}
+
+/// W[:, j] *= alpha[j] for a (rows, cols) row-major matrix.
+void scale_columns(std::span<float> w, const std::vector<float>& alpha) {
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    w[i] *= alpha[i % alpha.size()];
+  }
+}
+
+/// Divides calibration ranges (and, for norms, the gains) by alpha.
+void scale_down(std::vector<float>& absmax, const std::vector<float>& alpha) {
+  for (std::size_t j = 0; j < absmax.size() && j < alpha.size(); ++j) {
+    absmax[j] /= alpha[j];
+  }
+}
+
 }  // namespace
 
 float Calibration::range_max(Act act, int layer, std::size_t first, std::size_t count) const {
@@ -155,9 +190,8 @@ std::vector<std::vector<int>> self_generated_calibration(const FloatModel& model
   return docs;
 }
 
-QuantModel quantize(const FloatModel& model, const Calibration& calib) {
+QuantModel quantize(const FloatModel& model, const Calibration& calib_in) {
   const ModelConfig& c = model.config;
-  const FloatWeights& w = model.weights;
   const std::size_t dim = std::size_t(c.dim);
   const std::size_t hidden = std::size_t(c.hidden_dim);
   const std::size_t kv_dim = c.kv_dim();
@@ -171,7 +205,48 @@ QuantModel quantize(const FloatModel& model, const Calibration& calib) {
   QuantModel q;
   q.config = c;
   q.source_sha256 = model.sha256;
-  q.calibration = calib.description;
+  q.calibration = calib_in.description;
+
+  // Smooth every int8 matmul input that follows an RMSNorm or the SwiGLU product: the
+  // factors fold into the norm gains, the weight columns and the product's requantisation.
+  FloatWeights w = model.weights;
+  Calibration calib = calib_in;
+  if (w.wcls.empty()) {
+    w.wcls = w.token_embedding;  // once smoothed, the classifier needs its own int8 copy
+  }
+  std::vector<std::vector<float>> hidden_alpha(std::size_t(c.n_layers));
+  auto smooth_norm = [&](Act act, int l, std::span<float> gain,
+                         std::initializer_list<std::span<float>> mats, std::size_t cols) {
+    auto& absmax = calib.absmax[std::size_t(act)].at(std::size_t(l + 1));
+    std::vector<std::span<const float>> views(mats.begin(), mats.end());
+    const std::vector<float> alpha = smoothing_factors(absmax, views, cols);
+    for (auto m : mats) {
+      scale_columns(m, alpha);
+    }
+    for (std::size_t j = 0; j < gain.size(); ++j) {
+      gain[j] /= alpha[j];
+    }
+    scale_down(absmax, alpha);
+    return alpha;
+  };
+  {
+    const std::size_t kv = c.kv_dim(), hid = std::size_t(c.hidden_dim);
+    for (int l = 0; l < c.n_layers; ++l) {
+      const std::size_t ul = std::size_t(l);
+      smooth_norm(Act::kAttnNorm, l, {w.rms_att.data() + ul * dim, dim},
+                  {{w.wq.data() + ul * dim * dim, dim * dim},
+                   {w.wk.data() + ul * kv * dim, kv * dim},
+                   {w.wv.data() + ul * kv * dim, kv * dim}},
+                  dim);
+      smooth_norm(Act::kFfnNorm, l, {w.rms_ffn.data() + ul * dim, dim},
+                  {{w.w1.data() + ul * hid * dim, hid * dim},
+                   {w.w3.data() + ul * hid * dim, hid * dim}},
+                  dim);
+      hidden_alpha[ul] = smooth_norm(Act::kHidden, l, {},
+                                     {{w.w2.data() + ul * dim * hid, dim * hid}}, hid);
+    }
+    smooth_norm(Act::kFinalNorm, -1, w.rms_final, {std::span<float>(w.wcls)}, dim);
+  }
 
   // Residual stream: int16 with one shared scale, so residual adds need no rescaling.
   const double s_res = double(calib.global_max(Act::kResidual)) / 32767.0;
@@ -195,6 +270,11 @@ QuantModel quantize(const FloatModel& model, const Calibration& calib) {
     for (std::size_t a = 0; a < sc.size(); ++a) {
       sc[a] = float(s8(Act(a), l));
     }
+    // The FFN gate, up and SiLU tensors only meet the vector unit, never a weight matmul,
+    // so they stay int16; the product that feeds w2 is int8.
+    for (const Act a : {Act::kH1, Act::kH3, Act::kSilu}) {
+      sc[std::size_t(a)] = float(double(calib.layer_max(a, l)) / 32767.0);
+    }
     sc[std::size_t(Act::kResidual)] = float(s_res);
     const double s_an = sc[std::size_t(Act::kAttnNorm)];
     const double s_ao = sc[std::size_t(Act::kAttnOut)], s_fn = sc[std::size_t(Act::kFfnNorm)];
@@ -209,18 +289,21 @@ QuantModel quantize(const FloatModel& model, const Calibration& calib) {
     auto so = quantize_rows({w.wo.data() + ul * dim * dim, dim * dim}, dim, dim, L.wo);
     // Queries, keys and values get one scale per head: a head's dot products and weighted
     // sums never mix heads, so the per-head scales fold into per-channel and per-head steps.
-    auto head_scales = [&](Act act, std::size_t heads) {
+    auto head_scales = [&](Act act, std::size_t heads, double levels) {
       std::vector<float> s(heads * hs);
       for (std::size_t h = 0; h < heads; ++h) {
-        const double sh = double(calib.range_max(act, l, h * hs, hs)) / 127.0;
+        const double sh = double(calib.range_max(act, l, h * hs, hs)) / levels;
         std::fill_n(s.begin() + std::ptrdiff_t(h * hs), hs, float(sh));
       }
       return s;
     };
+    sc[std::size_t(Act::kQ)] = float(double(calib.layer_max(Act::kQ, l)) / 2047.0);
+    sc[std::size_t(Act::kK)] = float(double(calib.layer_max(Act::kK, l)) / 2047.0);
     const std::size_t n_heads = std::size_t(c.n_heads), n_kv = std::size_t(c.n_kv_heads);
-    const std::vector<float> hq = head_scales(Act::kQ, n_heads);
-    const std::vector<float> hk = head_scales(Act::kK, n_kv);
-    const std::vector<float> hv = head_scales(Act::kV, n_kv);
+    const double qk_levels = double((1 << (kQkBits - 1)) - 1);
+    const std::vector<float> hq = head_scales(Act::kQ, n_heads, qk_levels);
+    const std::vector<float> hk = head_scales(Act::kK, n_kv, qk_levels);
+    const std::vector<float> hv = head_scales(Act::kV, n_kv, 127.0);
     auto ratio = [](double s_in, const std::vector<float>& s_w, const std::vector<float>& s_out) {
       std::vector<Requant> rq(s_w.size());
       for (std::size_t o = 0; o < s_w.size(); ++o) {
@@ -250,7 +333,9 @@ QuantModel quantize(const FloatModel& model, const Calibration& calib) {
     L.rq_2 = channel_requant(s_hid, s2, s_res);
     L.silu_in_rq = make_requant(s_h1 * std::ldexp(1.0, kExpInFracBits));
     L.silu_out_rq = make_requant(s_h1 / (std::ldexp(1.0, kSigmoidFracBits) * s_silu));
-    L.mul_rq = make_requant(s_silu * s_h3 / s_hid);
+    for (std::size_t j = 0; j < hidden; ++j) {
+      L.mul_rq.push_back(make_requant(s_silu * s_h3 / (s_hid * double(hidden_alpha[ul][j]))));
+    }
     q.layers.push_back(std::move(L));
     q.scales.layer.push_back(sc);
   }
@@ -259,12 +344,8 @@ QuantModel quantize(const FloatModel& model, const Calibration& calib) {
   q.scales.final_norm = float(s_fin);
   q.final_norm = quantize_norm(w.rms_final, s_fin, "final RMSNorm");
   const double s_logit = std::ldexp(1.0, -kLogitFracBits);
-  if (c.shared_classifier) {
-    q.rq_cls = channel_requant(s_fin, s_emb, s_logit);
-  } else {
-    const auto s_cls = quantize_rows(w.wcls, std::size_t(c.vocab_size), dim, q.wcls);
-    q.rq_cls = channel_requant(s_fin, s_cls, s_logit);
-  }
+  const auto s_cls = quantize_rows(w.wcls, std::size_t(c.vocab_size), dim, q.wcls);
+  q.rq_cls = channel_requant(s_fin, s_cls, s_logit);
 
   // RoPE tables in Q1.14, from the same float expressions as the float forward.
   const std::size_t half = hs / 2;

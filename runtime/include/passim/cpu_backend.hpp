@@ -11,9 +11,9 @@
 
 namespace passim {
 
-/// Integer-only forward pass of a `QuantModel` (docs/numerics.md): int8 weights and
-/// activations, int16 residual stream, int32 accumulators, integer RMSNorm, Softmax, SiLU
-/// and RoPE. Logits are int32 in Q.16; `logits()` returns them as float, which is exact
+/// Integer-only forward pass of a `QuantModel` (docs/numerics.md): int8 weights, int8 matmul
+/// inputs, 12-bit queries/keys, int16 residual stream and FFN gate/up, int32 accumulators,
+/// integer RMSNorm, Softmax, SiLU and RoPE. Logits are int32 in Q.16; `logits()` returns them as float, which is exact
 /// while |logit| < 256.
 class CpuBackend final : public Backend {
  public:
@@ -28,9 +28,9 @@ class CpuBackend final : public Backend {
 
   /// The raw int32 logits (vocab), Q.16.
   [[nodiscard]] std::span<const std::int32_t> logits_i32() const noexcept { return logits_; }
-  /// Attention probabilities (int8, 1/127) of head `h` at the last forward, (pos + 1);
+  /// Attention probabilities (Q0.15) of head `h` at the last forward, (pos + 1);
   /// valid only when probability capture is on.
-  [[nodiscard]] std::span<const std::int8_t> attention_row(int layer, int h) const;
+  [[nodiscard]] std::span<const std::int16_t> attention_row(int layer, int h) const;
   /// Keep every layer's attention probabilities of the last forward (tests).
   void capture_attention(bool on) noexcept { capture_ = on; }
 
@@ -40,13 +40,16 @@ class CpuBackend final : public Backend {
 
   const QuantModel& model_;
   std::vector<std::int16_t> x_, branch_;              // (dim) residual stream, int16
-  std::vector<std::int8_t> xn_, q_, att_, hb1_, hb3_;  // int8 activations
-  std::vector<std::int32_t> acc_;                     // (max(dim, hidden, vocab)) int32
-  std::vector<std::int8_t> key_cache_, value_cache_;  // (n_layers, seq_len, kv_dim) int8
+  std::vector<std::int8_t> xn_, att_, hid_;          // int8 matmul inputs: (dim) (dim) (hidden)
+  std::vector<std::int16_t> q_;                      // (dim) kQkBits-bit queries
+  std::vector<std::int16_t> gate_, up_;              // (hidden) int16
+  std::vector<std::int32_t> acc_;                    // (max(dim, hidden, vocab)) int32
+  std::vector<std::int16_t> key_cache_;              // (n_layers, seq_len, kv_dim) kQkBits
+  std::vector<std::int8_t> value_cache_;             // (n_layers, seq_len, kv_dim) int8
   std::vector<std::int32_t> scores_;                  // (seq_len)
   std::vector<std::uint32_t> exps_;                   // (seq_len)
-  std::vector<std::int8_t> probs_;                    // (seq_len)
-  std::vector<std::int8_t> captured_;                 // (n_layers, n_heads, seq_len)
+  std::vector<std::int16_t> probs_;                   // (seq_len) Q0.15
+  std::vector<std::int16_t> captured_;                // (n_layers, n_heads, seq_len)
   std::vector<std::int32_t> logits_;                  // (vocab) Q.16
   std::vector<float> logits_f32_;
   bool capture_ = false;

@@ -105,13 +105,19 @@ inline constexpr int kExpMaxShift = 31;            ///< beyond this the result i
   return static_cast<std::uint32_t>(poly >> z);
 }
 
-/// Softmax output: a probability of 1.0 is 127 LSB (int8, scale 1/127).
-inline constexpr std::int32_t kProbOne = 127;
+/// Softmax output: a probability of 1.0 is 32767 LSB (int16 Q0.15, scale 1/32767). An int8
+/// probability (1/127) rounds every weight below 1/254 to zero, which loses up to half of the
+/// mass of a long, flat attention row.
+inline constexpr std::int32_t kProbOne = 32767;
 /// Fraction bits of the softmax reciprocal: recip = floor(kProbOne * 2^32 / sum).
 inline constexpr int kSoftmaxRecipBits = 32;
 
 /// Sigmoid fraction bits: sigmoid values are Q0.15 (1.0 = 2^15).
 inline constexpr int kSigmoidFracBits = 15;
+
+/// Queries and keys are 12-bit signed values (range +-2047) held in int16: int8 loses too
+/// much in q . k for small heads (docs/numerics.md), 12 bits is lossless on stories260K.
+inline constexpr int kQkBits = 12;
 
 /// RoPE sin/cos tables are Q1.14 (1.0 = 2^14).
 inline constexpr int kRopeFracBits = 14;

@@ -31,6 +31,9 @@ void requantize_i16(std::span<const std::int32_t> acc, std::span<const Requant> 
                     std::span<std::int16_t> out);
 void requantize_i32(std::span<const std::int32_t> acc, std::span<const Requant> rq,
                     std::span<std::int32_t> out);
+/// As above, saturating to `bits` in [2, 16] (e.g. the 12-bit queries and keys).
+void requantize_bits(std::span<const std::int32_t> acc, std::span<const Requant> rq,
+                     std::span<std::int16_t> out, int bits);
 
 /// Parameters of an RMSNorm (Zhang & Sennrich 2019) on int16 inputs.
 struct RmsNormParams {
@@ -50,39 +53,41 @@ void rmsnorm_i8(std::span<const std::int16_t> x, const RmsNormParams& p,
 
 /// Softmax in three passes over the row (I-BERT Alg. 2 exponential):
 /// Pass 1: m = max(x). Pass 2: e[i] = iexp_q10(x[i] - m), sum = sum(e) (int64).
-/// Pass 3: out[i] = (e[i] * recip + 2^31) >> 32 with recip = floor(127 * 2^32 / sum).
-/// Output probabilities are int8 in [0, 127] with scale 1/127; each row sums to 127 within
-/// the bound stated in docs/numerics.md.  RTL twin: rtl/vector/psm_softmax.sv.
-///   x: (n) int32 logits in Q.10, n >= 1   e_scratch: (n)   out: (n) int8
-void softmax_i8(std::span<const std::int32_t> x, std::span<std::uint32_t> e_scratch,
-                std::span<std::int8_t> out);
+/// Pass 3: out[i] = (e[i] * recip + 2^31) >> 32 with recip = floor(kProbOne * 2^32 / sum).
+/// Output probabilities are int16 in [0, kProbOne] (Q0.15, scale 1/32767); each row sums to
+/// kProbOne within ceil(n/2) + 1 LSB (docs/numerics.md).  RTL twin: rtl/vector/psm_softmax.sv.
+///   x: (n) int32 logits in Q.10, n >= 1   e_scratch: (n)   out: (n) int16
+void softmax_i16(std::span<const std::int32_t> x, std::span<std::uint32_t> e_scratch,
+                 std::span<std::int16_t> out);
 
-/// SiLU(x) = x * sigmoid(x) on int8 inputs (Elfwing et al. 2018), integer only:
+/// SiLU(x) = x * sigmoid(x) on int16 inputs (Elfwing et al. 2018), integer only:
 /// t = requantize(x, to_q10, 32) (x as Q.10); e = iexp_q10(-|t|);
 /// s = floor(kExpOne * 2^15 / (kExpOne + e)) = sigmoid(|x|) in Q0.15, and 2^15 - s for x < 0;
-/// out = requantize(x * s, out_rq, 8).  RTL twin: rtl/vector/psm_silu.sv.
-///   x: (n) int8   out: (n) int8
-void silu_i8(std::span<const std::int8_t> x, Requant to_q10, Requant out_rq,
-             std::span<std::int8_t> out);
+/// out = requantize(x * s, out_rq, 16) (|x * s| <= 2^30).  RTL twin: rtl/vector/psm_silu.sv.
+///   x: (n) int16   out: (n) int16 (may alias x)
+void silu_i16(std::span<const std::int16_t> x, Requant to_q10, Requant out_rq,
+              std::span<std::int16_t> out);
 
 /// The sigmoid used by `silu_i8`, Q0.15, for an input in Q.10.
 [[nodiscard]] std::int32_t sigmoid_q15(std::int32_t x_q10) noexcept;
 
-/// Rotary position embedding (Su et al. 2021, RoFormer Eq. 34) in place on int8 vectors:
-/// for each head and pair j: (v0, v1) -> (v0*c - v1*s, v0*s + v1*c) with c, s in Q1.14,
-/// then round_shift by 14 and saturate to int8. The scale is unchanged.
-/// RTL twin: rtl/vector/psm_rope.sv.
-///   vec: (n_heads * head_size) int8   cos, sin: (head_size / 2) Q1.14 for this position
-void rope_i8(std::span<std::int8_t> vec, std::size_t head_size,
-             std::span<const std::int16_t> cos, std::span<const std::int16_t> sin);
+/// Rotary position embedding (Su et al. 2021, RoFormer Eq. 34) in place on query/key vectors
+/// of `kQkBits`-bit values held in int16: for each head and pair j,
+/// (v0, v1) -> (v0*c - v1*s, v0*s + v1*c) with c, s in Q1.14, then round_shift by 14 and
+/// saturate to kQkBits. The scale is unchanged.  RTL twin: rtl/vector/psm_rope.sv.
+///   vec: (n_heads * head_size)   cos, sin: (head_size / 2) Q1.14 for this position
+void rope_i16(std::span<std::int16_t> vec, std::size_t head_size,
+              std::span<const std::int16_t> cos, std::span<const std::int16_t> sin);
 
 /// Residual add with int16 saturation; a and b share one scale. RTL twin: psm_vector OpAdd.
 void add_i16(std::span<const std::int16_t> a, std::span<const std::int16_t> b,
              std::span<std::int16_t> out);
 
-/// Elementwise product: out = requantize(a * b, rq, 8). RTL twin: psm_vector OpMul.
-void mul_i8(std::span<const std::int8_t> a, std::span<const std::int8_t> b, Requant rq,
-            std::span<std::int8_t> out);
+/// Elementwise product of int16 vectors to int8: out[i] = requantize(a[i] * b[i], rq[i], 8)
+/// (|a * b| <= 2^30 fits int32), one requantisation step per channel.
+/// RTL twin: psm_vector OpMul.
+void mul_i8(std::span<const std::int16_t> a, std::span<const std::int16_t> b,
+            std::span<const Requant> rq, std::span<std::int8_t> out);
 
 /// Embedding row into the int16 residual stream: out = requantize(row, rq, 16).
 void embed_i16(std::span<const std::int8_t> row, Requant rq, std::span<std::int16_t> out);
@@ -97,22 +102,26 @@ struct AttentionParams {
 };
 
 /// Causal attention for one query position over `t_len` cached positions (0 .. pos).
+/// Queries and keys are kQkBits-bit values in int16 (so q . k over a head of up to 512
+/// channels fits int32); probabilities are Q0.15, so sum_t p[t] * v_t <= 2^15 * 2^7 never
+/// overflows; values and the output are int8.
 /// Per head h (KV head h / (n_heads / n_kv_heads)):
-///   s[t] = requantize(q_h . k_t, score_rq[h], 32); p = softmax_i8(s);
+///   s[t] = requantize(q_h . k_t, score_rq[h], 32); p = softmax_i16(s);
 ///   out_h[i] = requantize(sum_t p[t] * v_t[i], out_rq[h], 8).
 /// Positions after `pos` are never read, which is the causal mask.
-///   q: (n_heads * head_size) int8        k_cache, v_cache: (>= t_len, kv_dim) int8 row-major
-///   scores: (t_len) int32 scratch  e: (t_len) scratch  probs: (t_len) int8 scratch
+///   q: (n_heads * head_size) int16    k_cache: (>= t_len, kv_dim) int16 row-major
+///   v_cache: (>= t_len, kv_dim) int8 row-major
+///   scores: (t_len) int32 scratch  e: (t_len) scratch  probs: (t_len) int16 scratch
 ///   out: (n_heads * head_size) int8
 struct AttentionScratch {
   std::span<std::int32_t> scores;
   std::span<std::uint32_t> exps;
-  std::span<std::int8_t> probs;
+  std::span<std::int16_t> probs;
   /// Optional (n_heads, capture_stride) output of every head's probabilities (tests, tools).
-  std::span<std::int8_t> capture = {};
+  std::span<std::int16_t> capture = {};
   std::size_t capture_stride = 0;
 };
-void attention_i8(std::span<const std::int8_t> q, std::span<const std::int8_t> k_cache,
+void attention_i8(std::span<const std::int16_t> q, std::span<const std::int16_t> k_cache,
                   std::span<const std::int8_t> v_cache, std::size_t t_len,
                   const AttentionParams& p, const AttentionScratch& scratch,
                   std::span<std::int8_t> out);

@@ -54,24 +54,26 @@ struct QuantNorm {
 struct QuantLayer {
   QuantNorm attn_norm;
   std::vector<std::int8_t> wq, wk, wv, wo;   ///< (dim,dim) (kv,dim) (kv,dim) (dim,dim)
-  std::vector<Requant> rq_q, rq_k, rq_v;     ///< (dim) (kv) (kv) -> int8
+  std::vector<Requant> rq_q, rq_k;           ///< (dim) (kv) -> kQkBits-bit in int16
+  std::vector<Requant> rq_v;                 ///< (kv) -> int8
   std::vector<Requant> rq_o;                 ///< (dim) -> int16 residual
   std::vector<Requant> score_rq;     ///< (n_heads) q.k -> Q.10 logits, folds 1/sqrt(head_size)
   std::vector<Requant> attn_out_rq;  ///< (n_heads) p.v -> int8
   QuantNorm ffn_norm;
   std::vector<std::int8_t> w1, w3, w2;       ///< (hidden,dim) (hidden,dim) (dim,hidden)
-  std::vector<Requant> rq_1, rq_3;           ///< (hidden) -> int8
+  std::vector<Requant> rq_1, rq_3;           ///< (hidden) -> int16 gate and up
   std::vector<Requant> rq_2;                 ///< (dim) -> int16 residual
-  Requant silu_in_rq;                        ///< int8 gate -> Q.10
-  Requant silu_out_rq;                       ///< gate * sigmoid (Q0.15) -> int8
-  Requant mul_rq;                            ///< silu * up -> int8
+  Requant silu_in_rq;                        ///< int16 gate -> Q.10
+  Requant silu_out_rq;                       ///< gate * sigmoid (Q0.15) -> int16
+  std::vector<Requant> mul_rq;               ///< (hidden) silu * up -> int8 (input of w2)
 };
 
 /// Activation scales (real units per LSB), kept for reports and accuracy tools only; the
 /// integer forward never reads them.
 struct QuantScales {
   float residual = 0;                          ///< int16 residual stream
-  std::vector<std::array<float, std::size_t(Act::kCount)>> layer;  ///< int8 tensors per layer
+  /// Per layer, indexed by `Act`; for Q, K and V the largest of the per-head scales.
+  std::vector<std::array<float, std::size_t(Act::kCount)>> layer;
   float final_norm = 0;
 };
 
@@ -84,7 +86,7 @@ struct QuantModel {
   std::vector<Requant> embed_rq;               ///< (vocab) row -> int16 residual
   std::vector<QuantLayer> layers;
   QuantNorm final_norm;
-  std::vector<std::int8_t> wcls;               ///< (vocab, dim); empty when shared
+  std::vector<std::int8_t> wcls;               ///< (vocab, dim); empty: use the embedding
   std::vector<Requant> rq_cls;                 ///< (vocab) -> int32 logits, Q.16
   std::vector<std::int16_t> rope_cos, rope_sin;  ///< (seq_len, head_size / 2) Q1.14
   QuantScales scales;

@@ -9,7 +9,7 @@
 
 namespace passim::kernels {
 
-void attention_i8(std::span<const std::int8_t> q, std::span<const std::int8_t> k_cache,
+void attention_i8(std::span<const std::int16_t> q, std::span<const std::int16_t> k_cache,
                   std::span<const std::int8_t> v_cache, std::size_t t_len,
                   const AttentionParams& p, const AttentionScratch& scratch,
                   std::span<std::int8_t> out) {
@@ -25,29 +25,29 @@ void attention_i8(std::span<const std::int8_t> q, std::span<const std::int8_t> k
   const auto scores = scratch.scores.first(t_len);
   const auto probs = scratch.probs.first(t_len);
   for (std::size_t h = 0; h < p.n_heads; ++h) {
-    const std::int8_t* qh = q.data() + h * hs;
+    const std::int16_t* qh = q.data() + h * hs;
     const std::size_t kv_off = (h / group) * hs;
-    // Scores: q . k_t (wrapping int32, like the matmul), then to Q.10 logits.
+    // Scores: q . k_t, 12-bit x 12-bit products in wrapping int32, then to Q.10 logits.
     for (std::size_t t = 0; t < t_len; ++t) {
-      const std::int8_t* kt = k_cache.data() + t * kv_dim + kv_off;
+      const std::int16_t* kt = k_cache.data() + t * kv_dim + kv_off;
       std::uint32_t acc = 0;
       for (std::size_t i = 0; i < hs; ++i) {
         acc += static_cast<std::uint32_t>(std::int32_t{qh[i]} * std::int32_t{kt[i]});
       }
       scores[t] = requantize(static_cast<std::int32_t>(acc), p.score_rq[h], 32);
     }
-    softmax_i8(scores, scratch.exps, probs);
+    softmax_i16(scores, scratch.exps, probs);
     if (!scratch.capture.empty()) {
       assert(scratch.capture.size() >= (h + 1) * scratch.capture_stride);
       std::copy(probs.begin(), probs.end(), scratch.capture.begin() +
                                                 std::ptrdiff_t(h * scratch.capture_stride));
     }
-    // Weighted sum of values: int8 probabilities (1/127) times int8 values.
+    // Weighted sum of values: Q0.15 probabilities times int8 values.
     for (std::size_t i = 0; i < hs; ++i) {
       std::uint32_t acc = 0;
       for (std::size_t t = 0; t < t_len; ++t) {
-        const std::int8_t v = v_cache[t * kv_dim + kv_off + i];
-        acc += static_cast<std::uint32_t>(std::int32_t{probs[t]} * std::int32_t{v});
+        const std::int32_t v = v_cache[t * kv_dim + kv_off + i];
+        acc += static_cast<std::uint32_t>(std::int32_t{probs[t]} * v);
       }
       out[h * hs + i] =
           static_cast<std::int8_t>(requantize(static_cast<std::int32_t>(acc), p.out_rq[h], 8));

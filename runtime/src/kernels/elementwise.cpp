@@ -7,7 +7,7 @@
 
 namespace passim::kernels {
 
-void rope_i8(std::span<std::int8_t> vec, std::size_t head_size,
+void rope_i16(std::span<std::int16_t> vec, std::size_t head_size,
              std::span<const std::int16_t> cos, std::span<const std::int16_t> sin) {
   assert(head_size % 2 == 0 && vec.size() % head_size == 0);
   assert(cos.size() >= head_size / 2 && sin.size() >= head_size / 2);
@@ -17,11 +17,12 @@ void rope_i8(std::span<std::int8_t> vec, std::size_t head_size,
       const std::int32_t v1 = vec[base + 2 * j + 1];
       const std::int32_t c = cos[j];
       const std::int32_t s = sin[j];
-      // |v * c| <= 2^7 * 2^14, so each sum fits int32 exactly before the one rounding.
-      vec[base + 2 * j] =
-          static_cast<std::int8_t>(saturate(round_shift(v0 * c - v1 * s, kRopeFracBits), 8));
+      // |v * c| <= 2^15 * 2^14, so each sum fits int64 exactly before the one rounding.
+      const std::int64_t r0 = std::int64_t{v0} * c - std::int64_t{v1} * s;
+      const std::int64_t r1 = std::int64_t{v0} * s + std::int64_t{v1} * c;
+      vec[base + 2 * j] = static_cast<std::int16_t>(saturate(round_shift(r0, kRopeFracBits), kQkBits));
       vec[base + 2 * j + 1] =
-          static_cast<std::int8_t>(saturate(round_shift(v0 * s + v1 * c, kRopeFracBits), 8));
+          static_cast<std::int16_t>(saturate(round_shift(r1, kRopeFracBits), kQkBits));
     }
   }
 }
@@ -34,11 +35,12 @@ void add_i16(std::span<const std::int16_t> a, std::span<const std::int16_t> b,
   }
 }
 
-void mul_i8(std::span<const std::int8_t> a, std::span<const std::int8_t> b, Requant rq,
-            std::span<std::int8_t> out) {
-  assert(a.size() == b.size() && out.size() >= a.size());
+void mul_i8(std::span<const std::int16_t> a, std::span<const std::int16_t> b,
+            std::span<const Requant> rq, std::span<std::int8_t> out) {
+  assert(a.size() == b.size() && rq.size() == a.size() && out.size() >= a.size());
   for (std::size_t i = 0; i < a.size(); ++i) {
-    out[i] = static_cast<std::int8_t>(requantize(std::int32_t{a[i]} * std::int32_t{b[i]}, rq, 8));
+    out[i] =
+        static_cast<std::int8_t>(requantize(std::int32_t{a[i]} * std::int32_t{b[i]}, rq[i], 8));
   }
 }
 

@@ -45,6 +45,10 @@ void requantize_i16(std::span<const std::int32_t> acc, std::span<const Requant> 
                     std::span<std::int16_t> out) {
   requantize_cols(acc, rq, out, 16);
 }
+void requantize_bits(std::span<const std::int32_t> acc, std::span<const Requant> rq,
+                     std::span<std::int16_t> out, int bits) {
+  requantize_cols(acc, rq, out, bits);
+}
 void requantize_i32(std::span<const std::int32_t> acc, std::span<const Requant> rq,
                     std::span<std::int32_t> out) {
   requantize_cols(acc, rq, out, 32);

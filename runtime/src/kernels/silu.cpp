@@ -19,14 +19,14 @@ std::int32_t sigmoid_q15(std::int32_t x_q10) noexcept {
   return x_q10 >= 0 ? pos : (std::int32_t{1} << kSigmoidFracBits) - pos;
 }
 
-void silu_i8(std::span<const std::int8_t> x, Requant to_q10, Requant out_rq,
-             std::span<std::int8_t> out) {
+void silu_i16(std::span<const std::int16_t> x, Requant to_q10, Requant out_rq,
+              std::span<std::int16_t> out) {
   assert(out.size() >= x.size());
   for (std::size_t i = 0; i < x.size(); ++i) {
     const std::int32_t t = requantize(x[i], to_q10, 32);
     const std::int32_t s = sigmoid_q15(t);                 // [0, 2^15]
-    const std::int32_t prod = std::int32_t{x[i]} * s;      // |prod| <= 2^22
-    out[i] = static_cast<std::int8_t>(requantize(prod, out_rq, 8));
+    const std::int32_t prod = std::int32_t{x[i]} * s;      // |prod| <= 2^30
+    out[i] = static_cast<std::int16_t>(requantize(prod, out_rq, 16));
   }
 }
 

@@ -7,8 +7,8 @@
 
 namespace passim::kernels {
 
-void softmax_i8(std::span<const std::int32_t> x, std::span<std::uint32_t> e_scratch,
-                std::span<std::int8_t> out) {
+void softmax_i16(std::span<const std::int32_t> x, std::span<std::uint32_t> e_scratch,
+                 std::span<std::int16_t> out) {
   assert(!x.empty() && e_scratch.size() >= x.size() && out.size() >= x.size());
   const std::size_t n = x.size();
   // Pass 1: row maximum.
@@ -24,14 +24,14 @@ void softmax_i8(std::span<const std::int32_t> x, std::span<std::uint32_t> e_scra
     e_scratch[i] = iexp_q10(static_cast<std::int32_t>(d));
     sum += e_scratch[i];
   }
-  // Pass 3: normalise with one reciprocal per row. sum >= kExpOne (the max contributes
-  // exp(0)), so recip <= 127 * 2^32 / 2^21 fits 32 bits and e * recip < 2^54.
+  // Pass 3: normalise with one reciprocal per row. sum >= kExpOne > 2^21 (the max contributes
+  // exp(0)), so recip < 2^15 * 2^32 / 2^21 = 2^26 and e * recip < 2^22 * 2^26 = 2^48.
   const std::uint64_t recip = (std::uint64_t{kProbOne} << kSoftmaxRecipBits) / sum;
   for (std::size_t i = 0; i < n; ++i) {
     const std::uint64_t prod = e_scratch[i] * recip;
     const std::uint64_t q = (prod + (std::uint64_t{1} << (kSoftmaxRecipBits - 1))) >>
                             kSoftmaxRecipBits;
-    out[i] = static_cast<std::int8_t>(std::min<std::uint64_t>(q, kProbOne));
+    out[i] = static_cast<std::int16_t>(std::min<std::uint64_t>(q, kProbOne));
   }
 }
 
