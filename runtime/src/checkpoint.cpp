@@ -53,31 +53,38 @@ class FloatReader {
 
 FloatModel load_llama2c(const std::filesystem::path& path) {
   const std::string source = path.string();
-  const std::vector<std::uint8_t> data = read_file(path, kMaxCheckpointBytes);
-  if (data.size() < kHeaderBytes) {
+  // Validate the header and the file size before reading (and allocating) the weights.
+  const std::vector<std::uint8_t> header = read_file_prefix(path, kHeaderBytes);
+  const std::uint64_t file_bytes = std::filesystem::file_size(path);
+  if (header.size() < kHeaderBytes) {
     throw std::runtime_error(fmt::format(
         "{}: llama2.c header: expected at least {} bytes, found a {}-byte file", source,
-        kHeaderBytes, data.size()));
+        kHeaderBytes, file_bytes));
   }
   ModelConfig c;
-  c.dim = read_i32(data.data() + 0);
-  c.hidden_dim = read_i32(data.data() + 4);
-  c.n_layers = read_i32(data.data() + 8);
-  c.n_heads = read_i32(data.data() + 12);
-  c.n_kv_heads = read_i32(data.data() + 16);
-  const std::int32_t vocab_raw = read_i32(data.data() + 20);
-  c.seq_len = read_i32(data.data() + 24);
+  c.dim = read_i32(header.data() + 0);
+  c.hidden_dim = read_i32(header.data() + 4);
+  c.n_layers = read_i32(header.data() + 8);
+  c.n_heads = read_i32(header.data() + 12);
+  c.n_kv_heads = read_i32(header.data() + 16);
+  const std::int32_t vocab_raw = read_i32(header.data() + 20);
+  c.seq_len = read_i32(header.data() + 24);
   c.shared_classifier = vocab_raw > 0;
   c.vocab_size = vocab_raw == INT32_MIN ? 0 : std::abs(vocab_raw);
   validate_config(c, source);
 
   const std::uint64_t expected = kHeaderBytes + llama2c_param_count(c) * sizeof(float);
-  if (data.size() != expected) {
+  if (file_bytes != expected) {
     throw std::runtime_error(fmt::format(
         "{}: file size: expected {} bytes for dim={} hidden_dim={} n_layers={} n_heads={} "
         "n_kv_heads={} vocab_size={} seq_len={}, found {} bytes ({})",
         source, expected, c.dim, c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads, vocab_raw,
-        c.seq_len, data.size(), data.size() < expected ? "truncated" : "trailing data"));
+        c.seq_len, file_bytes, file_bytes < expected ? "truncated" : "trailing data"));
+  }
+
+  const std::vector<std::uint8_t> data = read_file(path, kMaxCheckpointBytes);
+  if (data.size() != expected) {
+    throw std::runtime_error(fmt::format("{}: file changed while reading", source));
   }
 
   const std::uint64_t dim = std::uint64_t(c.dim);

@@ -45,6 +45,27 @@ std::vector<std::uint8_t> read_file(const std::filesystem::path& path, std::uint
   return data;
 }
 
+std::vector<std::uint8_t> read_file_prefix(const std::filesystem::path& path,
+                                           std::size_t max_bytes) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(status)) {
+    throw std::runtime_error(fmt::format("{}: file not found", path.string()));
+  }
+  if (!std::filesystem::is_regular_file(status)) {
+    throw std::runtime_error(fmt::format("{}: not a regular file", path.string()));
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw std::runtime_error(
+        fmt::format("{}: cannot open: {}", path.string(), std::strerror(errno)));
+  }
+  std::vector<std::uint8_t> data(max_bytes);
+  in.read(reinterpret_cast<char*>(data.data()), static_cast<std::streamsize>(max_bytes));
+  data.resize(static_cast<std::size_t>(in.gcount()));
+  return data;
+}
+
 std::vector<std::uint8_t> sha256_raw(std::span<const std::uint8_t> data) {
   std::vector<std::uint8_t> digest(EVP_MAX_MD_SIZE);
   unsigned int len = 0;

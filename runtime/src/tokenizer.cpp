@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "passim/io.hpp"
+#include "passim/model_config.hpp"
 
 namespace passim {
 
@@ -20,6 +21,10 @@ constexpr std::int32_t kMaxPieceBytes = 1 << 16;
 
 Tokenizer Tokenizer::load(const std::filesystem::path& path, int vocab_size) {
   const std::string source = path.string();
+  if (vocab_size < 3 || vocab_size > kMaxVocab) {
+    throw std::runtime_error(fmt::format("{}: vocab_size: expected 3..{}, found {}", source,
+                                         kMaxVocab, vocab_size));
+  }
   const std::vector<std::uint8_t> data = read_file(path, kMaxTokenizerBytes);
   std::size_t off = 0;
   auto need = [&](std::size_t n, const std::string& what) {
@@ -118,7 +123,13 @@ std::vector<int> Tokenizer::encode(std::string_view text, bool bos, bool eos) co
       tokens.push_back(id);
     } else {
       for (const char b : buf) {
-        tokens.push_back(static_cast<unsigned char>(b) + 3);
+        const int byte_id = static_cast<unsigned char>(b) + 3;  // <0xNN> byte-fallback piece
+        if (byte_id >= vocab_size()) {
+          throw std::runtime_error(fmt::format(
+              "tokenizer: byte 0x{:02X} of the text has no <0x{:02X}> piece (vocab_size {})",
+              static_cast<unsigned char>(b), static_cast<unsigned char>(b), vocab_size()));
+        }
+        tokens.push_back(byte_id);
       }
     }
     buf.clear();

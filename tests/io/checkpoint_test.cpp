@@ -59,8 +59,8 @@ std::vector<std::uint8_t> stories_with_field(std::size_t offset, std::int32_t va
 
 /// A bare 28-byte header (no weights): enough for the header checks, which run first.
 std::vector<std::uint8_t> header_only(std::int32_t dim, std::int32_t hidden, std::int32_t layers,
-                                      std::int32_t heads, std::int32_t kv_heads,
-                                      std::int32_t vocab, std::int32_t seq_len) {
+                                      std::int32_t heads, std::int32_t kv_heads, std::int32_t vocab,
+                                      std::int32_t seq_len) {
   std::vector<std::uint8_t> bytes(28);
   patch(bytes, kDimAt, dim);
   patch(bytes, kHiddenAt, hidden);
@@ -128,8 +128,8 @@ TEST(CheckpointLlama2c, TruncatedAtByte1000Throws) {
   auto bytes = read_bytes(passim::test::model_path());
   bytes.resize(1000);
   const auto msg = load_error(bytes);
-  EXPECT_TRUE(contains_all(msg, {"file size", "expected 1056540 bytes", "found 1000 bytes",
-                                 "truncated"}));
+  EXPECT_TRUE(
+      contains_all(msg, {"file size", "expected 1056540 bytes", "found 1000 bytes", "truncated"}));
 }
 
 TEST(CheckpointLlama2c, FullSizeMinusOneThrows) {
@@ -137,8 +137,8 @@ TEST(CheckpointLlama2c, FullSizeMinusOneThrows) {
   auto bytes = read_bytes(passim::test::model_path());
   bytes.pop_back();
   const auto msg = load_error(bytes);
-  EXPECT_TRUE(contains_all(msg, {"file size", "expected 1056540 bytes", "found 1056539 bytes",
-                                 "truncated"}));
+  EXPECT_TRUE(contains_all(
+      msg, {"file size", "expected 1056540 bytes", "found 1056539 bytes", "truncated"}));
 }
 
 TEST(CheckpointLlama2c, OneTrailingByteThrows) {
@@ -146,8 +146,8 @@ TEST(CheckpointLlama2c, OneTrailingByteThrows) {
   auto bytes = read_bytes(passim::test::model_path());
   bytes.push_back(0);
   const auto msg = load_error(bytes);
-  EXPECT_TRUE(contains_all(msg, {"file size", "expected 1056540 bytes", "found 1056541 bytes",
-                                 "trailing data"}));
+  EXPECT_TRUE(contains_all(
+      msg, {"file size", "expected 1056540 bytes", "found 1056541 bytes", "trailing data"}));
 }
 
 TEST(CheckpointLlama2c, HeaderShorterThan28BytesThrows) {
@@ -204,20 +204,25 @@ struct FieldCase {
 TEST(CheckpointLlama2c, ZeroOrNegativeFieldThrowsNamingField) {
   PASSIM_REQUIRE_DATA();
   const FieldCase cases[] = {
-      {kDimAt, "dim", 0},           {kDimAt, "dim", -64},
-      {kHiddenAt, "hidden_dim", 0}, {kHiddenAt, "hidden_dim", -172},
-      {kLayersAt, "n_layers", 0},   {kLayersAt, "n_layers", -5},
-      {kHeadsAt, "n_heads", 0},     {kHeadsAt, "n_heads", -8},
-      {kKvHeadsAt, "n_kv_heads", 0}, {kKvHeadsAt, "n_kv_heads", -4},
-      {kVocabAt, "vocab_size", 0},  {kSeqLenAt, "seq_len", 0},
+      {kDimAt, "dim", 0},
+      {kDimAt, "dim", -64},
+      {kHiddenAt, "hidden_dim", 0},
+      {kHiddenAt, "hidden_dim", -172},
+      {kLayersAt, "n_layers", 0},
+      {kLayersAt, "n_layers", -5},
+      {kHeadsAt, "n_heads", 0},
+      {kHeadsAt, "n_heads", -8},
+      {kKvHeadsAt, "n_kv_heads", 0},
+      {kKvHeadsAt, "n_kv_heads", -4},
+      {kVocabAt, "vocab_size", 0},
+      {kSeqLenAt, "seq_len", 0},
       {kSeqLenAt, "seq_len", -512},
   };
   for (const FieldCase& c : cases) {
     SCOPED_TRACE(std::string(c.field) + " = " + std::to_string(c.value));
     const auto msg = load_error(stories_with_field(c.offset, c.value));
-    EXPECT_TRUE(contains_all(
-        msg, {std::string("header field ") + c.field + ":", "expected 1..",
-              "found " + std::to_string(c.value)}));
+    EXPECT_TRUE(contains_all(msg, {std::string("header field ") + c.field + ":", "expected 1..",
+                                   "found " + std::to_string(c.value)}));
   }
 }
 
@@ -351,8 +356,8 @@ TEST(CheckpointLlama2c, UnsharedClassifierRoundTrip) {
   auto short_bytes = bytes;
   short_bytes.resize(kStoriesBytes);
   const auto msg = load_error(short_bytes);
-  EXPECT_TRUE(contains_all(msg, {"file size", "vocab_size=-512", "found 1056540 bytes",
-                                 "truncated"}));
+  EXPECT_TRUE(
+      contains_all(msg, {"file size", "vocab_size=-512", "found 1056540 bytes", "truncated"}));
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // The project model format (.psm): exact round trip of a quantised stories260K, and corrupted
 // files that must be rejected with a message naming the file and what is wrong.
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,7 +25,7 @@ using passim::test::write_bytes;
 
 constexpr char kStoriesSha256[] =
     "b0a507e7ad0f626624f17112325e66691f9076d622e1d3274d103d00299f2696";
-constexpr std::size_t kVersionAt = 8;     // u32 after the 8-byte magic
+constexpr std::size_t kVersionAt = 8;         // u32 after the 8-byte magic
 constexpr std::size_t kConfigAt = 8 + 4 + 8;  // i32 dim, after magic, version, file_bytes
 constexpr std::size_t kDigestBytes = 32;
 
@@ -145,7 +146,14 @@ TEST_F(PsmFormat, RoundTripPreservesEveryField) {
   EXPECT_EQ(back.source_sha256, kStoriesSha256);
   EXPECT_EQ(back.calibration, "io test: self-generated, 4 x 32 positions");
   EXPECT_EQ(back.layers.size(), 5u);
-  EXPECT_TRUE(back.wcls.empty());
+  EXPECT_TRUE(back.config.shared_classifier);  // the float checkpoint's flag is kept
+  // SmoothQuant folds the final-norm factors into the classifier, so even a shared
+  // classifier is stored as its own int8 copy ("output.weight").
+  EXPECT_EQ(back.wcls.size(), 512u * 64);
+  EXPECT_EQ(back.classifier().data(), back.wcls.data());
+  std::uint32_t flags = 0;
+  std::memcpy(&flags, bytes_.data() + kConfigAt + 7 * 4, 4);
+  EXPECT_EQ(flags, 1u);  // bit 0: shared classifier
   // Serialising what was parsed reproduces the file byte for byte.
   EXPECT_EQ(passim::serialize_psm(back), bytes_);
 }
@@ -179,11 +187,26 @@ TEST_F(PsmFormat, UnsharedClassifierRoundTrip) {
   const auto q = quantize_fast(fm);
   ASSERT_EQ(q.wcls.size(), 512u * 64);
   const auto bytes = passim::serialize_psm(q);
-  EXPECT_GT(bytes.size(), bytes_.size());
+  std::uint32_t flags = 0;
+  std::memcpy(&flags, bytes.data() + kConfigAt + 7 * 4, 4);
+  EXPECT_EQ(flags & 1u, 0u);  // bit 0: shared classifier
   const auto back = passim::parse_psm(bytes, "unshared.psm");
   EXPECT_FALSE(back.config.shared_classifier);
   expect_same_model(q, back);
-  EXPECT_NE(back.wcls, back.token_embedding);
+  EXPECT_NE(back.wcls, model_->wcls);  // built from the scaled copy, not the embedding
+}
+
+TEST_F(PsmFormat, ModelWithoutClassifierCopyUsesEmbedding) {
+  PASSIM_REQUIRE_DATA();
+  // A shared-classifier model may leave `wcls` empty; the file then has no output.weight.
+  passim::QuantModel m = *model_;
+  m.wcls.clear();
+  const auto bytes = passim::serialize_psm(m);
+  EXPECT_EQ(bytes.size(), bytes_.size() - (2 + 13 + 1 + 1 + 2 * 4 + 512 * 64));
+  const auto back = passim::parse_psm(bytes, "no_output_weight.psm");
+  EXPECT_TRUE(back.wcls.empty());
+  EXPECT_EQ(back.classifier().data(), back.token_embedding.data());
+  expect_same_model(m, back);
 }
 
 TEST_F(PsmFormat, TruncatedAtByte1000Throws) {
@@ -191,8 +214,8 @@ TEST_F(PsmFormat, TruncatedAtByte1000Throws) {
   auto bytes = bytes_;
   bytes.resize(1000);
   const auto msg = load_error(bytes);
-  EXPECT_TRUE(contains_all(msg, {"file size", "expected " + std::to_string(bytes_.size()),
-                                 "found 1000", "truncated"}));
+  EXPECT_TRUE(contains_all(
+      msg, {"file size", "expected " + std::to_string(bytes_.size()), "found 1000", "truncated"}));
 }
 
 TEST_F(PsmFormat, FullSizeMinusOneThrows) {
@@ -254,8 +277,8 @@ TEST_F(PsmFormat, ConfigInconsistentWithTensorsThrowsEvenWithValidChecksum) {
   const auto digest = passim::sha256_raw({bytes.data(), body_end});
   std::copy(digest.begin(), digest.end(), bytes.begin() + std::ptrdiff_t(body_end));
   const auto msg = load_error(bytes);
-  EXPECT_TRUE(contains_all(msg, {"tok_embeddings.weight", "shape", "expected (512, 32)",
-                                 "found (512, 64)"}));
+  EXPECT_TRUE(contains_all(
+      msg, {"tok_embeddings.weight", "shape", "expected (512, 32)", "found (512, 64)"}));
 }
 
 TEST_F(PsmFormat, InvalidConfigThrowsNamingField) {

@@ -91,8 +91,7 @@ TEST(SamplerTopP, NeverLeavesTheNucleus) {
   for (std::uint64_t seed = 1; seed <= 50; ++seed) {
     passim::Sampler s(10, 1.0f, 0.9f, seed);
     for (const int t : draw(s, logits, 40)) {
-      ASSERT_TRUE(nucleus.count(t) == 1) << "token " << t << " outside the nucleus, seed "
-                                         << seed;
+      ASSERT_TRUE(nucleus.count(t) == 1) << "token " << t << " outside the nucleus, seed " << seed;
       seen.insert(t);
     }
   }

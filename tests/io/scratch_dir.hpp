@@ -66,7 +66,8 @@ inline std::vector<std::uint8_t> read_bytes(const std::filesystem::path& path) {
 /// Writes `bytes` to `path`, replacing any existing file.
 inline void write_bytes(const std::filesystem::path& path, const std::vector<std::uint8_t>& bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
   if (!out) {
     throw std::runtime_error("cannot write " + path.string());
   }

@@ -22,8 +22,8 @@ using passim::test::runtime_error_message;
 using passim::test::ScratchDir;
 using passim::test::write_bytes;
 
-constexpr int kSpaceId = 410;    // the dummy-prefix piece " " in tok512
-constexpr int kNewlineId = 13;   // "<0x0A>": byte 0x0A + 3
+constexpr int kSpaceId = 410;   // the dummy-prefix piece " " in tok512
+constexpr int kNewlineId = 13;  // "<0x0A>": byte 0x0A + 3
 
 passim::Tokenizer load_tok512() {
   return passim::Tokenizer::load(passim::test::tokenizer_path(), 512);
@@ -51,8 +51,7 @@ TEST(TokenizerLlama2c, EncodesReferencePrompts) {
   const auto tok = load_tok512();
   EXPECT_EQ(tok.vocab_size(), 512);
   EXPECT_EQ(tok.encode("", true, false), (std::vector<int>{1}));
-  EXPECT_EQ(tok.encode("Once upon a time", true, false),
-            (std::vector<int>{1, 403, 407, 261, 378}));
+  EXPECT_EQ(tok.encode("Once upon a time", true, false), (std::vector<int>{1, 403, 407, 261, 378}));
   EXPECT_EQ(tok.encode("The cat", true, false), (std::vector<int>{1, 291, 280, 294}));
   EXPECT_EQ(tok.encode("One day, a little boy named Tom", true, false),
             (std::vector<int>{1, 385, 328, 432, 261, 376, 268, 414, 422, 395, 274, 287}));
@@ -112,7 +111,8 @@ TEST(TokenizerLlama2c, NewlineByteTokenDecodesToNewline) {
   ASSERT_EQ(tok.piece(kNewlineId), "<0x0A>");
   EXPECT_EQ(tok.decode(403, kNewlineId), "\n");
   EXPECT_EQ(tok.decode(passim::kBosToken, kNewlineId), "\n");
-  EXPECT_EQ(tok.encode("a\nb", false, false).at(2), kNewlineId);
+  // " a" (dummy prefix merged), then "\n" as a byte token since no piece holds it, then "b".
+  EXPECT_EQ(tok.encode("a\nb", false, false), (std::vector<int>{261, kNewlineId, 430}));
 }
 
 TEST(TokenizerLlama2c, DecodeMatchesRunCPrintingOfReferenceText) {
@@ -181,6 +181,20 @@ TEST(TokenizerLlama2c, BadMaxTokenLengthThrows) {
   patch(bytes, 0, std::int32_t{0});
   const auto msg = load_error(bytes, 512);
   EXPECT_TRUE(contains_all(msg, {"max_token_length", "expected 1..", "found 0"}));
+}
+
+TEST(TokenizerLlama2c, NonPositiveVocabSizeThrowsRuntimeError) {
+  PASSIM_REQUIRE_DATA();
+  // A bad vocab_size argument is a configuration error: it must be reported like the file
+  // errors (std::runtime_error naming the file), not as std::length_error from
+  // vector::reserve(size_t(-1)).
+  const auto path = passim::test::tokenizer_path();
+  for (const int vocab_size : {0, -1}) {
+    SCOPED_TRACE("vocab_size " + std::to_string(vocab_size));
+    const auto msg =
+        runtime_error_message([&] { (void)passim::Tokenizer::load(path, vocab_size); });
+    EXPECT_TRUE(contains_all(msg, {path.string(), "vocab_size"}));
+  }
 }
 
 // ---- in-memory vocabularies -----------------------------------------------------------------

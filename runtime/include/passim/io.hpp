@@ -16,6 +16,11 @@ namespace passim {
 [[nodiscard]] std::vector<std::uint8_t> read_file(const std::filesystem::path& path,
                                                   std::uint64_t max_bytes);
 
+/// Reads at most the first `max_bytes` bytes of a file (fewer if the file is shorter).
+/// Throws std::runtime_error naming the file if it is missing or cannot be read.
+[[nodiscard]] std::vector<std::uint8_t> read_file_prefix(const std::filesystem::path& path,
+                                                         std::size_t max_bytes);
+
 /// SHA-256 of `data` as 64 lowercase hex digits.
 [[nodiscard]] std::string sha256_hex(std::span<const std::uint8_t> data);
 /// SHA-256 of `data` as 32 raw bytes.

@@ -27,7 +27,8 @@ class Tokenizer {
   Tokenizer(std::vector<std::string> vocab, std::vector<float> scores);
 
   /// Token ids of `text`: optional BOS, then (for non-empty text) the dummy-prefix " ", then
-  /// greedy BPE; optional EOS.
+  /// greedy BPE; optional EOS. Throws std::runtime_error if a byte needs a `<0xNN>` piece
+  /// that the vocabulary lacks.
   [[nodiscard]] std::vector<int> encode(std::string_view text, bool bos, bool eos) const;
 
   /// The piece of `token` as run.c prints it after `prev`: a leading space is dropped after

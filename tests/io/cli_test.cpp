@@ -1,0 +1,341 @@
+// SPDX-License-Identifier: Apache-2.0
+// The `passim` command line driven in-process: exact run.c text on stdout, JSON reports,
+// exit codes and messages for bad input, and the quantize -> run --backend cpu path.
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "app.hpp"
+#include "passim/quant_model.hpp"
+#include "passim/tokenizer.hpp"
+#include "scratch_dir.hpp"
+#include "test_data.hpp"
+
+namespace {
+
+using passim::test::contains_all;
+using passim::test::read_bytes;
+using passim::test::ScratchDir;
+using passim::test::write_bytes;
+
+constexpr char kStoriesSha256[] =
+    "b0a507e7ad0f626624f17112325e66691f9076d622e1d3274d103d00299f2696";
+// llama2.c run.c: ./run stories260K.bin -z tok512.bin -t 0 -n 64 -i "Once upon a time"
+constexpr char kOnceUponText64[] =
+    "Once upon a time, there was a little girl named Lily. She loved to play outside in the "
+    "park. One day, she saw a big, red ball. She wanted to play with it, but it was too "
+    "high.\nLily\n";
+
+struct CliResult {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+/// Runs `passim <args...>` in-process and captures both streams.
+CliResult run_cli(std::vector<std::string> args) {
+  args.insert(args.begin(), "passim");
+  std::ostringstream out;
+  std::ostringstream err;
+  CliResult r;
+  r.code = passim::app::run_cli(args, out, err);
+  r.out = out.str();
+  r.err = err.str();
+  return r;
+}
+
+std::string model() { return passim::test::model_path().string(); }
+std::string tokenizer() { return passim::test::tokenizer_path().string(); }
+
+nlohmann::json read_json(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+TEST(CliRun, FloatBackendPrintsRunCText) {
+  PASSIM_REQUIRE_DATA();
+  const auto r = run_cli({"run", "--backend", "float", "--model", model(), "--tokenizer",
+                          tokenizer(), "--prompt", "Once upon a time", "--steps", "64"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, kOnceUponText64);
+  EXPECT_TRUE(contains_all(r.err, {"backend float", "64 positions"}));
+}
+
+TEST(CliRun, TokenizerFoundNextToModel) {
+  PASSIM_REQUIRE_DATA();
+  // tok512.bin sits next to stories260K.bin in the data folder, so --tokenizer is optional.
+  const auto r =
+      run_cli({"run", "-b", "float", "-m", model(), "-i", "Once upon a time", "-n", "64"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, kOnceUponText64);
+}
+
+TEST(CliRun, ReportWritesJson) {
+  PASSIM_REQUIRE_DATA();
+  const ScratchDir dir;
+  const auto report = dir / "run.json";
+  const auto r =
+      run_cli({"run", "--backend", "float", "--model", model(), "--tokenizer", tokenizer(),
+               "--prompt", "Once upon a time", "--steps", "64", "--report", report.string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, kOnceUponText64);
+  ASSERT_TRUE(std::filesystem::exists(report));
+  const auto j = read_json(report);
+  EXPECT_EQ(j.at("format_version"), 1);
+  EXPECT_EQ(j.at("tool"), "passim run");
+  EXPECT_EQ(j.at("model").at("sha256"), kStoriesSha256);
+  EXPECT_EQ(j.at("model").at("path"), model());
+  EXPECT_EQ(j.at("model").at("config").at("dim"), 64);
+  EXPECT_EQ(j.at("model").at("config").at("seq_len"), 512);
+  EXPECT_EQ(j.at("backend"), "float");
+  EXPECT_EQ(j.at("prompt"), "Once upon a time");
+  EXPECT_EQ(j.at("prompt_tokens").get<std::vector<int>>(),
+            (std::vector<int>{1, 403, 407, 261, 378}));
+  // Positions 4..63 each choose a token (position 4 is the last prompt token).
+  EXPECT_EQ(j.at("generated_tokens").size(), 60u);
+  EXPECT_EQ(j.at("text"), kOnceUponText64);
+  EXPECT_EQ(j.at("sampling").at("steps"), 64);
+  EXPECT_EQ(j.at("timings").at("positions"), 64);
+  EXPECT_GT(j.at("timings").at("seconds").get<double>(), 0.0);
+  EXPECT_TRUE(j.at("timings").contains("tokens_per_second"));
+}
+
+TEST(CliRun, PromptLongerThanSeqLenFails) {
+  PASSIM_REQUIRE_DATA();
+  std::string prompt;
+  for (int i = 0; i < 600; ++i) {
+    prompt += i == 0 ? "cat" : " cat";
+  }
+  const auto tok = passim::Tokenizer::load(passim::test::tokenizer_path(), 512);
+  const std::size_t n_tokens = tok.encode(prompt, true, false).size();
+  ASSERT_GT(n_tokens, 512u);
+  const auto r = run_cli({"run", "--backend", "float", "--model", model(), "--tokenizer",
+                          tokenizer(), "--prompt", prompt});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_TRUE(contains_all(r.err, {"prompt", "expected at most seq_len = 512 tokens",
+                                   "found " + std::to_string(n_tokens) + " tokens"}));
+}
+
+TEST(CliRun, StepsAboveSeqLenAreClampedWithNotice) {
+  PASSIM_REQUIRE_DATA();
+  const ScratchDir dir;
+  const auto report = dir / "clamped.json";
+  const auto r = run_cli({"run", "--backend", "float", "--model", model(), "--tokenizer",
+                          tokenizer(), "--steps", "1000", "--report", report.string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(contains_all(r.err, {"notice", "--steps 1000", "1..512", "using 512"}));
+  EXPECT_FALSE(r.out.empty());
+  EXPECT_EQ(r.out.back(), '\n');
+  EXPECT_EQ(read_json(report).at("sampling").at("steps"), 512);
+}
+
+TEST(CliRun, StepsZeroMeansSeqLen) {
+  PASSIM_REQUIRE_DATA();
+  const ScratchDir dir;
+  const auto report = dir / "zero.json";
+  const auto r = run_cli({"run", "-b", "float", "-m", model(), "-z", tokenizer(), "-n", "0",
+                          "--report", report.string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(contains_all(r.err, {"notice", "using 512"}));
+  EXPECT_EQ(read_json(report).at("sampling").at("steps"), 512);
+}
+
+TEST(CliRun, TruncatedModelFails) {
+  PASSIM_REQUIRE_DATA();
+  const ScratchDir dir;
+  const auto path = dir / "truncated.bin";
+  auto bytes = read_bytes(passim::test::model_path());
+  bytes.resize(bytes.size() / 2);
+  write_bytes(path, bytes);
+  const auto r = run_cli({"run", "--backend", "float", "--model", path.string(), "--tokenizer",
+                          tokenizer(), "--prompt", "Once upon a time"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_TRUE(contains_all(r.err, {path.string(), "file size", "truncated"}));
+}
+
+TEST(CliRun, MissingModelFileFails) {
+  const ScratchDir dir;
+  const auto path = dir / "absent.bin";
+  const auto r =
+      run_cli({"run", "--backend", "float", "--model", path.string(), "--tokenizer", tokenizer()});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_TRUE(contains_all(r.err, {path.string(), "not found"}));
+}
+
+TEST(CliRun, MissingTokenizerFails) {
+  PASSIM_REQUIRE_DATA();
+  const ScratchDir dir;
+  const auto path = dir / "absent_tok.bin";
+  const auto r =
+      run_cli({"run", "--backend", "float", "--model", model(), "--tokenizer", path.string()});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_TRUE(contains_all(r.err, {path.string(), "not found"}));
+}
+
+TEST(CliRun, UnknownBackendIsUsageError) {
+  PASSIM_REQUIRE_DATA();
+  const auto r =
+      run_cli({"run", "--backend", "gpu", "--model", model(), "--tokenizer", tokenizer()});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_TRUE(contains_all(r.err, {"backend", "gpu"}));
+}
+
+TEST(CliRun, MissingModelOptionIsUsageError) {
+  const auto r = run_cli({"run", "--backend", "float", "--prompt", "Once upon a time"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(contains_all(r.err, {"--model"}));
+}
+
+TEST(CliRun, NoSubcommandIsUsageError) {
+  const auto r = run_cli({});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_FALSE(r.err.empty());
+}
+
+TEST(CliRun, HelpExitsZero) {
+  const auto r = run_cli({"--help"});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_TRUE(contains_all(r.out + r.err, {"run", "quantize", "perplexity"}));
+}
+
+TEST(CliRun, FloatBackendWithPsmModelFails) {
+  PASSIM_REQUIRE_DATA();
+  const ScratchDir dir;
+  const auto psm = dir / "stories260K.psm";
+  const auto q =
+      run_cli({"quantize", "--model", model(), "--tokenizer", tokenizer(), "--out", psm.string()});
+  ASSERT_EQ(q.code, 0) << q.err;
+  const auto r = run_cli({"run", "--backend", "float", "--model", psm.string(), "--tokenizer",
+                          tokenizer(), "--prompt", "Once upon a time"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_TRUE(contains_all(r.err, {psm.string(), "backend float", ".psm"}));
+}
+
+TEST(CliQuantize, WritesPsmThatCpuBackendRuns) {
+  PASSIM_REQUIRE_DATA();
+  const ScratchDir dir;
+  const auto psm = dir / "stories260K.psm";
+  const auto q =
+      run_cli({"quantize", "--model", model(), "--tokenizer", tokenizer(), "--out", psm.string()});
+  ASSERT_EQ(q.code, 0) << q.err;
+  EXPECT_EQ(q.out, "");
+  EXPECT_TRUE(contains_all(q.err, {"calibration", "wrote", psm.string()}));
+  ASSERT_TRUE(passim::is_psm_file(psm));
+  const auto loaded = passim::load_psm(psm);
+  EXPECT_EQ(loaded.source_sha256, kStoriesSha256);
+  EXPECT_EQ(loaded.config.dim, 64);
+
+  const auto report = dir / "cpu.json";
+  const auto r =
+      run_cli({"run", "--backend", "cpu", "--model", psm.string(), "--tokenizer", tokenizer(),
+               "--prompt", "Once upon a time", "--steps", "64", "--report", report.string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  ASSERT_GT(r.out.size(), std::string("Once upon a time\n").size());
+  EXPECT_EQ(r.out.rfind("Once upon a time", 0), 0u) << r.out;
+  EXPECT_EQ(r.out.back(), '\n');
+  const auto j = read_json(report);
+  EXPECT_EQ(j.at("backend"), "cpu");
+  EXPECT_EQ(j.at("model").at("sha256"), passim::sha256_hex(read_bytes(psm)));
+  EXPECT_EQ(j.at("text"), r.out);
+  EXPECT_EQ(j.at("generated_tokens").size(), 60u);
+}
+
+TEST(CliRun, CpuBackendOnCheckpointMatchesSavedPsm) {
+  PASSIM_REQUIRE_DATA();
+  // `run --backend cpu` on a .bin quantises in memory with the same default calibration as
+  // `quantize`, so both paths must print the same text.
+  const ScratchDir dir;
+  const auto psm = dir / "stories260K.psm";
+  ASSERT_EQ(run_cli({"quantize", "-m", model(), "-z", tokenizer(), "-o", psm.string()}).code, 0);
+  const std::vector<std::string> common = {"--tokenizer",      tokenizer(), "--prompt",
+                                           "Once upon a time", "--steps",   "64",
+                                           "--backend",        "cpu"};
+  auto from_bin = std::vector<std::string>{"run", "--model", model()};
+  from_bin.insert(from_bin.end(), common.begin(), common.end());
+  auto from_psm = std::vector<std::string>{"run", "--model", psm.string()};
+  from_psm.insert(from_psm.end(), common.begin(), common.end());
+  const auto a = run_cli(from_bin);
+  const auto b = run_cli(from_psm);
+  ASSERT_EQ(a.code, 0) << a.err;
+  ASSERT_EQ(b.code, 0) << b.err;
+  EXPECT_TRUE(contains_all(a.err, {"quantising", "in memory"}));
+  EXPECT_EQ(b.err.find("quantising"), std::string::npos) << b.err;
+  EXPECT_EQ(a.out, b.out);
+}
+
+TEST(CliPerplexity, FloatBackendMatchesReferenceStories) {
+  PASSIM_REQUIRE_DATA();
+  const ScratchDir dir;
+  const auto report = dir / "ppl.json";
+  const auto r =
+      run_cli({"perplexity", "--backend", "float", "--model", model(), "--tokenizer", tokenizer(),
+               "--text", passim::test::sample_text_path().string(), "--report", report.string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("perplexity ", 0), 0u) << r.out;
+  EXPECT_TRUE(contains_all(r.out, {"backend float"}));
+  const auto j = read_json(report);
+  EXPECT_EQ(j.at("format_version"), 1);
+  EXPECT_EQ(j.at("backend"), "float");
+  EXPECT_EQ(j.at("model").at("sha256"), kStoriesSha256);
+  const auto& docs = j.at("documents");
+  ASSERT_EQ(docs.size(), 5u);
+  // Reference: shared/data/reference/stories260K_greedy.md (run.c, fp32), stories 0-2.
+  const int tokens[] = {374, 330, 223};
+  const double sum_nll[] = {490.863986, 407.484730, 211.395993};
+  for (std::size_t d = 0; d < 3; ++d) {
+    SCOPED_TRACE("story " + std::to_string(d));
+    EXPECT_EQ(docs[d].at("tokens"), tokens[d]);
+    // Same float32 arithmetic in run.c's order; the reference prints only 6 decimals.
+    EXPECT_NEAR(docs[d].at("sum_nll").get<double>(), sum_nll[d], 1e-5);
+  }
+  EXPECT_DOUBLE_EQ(j.at("perplexity").get<double>(), std::exp(j.at("mean_nll").get<double>()));
+}
+
+TEST(CliPerplexity, MissingTextIsUsageError) {
+  PASSIM_REQUIRE_DATA();
+  const auto r = run_cli({"perplexity", "--model", model(), "--tokenizer", tokenizer()});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(contains_all(r.err, {"--text"}));
+}
+
+TEST(CliPerplexity, TextWithoutDocumentsFails) {
+  PASSIM_REQUIRE_DATA();
+  const ScratchDir dir;
+  const auto text = dir / "blank.txt";
+  write_bytes(text,
+              {' ', '\n', '<', '|', 'e', 'n', 'd', 'o', 'f', 't', 'e', 'x', 't', '|', '>', '\n'});
+  const auto r = run_cli(
+      {"perplexity", "-b", "float", "-m", model(), "-z", tokenizer(), "--text", text.string()});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_TRUE(contains_all(r.err, {text.string(), "no non-empty document"}));
+}
+
+TEST(CliQuantize, RefusesPsmInput) {
+  PASSIM_REQUIRE_DATA();
+  const ScratchDir dir;
+  const auto psm = dir / "a.psm";
+  ASSERT_EQ(run_cli({"quantize", "-m", model(), "-z", tokenizer(), "-o", psm.string()}).code, 0);
+  const auto r =
+      run_cli({"quantize", "-m", psm.string(), "-z", tokenizer(), "-o", (dir / "b.psm").string()});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_TRUE(contains_all(r.err, {psm.string(), "already a quantised"}));
+  EXPECT_FALSE(std::filesystem::exists(dir / "b.psm"));
+}
+
+TEST(CliQuantize, MissingOutIsUsageError) {
+  PASSIM_REQUIRE_DATA();
+  const auto r = run_cli({"quantize", "--model", model(), "--tokenizer", tokenizer()});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(contains_all(r.err, {"--out"}));
+}
+
+}  // namespace
