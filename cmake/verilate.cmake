@@ -1,0 +1,30 @@
+# SPDX-License-Identifier: Apache-2.0
+# passim_verilated_model(<target> TOP <module> PREFIX <class> SOURCES <sv...>
+#                        [PARAMS Name=Value...] [ARGS <verilator args...>])
+# Verilates one RTL top ONCE into a static library; tests, benchmarks and tools link it.
+# Every build is a lint gate: -Wall with the waivers in rtl/lint/passim.vlt, warnings fatal.
+function(passim_verilated_model target)
+  cmake_parse_arguments(V "" "TOP;PREFIX" "SOURCES;PARAMS;ARGS" ${ARGN})
+  set(gparams "")
+  foreach(p IN LISTS V_PARAMS)
+    list(APPEND gparams "-G${p}")
+  endforeach()
+  add_library(${target} STATIC)
+  verilate(${target}
+    SOURCES ${PROJECT_SOURCE_DIR}/rtl/lint/passim.vlt ${V_SOURCES}
+    TOP_MODULE ${V_TOP}
+    PREFIX ${V_PREFIX}
+    VERILATOR_ARGS -Wall --assert -x-assign fast -x-initial fast ${gparams} ${V_ARGS})
+  # Verilated code is generated: no project warnings on it.
+  target_compile_options(${target} PRIVATE -w)
+endfunction()
+
+# passim_sim_test(<name> MODEL <lib> SOURCES <files...>): a GoogleTest driving a model.
+function(passim_sim_test name)
+  cmake_parse_arguments(T "" "" "MODEL;SOURCES" ${ARGN})
+  add_executable(${name} ${T_SOURCES})
+  target_link_libraries(${name} PRIVATE ${T_MODEL} passim_runtime GTest::gtest_main)
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests/sim/common)
+  passim_warnings(${name})
+  gtest_discover_tests(${name} PROPERTIES LABELS sim DISCOVERY_TIMEOUT 120)
+endfunction()
