@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file Lowers a quantised model to accelerator programs (docs/isa.md) for one hardware
+/// configuration: the DRAM image (weights, requantisation steps, tables, KV cache) and, for
+/// each decoding step, the instruction stream, tiled to the config's R, C, L and SRAM depths.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "passim/backend.hpp"
+#include "passim/device.hpp"
+#include "passim/hw/spec.hpp"
+#include "passim/quant_model.hpp"
+
+namespace passim {
+
+/// The instructions of one decoding step, split into programs that each fit the program
+/// memory (every program ends with END; on-chip memories persist between programs).
+struct StepPrograms {
+  std::vector<std::vector<hw::Instr>> programs;
+};
+
+/// Compiles a `QuantModel` for a `HwConfig`. Throws std::runtime_error naming the config
+/// and the memory when a tile, a row or the KV window does not fit.
+class ModelCompiler {
+ public:
+  ModelCompiler(const QuantModel& model, const hw::HwConfig& cfg);
+
+  /// Bytes of DRAM the device needs (image + activations + KV cache + program area).
+  [[nodiscard]] std::uint64_t dram_bytes() const noexcept { return dram_bytes_; }
+  /// The initial DRAM contents (weights, parameters, tables); the rest is zero.
+  [[nodiscard]] const std::vector<std::uint8_t>& image() const noexcept { return image_; }
+  /// DRAM byte address of the program area (prog_depth instructions).
+  [[nodiscard]] std::uint64_t program_addr() const noexcept { return prog_addr_; }
+  /// DRAM byte address of the int32 Q.16 logits (vocab) written by every step.
+  [[nodiscard]] std::uint64_t logits_addr() const noexcept { return logits_addr_; }
+  /// Largest position the vector scratchpad's KV window holds (< seq_len on small configs).
+  [[nodiscard]] int max_positions() const noexcept { return max_positions_; }
+
+  /// The programs that feed `token` at position `pos`. Throws std::runtime_error if `pos`
+  /// is beyond max_positions().
+  [[nodiscard]] StepPrograms step(int token, int pos) const;
+
+  /// DRAM byte addresses of one layer's tensors.
+  struct LayerDram {
+    std::uint64_t attn_gain, ffn_gain;                  // int16 (dim)
+    std::uint64_t wq, wk, wv, wo, w1, w3, w2;           // int8 W^T (in, out) row-major
+    std::uint64_t rq_q, rq_k, rq_v, rq_o, rq_1, rq_3, rq_2;  // u64 param entries (out)
+    std::uint64_t rq_attn;                              // u64 (n_heads, 2): score, value
+    std::uint64_t rq_silu;                              // u64 (2): to_q10, out_rq
+    std::uint64_t rq_mul;                               // u64 (hidden)
+  };
+  /// DRAM byte addresses outside the layers.
+  struct Dram {
+    std::uint64_t embedding, rq_embed, final_gain, cls, rq_cls, eps, rope_cos, rope_sin;
+    std::uint64_t xn, att, hid;        // int8 activation round trips (dim) (dim) (hidden)
+    std::uint64_t k_cache, v_cache;    // (layers, kv_heads, seq_len, head_size) int16 / int8
+  };
+  /// Vector-scratchpad word addresses.
+  struct Vec {
+    std::size_t x, xn, gain, q, k_new, v_new, rope, k_win, v_win, scores, probs, att, branch;
+    std::size_t gate, up, hid, logits;
+  };
+
+  struct Emitter;
+  void emit_layer(Emitter& e, int layer, int pos) const;
+  void emit_norm(Emitter& e, int layer, std::uint64_t gain, int frac_bits) const;
+  void emit_matmul(Emitter& e, int layer, std::uint64_t w_t, std::uint64_t rq, std::size_t k,
+                   std::size_t n, std::size_t col0, std::size_t ncols, std::size_t dst,
+                   int out_bits) const;
+  void emit_projection(Emitter& e, int layer, std::uint64_t w_t, std::uint64_t rq,
+                       std::size_t k, std::size_t n, std::size_t dst, int out_bits) const;
+
+  const QuantModel& model_;
+  hw::HwConfig cfg_;
+  std::vector<std::uint8_t> image_;
+  std::uint64_t dram_bytes_ = 0;
+  std::uint64_t prog_addr_ = 0;
+  std::uint64_t logits_addr_ = 0;
+  int max_positions_ = 0;
+  std::size_t chunk_cols_ = 0;  // output channels per weight tile load (multiple of C and L)
+  std::vector<LayerDram> layer_dram_;
+  Dram dram_{};
+  Vec vec_{};
+};
+
+/// A Backend that runs compiled programs on a Device (CpuDevice, or the simulated RTL).
+class DeviceBackend final : public Backend {
+ public:
+  /// `model` and `device` must outlive the backend. Loads the DRAM image into the device.
+  DeviceBackend(const QuantModel& model, Device& device);
+
+  [[nodiscard]] std::string_view name() const noexcept override { return name_; }
+  [[nodiscard]] const ModelConfig& config() const noexcept override { return model_.config; }
+  void forward(int token, int pos) override;
+  [[nodiscard]] std::span<const float> logits() const noexcept override { return logits_f32_; }
+  void reset() override {}
+
+  [[nodiscard]] std::span<const std::int32_t> logits_i32() const noexcept { return logits_; }
+  /// Statistics summed over every run since construction.
+  [[nodiscard]] const RunStats& stats() const noexcept { return stats_; }
+  [[nodiscard]] const ModelCompiler& compiler() const noexcept { return compiler_; }
+
+ private:
+  const QuantModel& model_;
+  Device& device_;
+  ModelCompiler compiler_;
+  std::string name_;
+  std::vector<std::int32_t> logits_;
+  std::vector<float> logits_f32_;
+  RunStats stats_;
+};
+
+}  // namespace passim
