@@ -29,6 +29,9 @@ Requant make_requant(double multiplier) {
     throw std::out_of_range("requantisation multiplier " + std::to_string(multiplier) +
                             " exceeds 2^31");
   }
+  if (shift > 63 + 31) {  // the 31-bit mantissa would be shifted out entirely
+    return {};
+  }
   if (shift > 63) {  // keep the value, lose mantissa bits
     mult = round_shift(mult, static_cast<int>(shift - 63));
     shift = 63;

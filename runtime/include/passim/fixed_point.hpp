@@ -65,9 +65,11 @@ struct Requant {
 [[nodiscard]] std::uint64_t isqrt_u64(std::uint64_t x) noexcept;
 
 /// Reciprocal square root as a requantisation step: returns `Requant r` such that
-/// `r.mult / 2^r.shift ~= 1 / sqrt(x)` with a 29-bit mantissa, for x in [1, 2^62).
+/// `r.mult / 2^r.shift ~= 1 / sqrt(x)`, for x in [1, 2^62).
 /// Method: normalise x by an even left shift 2k into [2^60, 2^62), s = isqrt(x << 2k) in
-/// [2^30, 2^31), mult = floor(2^59 / s) in (2^28, 2^29], shift = 59 - k + extra_shift.
+/// [2^30, 2^31), mult = floor(2^59 / s) in [2^28, 2^29] (30 unsigned bits),
+/// shift = 59 - k + extra_shift. Precondition: shift <= 63, i.e. x < 2^(70 - 2*extra_shift)
+/// when x has k >= extra_shift - 4 (the quantiser guarantees it: dim <= 4096, eps < 2^40).
 /// `extra_shift` lets the caller fold a power-of-two scale into the same step.
 /// Relative error <= 2^-28 from the two floors. RTL twin: rtl/norm/psm_rsqrt.sv.
 [[nodiscard]] Requant rsqrt_requant(std::uint64_t x, int extra_shift) noexcept;
@@ -88,8 +90,8 @@ inline constexpr std::int32_t kExpOne = kExpB * kExpB + kExpC;
 inline constexpr int kExpMaxShift = 31;            ///< beyond this the result is 0
 
 /// exp(x) for x <= 0 given in Q.10 (`x_q10 <= 0`); returns an unsigned value in units of
-/// 0.3585 * 2^-20, in [0, kExpOne] (22 bits). Inputs below about -22 (x_q10 < -31*709)
-/// give 0. Max error vs float exp: see docs/numerics.md (measured in tests).
+/// 0.3585 * 2^-20, in [0, kExpOne] (22 bits). Every input at or below -15230 (about -14.9)
+/// gives 0: the shift empties the 22-bit polynomial; z > 31 only guards the shift width. Max error vs float exp: see docs/numerics.md (measured in tests).
 /// RTL twin: rtl/common/psm_iexp.sv.
 [[nodiscard]] constexpr std::uint32_t iexp_q10(std::int32_t x_q10) noexcept {
   assert(x_q10 <= 0);

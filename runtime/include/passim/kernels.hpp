@@ -47,6 +47,7 @@ struct RmsNormParams {
 /// Between passes: r = rsqrt_requant(ss, gain_frac_bits) (integer Newton square root).
 /// Pass 2: out[i] = requantize(x[i] * gain[i], r, 8).
 /// The input scale cancels: out = g * x / rms(x) / s_out.  RTL twin: rtl/norm/psm_rmsnorm.sv.
+/// Precondition: sum(x^2) + eps < 2^(70 - 2 * gain_frac_bits) (see rsqrt_requant).
 ///   x: (n) int16   out: (n) int8
 void rmsnorm_i8(std::span<const std::int16_t> x, const RmsNormParams& p,
                 std::span<std::int8_t> out);
@@ -68,7 +69,7 @@ void softmax_i16(std::span<const std::int32_t> x, std::span<std::uint32_t> e_scr
 void silu_i16(std::span<const std::int16_t> x, Requant to_q10, Requant out_rq,
               std::span<std::int16_t> out);
 
-/// The sigmoid used by `silu_i8`, Q0.15, for an input in Q.10.
+/// The sigmoid used by `silu_i16`, Q0.15, for an input in Q.10.
 [[nodiscard]] std::int32_t sigmoid_q15(std::int32_t x_q10) noexcept;
 
 /// Rotary position embedding (Su et al. 2021, RoFormer Eq. 34) in place on query/key vectors
@@ -102,8 +103,8 @@ struct AttentionParams {
 };
 
 /// Causal attention for one query position over `t_len` cached positions (0 .. pos).
-/// Queries and keys are kQkBits-bit values in int16 (so q . k over a head of up to 512
-/// channels fits int32); probabilities are Q0.15, so sum_t p[t] * v_t <= 2^15 * 2^7 never
+/// Queries and keys are kQkBits-bit values in int16 (so q . k over a head of up to 511
+/// channels fits int32; 512 channels of -2048 * -2048 sum to exactly 2^31 and wrap); probabilities are Q0.15, so sum_t p[t] * v_t <= 2^15 * 2^7 never
 /// overflows; values and the output are int8.
 /// Per head h (KV head h / (n_heads / n_kv_heads)):
 ///   s[t] = requantize(q_h . k_t, score_rq[h], 32); p = softmax_i16(s);
