@@ -3,7 +3,7 @@
 # The main job for a newcomer: install packages, build, quantise stories260K once, then
 # generate text on the float and int8 (cpu) backends.
 #
-#   bash tools/quickstart.sh [extra `passim run` options, e.g. -i "The cat" -n 128]
+#   bash tools/quickstart.sh [passim run options; default: --prompt "Once upon a time" --steps 256]
 #
 # stories260K.bin and tok512.bin are read from $PASSIM_DATA/models (default: ../shared/data).
 set -euo pipefail
@@ -19,12 +19,12 @@ if [[ ! -f "$model" || ! -f "$tok" ]]; then
   cat >&2 <<MSG
 quickstart: stories260K not found at $model (or $tok).
 Download llama2.c's published files and point PASSIM_DATA at their parent folder:
-  mkdir -p data/models
-  curl -L -o data/models/stories260K.bin \\
+  mkdir -p ~/passim-data/models
+  curl -L -o ~/passim-data/models/stories260K.bin \\
     https://huggingface.co/karpathy/tinyllamas/resolve/main/stories260K/stories260K.bin
-  curl -L -o data/models/tok512.bin \\
+  curl -L -o ~/passim-data/models/tok512.bin \\
     https://huggingface.co/karpathy/tinyllamas/resolve/main/stories260K/tok512.bin
-  PASSIM_DATA=data bash tools/quickstart.sh
+  PASSIM_DATA=~/passim-data bash tools/quickstart.sh
 MSG
   exit 1
 fi
@@ -33,10 +33,13 @@ psm=build/stories260K.psm
 if [[ ! -f "$psm" || "$model" -nt "$psm" ]]; then
   ./build/passim quantize --model "$model" --tokenizer "$tok" --out "$psm"
 fi
+args=("$@")
+if ((${#args[@]} == 0)); then
+  args=(--prompt "Once upon a time" --steps 256)
+fi
 echo "== float backend (llama2.c run.c semantics) ==" >&2
-./build/passim run --model "$model" --tokenizer "$tok" --backend float \
-  --prompt "Once upon a time" --steps 256 "$@"
+./build/passim run --model "$model" --tokenizer "$tok" --backend float "${args[@]}"
 echo "== cpu backend (integer kernels, the golden model) ==" >&2
 ./build/passim run --model "$psm" --tokenizer "$tok" --backend cpu \
-  --prompt "Once upon a time" --steps 256 --report build/run_cpu.json "$@"
+  --report build/run_cpu.json "${args[@]}"
 echo "report: build/run_cpu.json" >&2

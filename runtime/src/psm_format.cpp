@@ -6,6 +6,7 @@
 //   n_tensors x { u16 name_len | name | u8 dtype | u8 ndim | u32 dims[ndim] | data } |
 //   32-byte SHA-256 of everything before it.
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -324,19 +325,39 @@ std::vector<std::uint8_t> serialize_psm(const QuantModel& m) {
 }
 
 void save_psm(const QuantModel& m, const std::filesystem::path& path) {
+  namespace fs = std::filesystem;
+  const std::string name = path.string();
+  std::error_code ec;
+  if (name.empty()) {
+    throw std::runtime_error("output path: expected a file name, found an empty string");
+  }
+  if (fs::exists(path, ec) && !fs::is_regular_file(path, ec)) {
+    throw std::runtime_error(fmt::format("{}: exists and is not a regular file; not replaced",
+                                         name));
+  }
   const auto bytes = serialize_psm(m);
-  const auto tmp = std::filesystem::path(path.string() + ".tmp");
+  // Write next to the target, then rename: a failure never leaves a half-written model
+  // under the real name, and the temporary file is removed.
+  const fs::path tmp = path.string() + ".tmp";
+  bool ok = false;
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) {
-      throw std::runtime_error(fmt::format("{}: cannot open for writing", tmp.string()));
-    }
-    out.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
-    if (!out) {
-      throw std::runtime_error(fmt::format("{}: write failed", tmp.string()));
+    if (out) {
+      out.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+      out.flush();
+      ok = static_cast<bool>(out);
     }
   }
-  std::filesystem::rename(tmp, path);  // never leave a half-written model under the real name
+  if (!ok) {
+    const std::string reason = std::strerror(errno);
+    fs::remove(tmp, ec);
+    throw std::runtime_error(fmt::format("{}: cannot write the model: {}", name, reason));
+  }
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    throw std::runtime_error(fmt::format("{}: cannot write the model: {}", name, ec.message()));
+  }
 }
 
 QuantModel parse_psm(const std::vector<std::uint8_t>& data, const std::string& source) {
@@ -452,6 +473,10 @@ QuantModel load_psm(const std::filesystem::path& path) {
 }
 
 bool is_psm_file(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    return false;  // never open a fifo or a device just to sniff it
+  }
   std::ifstream in(path, std::ios::binary);
   char head[8] = {};
   in.read(head, sizeof head);

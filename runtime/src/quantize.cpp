@@ -173,8 +173,9 @@ std::vector<std::vector<int>> self_generated_calibration(const FloatModel& model
   std::vector<std::vector<int>> docs;
   FloatBackend fb(model);
   std::vector<float> scratch(std::size_t(model.config.vocab_size));
-  for (std::uint64_t seed = 0; seed < 4; ++seed) {
-    Sampler sampler(model.config.vocab_size, seed == 0 ? 0.0f : 1.0f, 0.0f, seed);
+  for (std::uint64_t seed = 0; seed < 4; ++seed) {  // run 0 is greedy, runs 1-3 sample
+    Sampler sampler(model.config.vocab_size, seed == 0 ? 0.0f : 1.0f, 0.0f,
+                    std::max<std::uint64_t>(seed, 1));
     std::vector<int> ids{kBosToken};
     for (int pos = 0; pos + 1 < n; ++pos) {
       fb.forward(ids.back(), pos);

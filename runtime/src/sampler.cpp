@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 namespace passim {
 
@@ -34,6 +35,12 @@ void softmax_f32(std::span<float> x) noexcept {
 
 Sampler::Sampler(int vocab_size, float temperature, float top_p, std::uint64_t seed)
     : vocab_size_(vocab_size), temperature_(temperature), top_p_(top_p), state_(seed) {
+  if (!std::isfinite(temperature) || temperature < 0.0f || !std::isfinite(top_p)) {
+    throw std::invalid_argument("sampler: temperature must be finite and >= 0, top_p finite");
+  }
+  if (seed == 0) {
+    throw std::invalid_argument("sampler: seed must be non-zero (xorshift state 0 is stuck)");
+  }
   candidates_.reserve(std::size_t(vocab_size));
 }
 
@@ -49,14 +56,20 @@ float Sampler::random_f32() noexcept {
 }
 
 int Sampler::sample(std::span<float> logits) {
+  const int greedy = argmax(logits);
   if (temperature_ == 0.0f) {
-    return argmax(logits);
+    return greedy;
   }
   for (float& v : logits) {
     v /= temperature_;
   }
   softmax_f32(logits);
   const float coin = random_f32();
+  // A temperature so small that the scaled logits overflow leaves no usable distribution:
+  // that limit is greedy decoding.
+  if (!std::all_of(logits.begin(), logits.end(), [](float p) { return std::isfinite(p); })) {
+    return greedy;
+  }
   if (top_p_ <= 0.0f || top_p_ >= 1.0f) {
     float cdf = 0.0f;
     for (std::size_t i = 0; i < logits.size(); ++i) {
@@ -75,6 +88,9 @@ int Sampler::sample(std::span<float> logits) {
     if (logits[i] >= cutoff) {
       candidates_.push_back({logits[i], static_cast<int>(i)});
     }
+  }
+  if (candidates_.empty()) {
+    return greedy;
   }
   std::stable_sort(candidates_.begin(), candidates_.end(),
                    [](const ProbIndex& a, const ProbIndex& b) { return a.prob > b.prob; });

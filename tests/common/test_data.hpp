@@ -10,9 +10,11 @@
 
 namespace passim::test {
 
-/// The data folder: $PASSIM_DATA if set, else the path configured at build time.
+/// The data folder: $PASSIM_DATA if set to an absolute path, else the path configured at
+/// build time (a relative $PASSIM_DATA is resolved against the source tree when configuring,
+/// since tests run from their own build folders).
 inline std::filesystem::path data_dir() {
-  if (const char* env = std::getenv("PASSIM_DATA"); env != nullptr && *env != '\0') {
+  if (const char* env = std::getenv("PASSIM_DATA"); env != nullptr && *env == '/') {
     return env;
   }
   return PASSIM_DATA_DIR;

@@ -339,3 +339,88 @@ TEST(CliQuantize, MissingOutIsUsageError) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(CliRun, NonFiniteSamplingOptionsAreUsageErrors) {
+  PASSIM_REQUIRE_DATA();
+  for (const char* bad : {"nan", "inf", "abc"}) {
+    const auto r = run_cli({"run", "-m", model(), "-z", tokenizer(), "-b", "float", "-n", "4",
+                            "-t", bad});
+    EXPECT_EQ(r.code, 2) << bad;
+    EXPECT_NE(r.err.find("--temperature"), std::string::npos) << r.err;
+  }
+  const auto p = run_cli({"run", "-m", model(), "-z", tokenizer(), "-b", "float", "-n", "4",
+                          "-t", "1", "-p", "nan"});
+  EXPECT_EQ(p.code, 2);
+  EXPECT_NE(p.err.find("--top-p"), std::string::npos) << p.err;
+}
+
+TEST(CliRun, VanishingTemperatureFallsBackToGreedy) {
+  PASSIM_REQUIRE_DATA();
+  const auto r = run_cli({"run", "-m", model(), "-z", tokenizer(), "-b", "float", "-n", "64",
+                          "-i", "Once upon a time", "-t", "1e-38"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, kOnceUponText64);
+}
+
+TEST(CliRun, SeedZeroAndNegativeSeedsAreUsageErrors) {
+  PASSIM_REQUIRE_DATA();
+  for (const char* bad : {"0", "-1", "18446744073709551616"}) {
+    const auto r = run_cli({"run", "-m", model(), "-z", tokenizer(), "-b", "float", "-n", "4",
+                            "-t", "1", "-s", bad});
+    EXPECT_EQ(r.code, 2) << bad;
+    EXPECT_NE(r.err.find("--seed"), std::string::npos) << r.err;
+  }
+}
+
+TEST(CliRun, NonUtf8PromptStillWritesReport) {
+  PASSIM_REQUIRE_DATA();
+  ScratchDir dir;
+  const auto report = dir.path() / "r.json";
+  const auto r = run_cli({"run", "-m", model(), "-z", tokenizer(), "-b", "float", "-n", "4",
+                          "-i", "\xff\xfe", "--report", report.string()});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(read_json(report)["format_version"], 1);
+}
+
+TEST(CliRun, ReportInMissingFolderFailsBeforeRunning) {
+  PASSIM_REQUIRE_DATA();
+  const auto r = run_cli({"run", "-m", model(), "-z", tokenizer(), "-b", "float", "-n", "4",
+                          "--report", "/nonexistent-passim-dir/r.json"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_TRUE(r.out.empty()) << "generated before checking the report path";
+  EXPECT_NE(r.err.find("does not exist"), std::string::npos) << r.err;
+}
+
+TEST(CliQuantize, NeverOverwritesTheInputOrAFolder) {
+  PASSIM_REQUIRE_DATA();
+  ScratchDir dir;
+  const auto copy = dir.path() / "m.bin";
+  std::filesystem::copy_file(model(), copy);
+  const auto r = run_cli({"quantize", "-m", copy.string(), "-z", tokenizer(), "-o",
+                          copy.string()});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("is the input model"), std::string::npos) << r.err;
+  EXPECT_EQ(read_bytes(copy), read_bytes(model()));
+  const auto d = run_cli({"quantize", "-m", copy.string(), "-z", tokenizer(), "-o",
+                          dir.path().string()});
+  EXPECT_EQ(d.code, 1);
+  EXPECT_NE(d.err.find("not a regular file"), std::string::npos) << d.err;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+    EXPECT_NE(entry.path().extension(), ".tmp") << "left behind: " << entry.path();
+  }
+}
+
+TEST(CliRun, GgufIsRecognisedAndRejectedClearly) {
+  PASSIM_REQUIRE_DATA();
+  const auto gguf = passim::test::data_dir() / "models" / "stories260K.gguf";
+  if (!std::filesystem::exists(gguf)) {
+    GTEST_SKIP() << "no GGUF file in the data folder";
+  }
+  const auto r = run_cli({"run", "-m", gguf.string(), "-z", tokenizer(), "-n", "4"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("GGUF"), std::string::npos) << r.err;
+}
+
+}  // namespace

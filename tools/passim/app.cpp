@@ -2,7 +2,10 @@
 // `passim run | quantize | perplexity`: argument parsing (CLI11), model loading, reports (JSON).
 #include "app.hpp"
 
+#include <cerrno>
 #include <chrono>
+#include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -31,6 +34,7 @@ using nlohmann::json;
 namespace {
 
 inline constexpr int kReportVersion = 1;
+inline constexpr const char* kVersion = "0.1.0";
 inline constexpr int kDefaultCalibPositions = 128;
 
 /// Options shared by the subcommands that load a model.
@@ -78,23 +82,30 @@ std::vector<std::string> read_documents(const std::string& path) {
 Calibration run_calibration(const FloatModel& fm, const Tokenizer& tok, const std::string& text,
                             std::ostream& err) {
   std::vector<std::vector<int>> ids;
-  std::string description;
+  std::string source;
   if (!text.empty()) {
-    for (const auto& doc : read_documents(text)) {
-      auto t = tok.encode(doc, true, false);
-      t.resize(std::min(t.size(), std::size_t(fm.config.seq_len)));
+    const auto docs = read_documents(text);
+    for (std::size_t d = 0; d < docs.size(); ++d) {
+      auto t = tok.encode(docs[d], true, false);
+      if (t.size() > std::size_t(fm.config.seq_len)) {
+        fmt::print(err, "notice: {}: calibration document {} has {} tokens; using the first {}\n",
+                   text, d, t.size(), fm.config.seq_len);
+        t.resize(std::size_t(fm.config.seq_len));
+      }
       ids.push_back(std::move(t));
     }
-    description = fmt::format("text {} ({} documents)", fs::path(text).filename().string(),
-                              ids.size());
+    source = fmt::format("text {} ({} documents)", fs::path(text).filename().string(), ids.size());
   } else {
     ids = self_generated_calibration(fm, kDefaultCalibPositions);
-    description = fmt::format("self-generated: 4 x {} positions (greedy + 3 sampled)",
-                              kDefaultCalibPositions);
+    source = "self-generated text (greedy + 3 sampled runs)";
   }
   Calibration c = calibrate(fm, ids);
-  c.description = description;
-  fmt::print(err, "calibration: {}, {} positions\n", description, c.positions);
+  c.description = fmt::format("{}, {} positions", source, c.positions);
+  fmt::print(err, "calibration: {}\n", c.description);
+  if (c.positions < kDefaultCalibPositions) {
+    fmt::print(err, "warning: calibration saw only {} positions; activation scales may clip\n",
+               c.positions);
+  }
   return c;
 }
 
@@ -103,11 +114,20 @@ Loaded load(const ModelOptions& o, bool need_float, bool need_quant, std::ostrea
   if (o.model.empty()) {
     throw std::runtime_error("--model: required (a llama2.c .bin or a passim .psm file)");
   }
+  if (const auto head = read_file_prefix(o.model, 4);
+      head.size() == 4 && std::equal(head.begin(), head.end(), "GGUF")) {
+    throw std::runtime_error(fmt::format(
+        "{}: magic: found a GGUF file; expected a llama2.c .bin or a passim .psm", o.model));
+  }
   if (is_psm_file(o.model)) {
     if (need_float) {
       throw std::runtime_error(fmt::format(
           "{}: backend float needs the float checkpoint (llama2.c .bin), found a quantised "
           ".psm model", o.model));
+    }
+    if (!o.calib_text.empty()) {
+      throw std::runtime_error(fmt::format(
+          "--calib-text: {} is already quantised; calibration only applies to a .bin", o.model));
     }
     L.quant_model = load_psm(o.model);
     L.config = L.quant_model->config;
@@ -118,8 +138,11 @@ Loaded load(const ModelOptions& o, bool need_float, bool need_quant, std::ostrea
     L.model_sha256 = L.float_model->sha256;
   }
   L.tokenizer = Tokenizer::load(find_tokenizer(o), L.config.vocab_size);
+  if (!need_quant && !o.calib_text.empty()) {
+    throw std::runtime_error("--calib-text: only used when quantising (backend cpu)");
+  }
   if (need_quant && !L.quant_model) {
-    fmt::print(err, "quantising {} in memory (save it once with `passim quantize`)\n", o.model);
+    fmt::print(err, "quantising {} in memory\n", o.model);
     L.quant_model = quantize(*L.float_model, run_calibration(*L.float_model, *L.tokenizer,
                                                              o.calib_text, err));
   }
@@ -139,14 +162,32 @@ json config_json(const ModelConfig& c) {
           {"seq_len", c.seq_len},   {"shared_classifier", c.shared_classifier}};
 }
 
-void write_json(const std::string& path, const json& j) {
-  std::ofstream f(path);
-  if (!f) {
-    throw std::runtime_error(fmt::format("{}: cannot open the report for writing", path));
+/// Fails early (before any work) when a report could not be written there.
+void check_report_path(const std::string& path) {
+  if (path.empty()) {
+    return;
   }
-  f << j.dump(2) << '\n';
+  const fs::path parent = fs::absolute(path).parent_path();
+  std::error_code ec;
+  if (!fs::is_directory(parent, ec)) {
+    throw std::runtime_error(fmt::format("--report {}: folder {} does not exist", path,
+                                         parent.string()));
+  }
+  if (fs::is_directory(path, ec)) {
+    throw std::runtime_error(fmt::format("--report {}: is a folder", path));
+  }
+}
+
+void write_json(const std::string& path, const json& j) {
+  // Text that is not valid UTF-8 (a raw-byte prompt) is written with U+FFFD replacements.
+  const std::string text = j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+  std::ofstream f(path);
+  if (f) {
+    f << text;
+  }
   if (!f) {
-    throw std::runtime_error(fmt::format("{}: writing the report failed", path));
+    throw std::runtime_error(
+        fmt::format("{}: cannot write the report: {}", path, std::strerror(errno)));
   }
 }
 
@@ -173,6 +214,7 @@ struct RunOptions {
 };
 
 int cmd_run(const RunOptions& o, std::ostream& out, std::ostream& err) {
+  check_report_path(o.report);
   const bool is_float = o.model.backend == "float";
   Loaded L = load(o.model, is_float, !is_float, err);
   auto backend = make_backend(o.model.backend, L);
@@ -200,8 +242,10 @@ int cmd_run(const RunOptions& o, std::ostream& out, std::ostream& err) {
     }
     j["backend"] = std::string(backend->name());
     j["prompt"] = o.prompt;
-    j["sampling"] = {{"steps", g.steps}, {"temperature", o.temperature}, {"top_p", o.top_p},
-                     {"seed", o.seed}};
+    // float options are reported as the decimal the user typed (not 0.8999999761581421)
+  auto decimal = [](float v) { return std::stod(fmt::format("{}", v)); };
+  j["sampling"] = {{"steps", g.steps}, {"temperature", decimal(o.temperature)},
+                   {"top_p", decimal(o.top_p)}, {"seed", o.seed}};
     j["prompt_tokens"] = r.prompt_tokens;
     j["generated_tokens"] = r.generated_tokens;
     j["text"] = r.text;
@@ -218,6 +262,11 @@ int cmd_quantize(const ModelOptions& o, const std::string& out_path, std::ostrea
   if (is_psm_file(o.model)) {
     throw std::runtime_error(fmt::format("{}: already a quantised .psm model", o.model));
   }
+  std::error_code ec;
+  if (fs::exists(out_path, ec) && fs::equivalent(out_path, o.model, ec)) {
+    throw std::runtime_error(fmt::format("--out {}: is the input model; not overwritten",
+                                         out_path));
+  }
   Loaded L = load(o, true, true, err);
   save_psm(*L.quant_model, out_path);
   fmt::print(err, "wrote {} ({} bytes)\n", out_path, fs::file_size(out_path));
@@ -228,12 +277,18 @@ int cmd_quantize(const ModelOptions& o, const std::string& out_path, std::ostrea
 
 int cmd_perplexity(const ModelOptions& o, const std::string& text, const std::string& report,
                    std::ostream& out, std::ostream& err) {
+  check_report_path(report);
+  const auto docs = read_documents(text);
   const bool is_float = o.backend == "float";
   Loaded L = load(o, is_float, !is_float, err);
   auto backend = make_backend(o.backend, L);
-  const auto docs = read_documents(text);
   const auto t0 = std::chrono::steady_clock::now();
-  const PerplexityResult r = perplexity(*backend, *L.tokenizer, docs);
+  PerplexityResult r;
+  try {
+    r = perplexity(*backend, *L.tokenizer, docs);
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(fmt::format("{}: {}", text, e.what()));
+  }
   const double secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   json j;
@@ -262,8 +317,31 @@ int cmd_perplexity(const ModelOptions& o, const std::string& text, const std::st
 }  // namespace
 
 int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  CLI::App app{"passim: a fixed-point Transformer runtime and the accelerator that runs it"};
+  CLI::App app{"passim: a fixed-point Transformer runtime and the accelerator that runs it",
+               "passim"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("passim ") + kVersion);
+  const CLI::Validator finite(
+      [](std::string& s) {
+        char* end = nullptr;
+        const double v = std::strtod(s.c_str(), &end);
+        if (s.empty() || end != s.c_str() + s.size()) {
+          return std::string("must be a number");
+        }
+        return std::isfinite(v) ? std::string() : std::string("must be finite");
+      },
+      "FINITE");
+  const CLI::Validator nonzero_seed(
+      [](std::string& s) {
+        const bool digits = !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
+        const bool too_big = s.size() > 20 || (s.size() == 20 && s > "18446744073709551615");
+        if (!digits || too_big) {
+          return std::string("must be an integer in 1..2^64-1");
+        }
+        return std::stoull(s) == 0 ? std::string("must be non-zero (xorshift state 0 is stuck)")
+                                   : std::string();
+      },
+      "SEED");
 
   RunOptions run;
   CLI::App* run_cmd = app.add_subcommand("run", "generate text (run.c semantics)");
@@ -273,12 +351,14 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
                       "positions including the prompt; 0 or > seq_len means seq_len")
       ->capture_default_str();
   run_cmd->add_option("--temperature,-t", run.temperature, "0 = greedy")
-      ->check(CLI::Range(0.0f, 100.0f))
+      ->check(finite & CLI::Range(0.0f, 100.0f))
       ->capture_default_str();
   run_cmd->add_option("--top-p,-p", run.top_p, "nucleus sampling threshold")
-      ->check(CLI::Range(0.0f, 1.0f))
+      ->check(finite & CLI::Range(0.0f, 1.0f))
       ->capture_default_str();
-  run_cmd->add_option("--seed,-s", run.seed, "RNG seed")->capture_default_str();
+  run_cmd->add_option("--seed,-s", run.seed, "RNG seed, non-zero")
+      ->check(nonzero_seed)
+      ->capture_default_str();
   run_cmd->add_option("--backend,-b", run.model.backend, "float | cpu")
       ->check(CLI::IsMember({"float", "cpu"}))
       ->capture_default_str();

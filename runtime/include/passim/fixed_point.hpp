@@ -91,7 +91,8 @@ inline constexpr int kExpMaxShift = 31;            ///< beyond this the result i
 
 /// exp(x) for x <= 0 given in Q.10 (`x_q10 <= 0`); returns an unsigned value in units of
 /// 0.3585 * 2^-20, in [0, kExpOne] (22 bits). Every input at or below -15230 (about -14.9)
-/// gives 0: the shift empties the 22-bit polynomial; z > 31 only guards the shift width. Max error vs float exp: see docs/numerics.md (measured in tests).
+/// gives 0: the shift empties the 22-bit polynomial; z > 31 only guards the shift width.
+/// Max error vs float exp: docs/numerics.md (measured by tests/kernels/fixed_point_test.cpp).
 /// RTL twin: rtl/common/psm_iexp.sv.
 [[nodiscard]] constexpr std::uint32_t iexp_q10(std::int32_t x_q10) noexcept {
   assert(x_q10 <= 0);

@@ -15,10 +15,13 @@ namespace passim {
 /// llama2.c's xorshift RNG so that a seed reproduces run.c's choices.
 class Sampler {
  public:
+  /// temperature >= 0 and top_p must be finite; `seed` must be non-zero (the xorshift state 0
+  /// never changes). Throws std::invalid_argument otherwise.
   Sampler(int vocab_size, float temperature, float top_p, std::uint64_t seed);
 
   /// Picks the next token. `logits` (vocab) is used as scratch (scaled and softmaxed in
-  /// place when temperature > 0).
+  /// place when temperature > 0). Falls back to the greedy choice when the scaled
+  /// distribution is not finite (a vanishing temperature) or the nucleus is empty.
   [[nodiscard]] int sample(std::span<float> logits);
 
  private:
