@@ -15,8 +15,14 @@ function(passim_verilated_model target)
     TOP_MODULE ${V_TOP}
     PREFIX ${V_PREFIX}
     VERILATOR_ARGS -Wall --assert -x-assign fast -x-initial fast ${gparams} ${V_ARGS})
-  # Verilated code is generated: no project warnings on it.
+  # Verilated code is generated: no project warnings on it, and its headers are SYSTEM
+  # includes for the testbenches (they do not build under -Wconversion -Werror).
   target_compile_options(${target} PRIVATE -w)
+  get_target_property(model_includes ${target} INTERFACE_INCLUDE_DIRECTORIES)
+  if(model_includes)
+    set_property(TARGET ${target} APPEND PROPERTY
+      INTERFACE_SYSTEM_INCLUDE_DIRECTORIES ${model_includes})
+  endif()
 endfunction()
 
 # passim_sim_test(<name> MODEL <lib> SOURCES <files...>): a GoogleTest driving a model.
