@@ -1,0 +1,304 @@
+// SPDX-License-Identifier: Apache-2.0
+// RMSNorm of one int16 row in the vector scratchpad, in two passes, int8 out.
+// Golden model: passim::kernels::rmsnorm_i8() in runtime/src/kernels/rmsnorm.cpp.
+//
+// Pass 0 reads the row: per-lane uint64 sums of x^2, then ss = the lane sums added + eps
+//        (1 if that is 0), and r = rsqrt_requant(ss, gain_frac_bits) (psm_rsqrt).
+// Pass 1 reads the row and the gain row word by word and writes
+//        out[i] = requantize(x[i] * gain[i], r, 8) as int8, sign-extended to 32 bits.
+//
+// Cycles for W = ceil(len / Lanes) words, from the cycle after start_i:
+//   pass 0: W reads + 1 (last data) + 1 (reduce) + 95 + k (rsqrt)  = W + 97 + k
+//           with k = (62 - bit_width(ss)) / 2 in [0, 30]
+//   pass 1: (read x, read gain, write) per word                   = 3 * W
+// done_o pulses in the cycle after the last write, with busy_o already low.
+module psm_rmsnorm #(
+  parameter int unsigned Lanes     = 2,   // elements per scratchpad word
+  parameter int unsigned AddrWidth = 16,  // scratchpad word address
+  parameter int unsigned LenWidth  = 16   // row length in elements
+) (
+  input  logic                   clk_i,
+  input  logic                   rst_i,             // synchronous, active high
+  // Command: valid with the one-cycle start_i pulse; ignored while busy_o
+  input  logic                   start_i,
+  input  logic [AddrWidth-1:0]   src_addr_i,        // first word of the input row (int16)
+  input  logic [AddrWidth-1:0]   gain_addr_i,       // first word of the gain row (int16)
+  input  logic [AddrWidth-1:0]   dst_addr_i,        // first word of the output row (int8)
+  input  logic [LenWidth-1:0]    len_i,             // elements in the row, >= 1
+  input  logic [63:0]            eps_i,             // unsigned, added to the sum of squares
+  input  logic [3:0]             gain_frac_bits_i,  // gain is Q.gain_frac_bits, 0..13
+  output logic                   busy_o,
+  output logic                   done_o,            // one-cycle pulse after the last write
+  output logic [1:0]             pass_o,            // current pass 0, 1 (0 when idle)
+  // Vector scratchpad port (docs/accelerator.md): read data arrives one cycle after the request
+  output logic                   mem_req_o,
+  output logic                   mem_we_o,
+  output logic [AddrWidth-1:0]   mem_addr_o,
+  output logic [Lanes*32-1:0]    mem_wdata_o,       // int8, sign-extended
+  output logic [Lanes-1:0]       mem_wmask_o,
+  input  logic [Lanes*32-1:0]    mem_rdata_i        // int16 x or gain, sign-extended
+);
+  typedef enum logic [2:0] {
+    StIdle,       // wait for start_i
+    StSumRead,    // pass 0: read every word, add x^2 into per-lane sums
+    StSumReduce,  // pass 0: ss = lane sums + eps; start the reciprocal square root
+    StRsqrt,      // pass 0: wait for r = rsqrt_requant(ss, gain_frac_bits)
+    StNormReadX,  // pass 1: read one word of x
+    StNormReadG,  // pass 1: read the same word of the gain; x arrives
+    StNormWrite   // pass 1: the gain arrives; write the normalised int8 values
+  } rmsnorm_state_e;
+
+  rmsnorm_state_e state_d, state_q;
+
+  // Twin of passim::requantize(x, {mult, shift}, 8) in fixed_point.hpp: exact product, ONE
+  // rounding (half up: add 2^(shift-1), arithmetic shift), then saturation to int8.
+  // TODO: replace by an instance of rtl/common/psm_requant.sv (out_bits = 8) once it exists.
+  function automatic logic signed [7:0] requantize_i8(input logic signed [31:0] x,
+                                                      input logic [30:0] mult,
+                                                      input logic [5:0] shift);
+    logic signed [63:0] x_wide;
+    logic signed [63:0] mult_wide;
+    logic signed [63:0] prod;     // |x * mult| < 2^62: exact
+    logic signed [63:0] bias;
+    logic signed [63:0] shifted;
+    x_wide    = 64'(x);
+    mult_wide = $signed({33'd0, mult});
+    prod      = x_wide * mult_wide;
+    bias      = (shift == 6'd0) ? 64'sd0 : (64'sd1 <<< (shift - 6'd1));
+    shifted   = (prod + bias) >>> shift;
+    if (shifted > 64'sd127)       requantize_i8 = 8'sd127;
+    else if (shifted < -64'sd128) requantize_i8 = -8'sd128;
+    else                          requantize_i8 = shifted[7:0];
+  endfunction
+
+  //////////////////////////////////////////////////////////////////////////////////////////////
+  // Command and row walk                                                                    //
+  //////////////////////////////////////////////////////////////////////////////////////////////
+
+  logic [AddrWidth-1:0] src_q, gain_q, dst_q;
+  logic [LenWidth-1:0]  len_q;
+  logic [63:0]          eps_q;
+  logic [3:0]           gain_frac_bits_q;
+  logic [AddrWidth-1:0] word_q;      // word of the row being worked on (offset from src/dst)
+  logic [LenWidth-1:0]  left_q;      // elements not yet requested (pass 0) / written (pass 1)
+  logic                 rd_valid_q;  // mem_rdata_i holds the word requested last cycle
+  logic [Lanes-1:0]     rd_mask_q;   // its lanes that belong to the row
+
+  // Lanes of the word at word_q that belong to the row (the tail word may be partial).
+  logic [Lanes-1:0] word_mask;
+  always_comb begin
+    for (int l = 0; l < Lanes; l++) word_mask[l] = (LenWidth'(l) < left_q);
+  end
+
+  logic [LenWidth-1:0] left_after;  // left_q after one more word
+  assign left_after = (left_q > LenWidth'(Lanes)) ? left_q - LenWidth'(Lanes) : '0;
+
+  logic start_walk;    // rewind to the start of the row (start of each pass)
+  logic advance_walk;  // one more word requested (pass 0) or written (pass 1)
+  logic issue_read;    // a read request goes out this cycle
+
+  //////////////////////////////////////////////////////////////////////////////////////////////
+  // Lanes: sums of squares, normalisation                                                   //
+  //////////////////////////////////////////////////////////////////////////////////////////////
+
+  logic [30:0]          rq_mult;   // r from psm_rsqrt, valid in pass 1
+  logic [5:0]           rq_shift;
+  logic [Lanes*64-1:0]  lane_sumsq;
+  logic [Lanes*32-1:0]  lane_out;
+
+  for (genvar l = 0; l < Lanes; l++) begin : g_lane
+    logic               use_lane;  // this lane of mem_rdata_i is a row element
+    logic signed [15:0] rd;        // this lane of mem_rdata_i as int16 (x or gain)
+    logic signed [31:0] rd_wide;
+    logic signed [31:0] sq;        // x^2 in [0, 2^30]
+    logic signed [15:0] x_q;       // x, held while the gain is read (pass 1)
+    logic signed [31:0] xg;        // x * gain, |xg| <= 2^30
+    logic signed [7:0]  y;
+    logic [63:0]        sumsq_q;   // this lane's sum of squares; exact (wraps mod 2^64 only
+                                   // beyond 2^34 elements, like the golden uint64)
+
+    assign use_lane = rd_valid_q && rd_mask_q[l];
+    assign rd       = mem_rdata_i[l*32 +: 16];
+    assign rd_wide  = 32'(rd);
+    assign sq       = rd_wide * rd_wide;
+    assign xg       = 32'(x_q) * rd_wide;
+    assign y        = requantize_i8(xg, rq_mult, rq_shift);
+
+    always_ff @(posedge clk_i) begin  // datapath: no reset
+      if (state_q == StIdle && start_i)          sumsq_q <= '0;
+      else if (state_q == StSumRead && use_lane) sumsq_q <= sumsq_q + 64'(sq);
+      if (state_q == StNormReadG)                x_q     <= rd;
+    end
+
+    assign lane_sumsq[l*64 +: 64] = sumsq_q;
+    assign lane_out[l*32 +: 32]   = {{24{y[7]}}, y};
+
+    // The upper half of a lane is the sign extension of the int16 value (asserted below).
+    logic unused_hi;
+    assign unused_hi = ^mem_rdata_i[l*32+16 +: 16];
+
+`ifndef SYNTHESIS
+    SignExtended_A : assert property (@(posedge clk_i) disable iff (rst_i)
+        use_lane |-> mem_rdata_i[l*32+16 +: 16] == {16{rd[15]}})
+      else $error("psm_rmsnorm: lane %0d: %08x is not a sign-extended int16", l,
+                  mem_rdata_i[l*32 +: 32]);
+`endif
+  end : g_lane
+
+  // ss = sum of the lane sums + eps, exact in uint64; 1 if it is 0 (an all-zero row with
+  // eps = 0 then gives 0 whatever the scale).
+  logic [63:0] row_ss;
+  logic [63:0] rsqrt_x;
+  always_comb begin
+    row_ss = eps_q;
+    for (int l = 0; l < Lanes; l++) row_ss = row_ss + lane_sumsq[l*64 +: 64];
+  end
+  assign rsqrt_x = (row_ss == 64'd0) ? 64'd1 : row_ss;
+
+  logic rsqrt_start;
+  logic rsqrt_busy;
+  logic rsqrt_done;
+
+  psm_rsqrt u_rsqrt (
+    .clk_i,
+    .rst_i,
+    .start_i      (rsqrt_start),
+    .x_i          (rsqrt_x),
+    .extra_shift_i({2'b00, gain_frac_bits_q}),
+    .busy_o       (rsqrt_busy),
+    .done_o       (rsqrt_done),
+    .mult_o       (rq_mult),
+    .shift_o      (rq_shift)
+  );
+
+  //////////////////////////////////////////////////////////////////////////////////////////////
+  // Control                                                                                 //
+  //////////////////////////////////////////////////////////////////////////////////////////////
+
+  logic done_d;
+
+  always_comb begin
+    state_d      = state_q;
+    start_walk   = 1'b0;
+    advance_walk = 1'b0;
+    issue_read   = 1'b0;
+    rsqrt_start  = 1'b0;
+    done_d       = 1'b0;
+    mem_req_o    = 1'b0;
+    mem_we_o     = 1'b0;
+    mem_addr_o   = src_q + word_q;
+    mem_wdata_o  = '0;
+    mem_wmask_o  = '0;
+    unique case (state_q)
+      // Wait for a command; the datapath latches it and clears the lane sums.
+      StIdle: begin
+        if (start_i) begin
+          start_walk = 1'b1;
+          state_d    = StSumRead;
+        end
+      end
+      // One read per cycle until the row is requested; the cycle after the last request
+      // receives the last word.
+      StSumRead: begin
+        if (left_q != '0) begin
+          issue_read   = 1'b1;
+          advance_walk = 1'b1;
+        end else begin
+          state_d = StSumReduce;
+        end
+      end
+      // The lane sums are final: start the reciprocal square root, rewind for pass 1.
+      StSumReduce: begin
+        rsqrt_start = 1'b1;
+        start_walk  = 1'b1;
+        state_d     = StRsqrt;
+      end
+      // Wait for r.
+      StRsqrt: begin
+        if (rsqrt_done) state_d = StNormReadX;
+      end
+      // Read one word of x.
+      StNormReadX: begin
+        issue_read = 1'b1;
+        state_d    = StNormReadG;
+      end
+      // Read the same word of the gain (x arrives and is held in the lanes).
+      StNormReadG: begin
+        issue_read = 1'b1;
+        mem_addr_o = gain_q + word_q;
+        state_d    = StNormWrite;
+      end
+      // The gain is on mem_rdata_i: write the int8 results of the row's lanes.
+      StNormWrite: begin
+        mem_req_o    = 1'b1;
+        mem_we_o     = 1'b1;
+        mem_addr_o   = dst_q + word_q;
+        mem_wdata_o  = lane_out;
+        mem_wmask_o  = rd_mask_q;
+        advance_walk = 1'b1;
+        if (left_after == '0) begin
+          done_d  = 1'b1;
+          state_d = StIdle;
+        end else begin
+          state_d = StNormReadX;
+        end
+      end
+      default: state_d = StIdle;
+    endcase
+    if (issue_read) mem_req_o = 1'b1;
+  end
+
+  always_ff @(posedge clk_i) begin  // control: reset
+    if (rst_i) begin
+      state_q    <= StIdle;
+      word_q     <= '0;
+      left_q     <= '0;
+      rd_valid_q <= 1'b0;
+      done_o     <= 1'b0;
+    end else begin
+      state_q    <= state_d;
+      rd_valid_q <= issue_read;
+      done_o     <= done_d;
+      if (start_walk) begin
+        word_q <= '0;
+        left_q <= (state_q == StIdle) ? len_i : len_q;
+      end else if (advance_walk) begin
+        word_q <= word_q + AddrWidth'(1);
+        left_q <= left_after;
+      end
+    end
+  end
+
+  always_ff @(posedge clk_i) begin  // datapath: no reset
+    if (state_q == StIdle && start_i) begin
+      src_q            <= src_addr_i;
+      gain_q           <= gain_addr_i;
+      dst_q            <= dst_addr_i;
+      len_q            <= len_i;
+      eps_q            <= eps_i;
+      gain_frac_bits_q <= gain_frac_bits_i;
+    end
+    if (issue_read) rd_mask_q <= word_mask;
+  end
+
+  assign busy_o = (state_q != StIdle);
+  always_comb begin
+    unique case (state_q)
+      StNormReadX, StNormReadG, StNormWrite: pass_o = 2'd1;
+      default:                               pass_o = 2'd0;
+    endcase
+  end
+
+  // busy is implied by StRsqrt.
+  logic unused_rsqrt;
+  assign unused_rsqrt = rsqrt_busy;
+
+`ifndef SYNTHESIS
+  LenNonZero_A : assert property (@(posedge clk_i) disable iff (rst_i)
+      (state_q == StIdle && start_i) |-> len_i != '0)
+    else $error("psm_rmsnorm: len_i must be >= 1");
+  FracBitsInRange_A : assert property (@(posedge clk_i) disable iff (rst_i)
+      (state_q == StIdle && start_i) |-> gain_frac_bits_i <= 4'd13)
+    else $error("psm_rmsnorm: gain_frac_bits_i = %0d > 13", gain_frac_bits_i);
+`endif
+endmodule : psm_rmsnorm

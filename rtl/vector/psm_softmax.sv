@@ -1,0 +1,311 @@
+// SPDX-License-Identifier: Apache-2.0
+// Softmax over one row of Q.10 int32 logits in the vector scratchpad, in three passes.
+// Golden model: passim::kernels::softmax_i16() in runtime/src/kernels/softmax.cpp.
+//
+// Pass 0 reads the row: per-lane maxima, then m = max over the lanes.
+// Pass 1 reads the row: e = iexp_q10(max(x - m, -2^20)), per-lane uint64 sums, then
+//        sum = the lane sums added, and recip = floor(kProbOne * 2^32 / sum) (psm_divider).
+// Pass 2 reads the row again, recomputes e and writes min(kProbOne, (e * recip + 2^31) >> 32)
+//        as int16 values, sign-extended to 32 bits, to the destination row.
+// The row never leaves the scratchpad: the exponentials are recomputed instead of stored.
+//
+// Cycles for W = ceil(len / Lanes) words, from the cycle after start_i:
+//   pass 0: W reads + 1 (last data) + 1 (reduce)          = W + 2
+//   pass 1: W reads + 1 (last data) + 1 (reduce) + 65 (divide) = W + 67
+//   pass 2: (read, write) per word                         = 2 * W
+// done_o pulses in the cycle after the last write, with busy_o already low.
+module psm_softmax #(
+  parameter int unsigned Lanes     = 2,   // elements per scratchpad word
+  parameter int unsigned AddrWidth = 16,  // scratchpad word address
+  parameter int unsigned LenWidth  = 16   // row length in elements
+) (
+  input  logic                   clk_i,
+  input  logic                   rst_i,        // synchronous, active high
+  // Command: valid with the one-cycle start_i pulse; ignored while busy_o
+  input  logic                   start_i,
+  input  logic [AddrWidth-1:0]   src_addr_i,   // first word of the input row (int32 Q.10)
+  input  logic [AddrWidth-1:0]   dst_addr_i,   // first word of the output row (may equal src)
+  input  logic [LenWidth-1:0]    len_i,        // elements in the row, >= 1
+  output logic                   busy_o,
+  output logic                   done_o,       // one-cycle pulse after the last write
+  output logic [1:0]             pass_o,       // current pass 0, 1, 2 (0 when idle)
+  // Vector scratchpad port (docs/accelerator.md): read data arrives one cycle after the request
+  output logic                   mem_req_o,
+  output logic                   mem_we_o,
+  output logic [AddrWidth-1:0]   mem_addr_o,
+  output logic [Lanes*32-1:0]    mem_wdata_o,  // int16 Q0.15 probabilities, sign-extended
+  output logic [Lanes-1:0]       mem_wmask_o,
+  input  logic [Lanes*32-1:0]    mem_rdata_i   // int32 Q.10 logits
+);
+  localparam logic [31:0] ProbOne     = 32'd32767;  // kProbOne
+  localparam int unsigned RecipBits   = 32;         // kSoftmaxRecipBits
+  // recip < 2^26 because sum >= kExpOne > 2^21 (the row maximum contributes exp(0)).
+  localparam int unsigned RecipWidth  = 26;
+  localparam int unsigned DivWidth    = 64;
+  localparam logic signed [32:0] DiffMin = -33'sd1048576;  // -2^20: exp below it is 0
+
+  typedef enum logic [2:0] {
+    StIdle,       // wait for start_i
+    StMaxRead,    // pass 0: read every word, track per-lane maxima
+    StMaxReduce,  // pass 0: m = max of the lane maxima
+    StSumRead,    // pass 1: read every word, add exponentials into per-lane sums
+    StSumReduce,  // pass 1: sum = lane sums added; start the divider
+    StRecip,      // pass 1: wait for recip = kProbOne * 2^32 / sum
+    StNormRead,   // pass 2: read one word
+    StNormWrite   // pass 2: its data is here; write the probabilities
+  } softmax_state_e;
+
+  softmax_state_e state_d, state_q;
+
+  //////////////////////////////////////////////////////////////////////////////////////////////
+  // Command and row walk                                                                    //
+  //////////////////////////////////////////////////////////////////////////////////////////////
+
+  logic [AddrWidth-1:0] src_q, dst_q;
+  logic [LenWidth-1:0]  len_q;
+  logic [AddrWidth-1:0] word_q;   // word of the row being requested (offset from src/dst)
+  logic [LenWidth-1:0]  left_q;   // elements of the row not yet requested (written in pass 2)
+  logic                 rd_valid_q;  // mem_rdata_i holds the word requested last cycle
+  logic [Lanes-1:0]     rd_mask_q;   // its lanes that belong to the row
+
+  // Lanes of the word at word_q that belong to the row (the tail word may be partial).
+  logic [Lanes-1:0] word_mask;
+  always_comb begin
+    for (int l = 0; l < Lanes; l++) word_mask[l] = (LenWidth'(l) < left_q);
+  end
+
+  logic [LenWidth-1:0] left_after;  // left_q after one more word
+  assign left_after = (left_q > LenWidth'(Lanes)) ? left_q - LenWidth'(Lanes) : '0;
+
+  logic start_walk;    // rewind to the start of the row (start of each pass)
+  logic advance_walk;  // one more word requested (passes 0, 1) or written (pass 2)
+  logic issue_read;    // a read request goes out this cycle
+
+  //////////////////////////////////////////////////////////////////////////////////////////////
+  // Lanes: maxima, exponentials, sums, probabilities                                        //
+  //////////////////////////////////////////////////////////////////////////////////////////////
+
+  logic signed [31:0]     max_q;   // row maximum m, valid from pass 1
+  logic [RecipWidth-1:0]  recip;   // from the divider, valid in pass 2
+  logic [Lanes*32-1:0]    lane_max;
+  logic [Lanes*64-1:0]    lane_sum;
+  logic [Lanes*32-1:0]    lane_prob;
+
+  for (genvar l = 0; l < Lanes; l++) begin : g_lane
+    logic               use_lane;  // this lane of mem_rdata_i is a row element
+    logic signed [31:0] x;
+    logic signed [32:0] diff;      // x - m, exact in 33 bits
+    logic signed [32:0] diff_clamped;
+    logic [21:0]        e;         // iexp_q10(max(x - m, -2^20)), <= kExpOne
+    logic [47:0]        prod;      // e * recip < 2^22 * 2^26
+    logic [47:0]        rounded;   // (prod + 2^31) >> 32
+    logic [15:0]        prob;      // min(kProbOne, rounded), Q0.15
+    logic signed [31:0] lmax_q;    // this lane's maximum so far (pass 0)
+    logic [63:0]        lsum_q;    // this lane's sum of exponentials (pass 1); exact, no wrap
+
+    assign use_lane     = rd_valid_q && rd_mask_q[l];
+    assign x            = mem_rdata_i[l*32 +: 32];
+    assign diff         = 33'(x) - 33'(max_q);
+    assign diff_clamped = (diff < DiffMin) ? DiffMin : diff;
+
+    psm_iexp u_iexp (
+      .x_q10_i(diff_clamped[31:0]),
+      .exp_o  (e)
+    );
+
+    assign prod    = 48'(e) * 48'(recip);
+    assign rounded = (prod + (48'd1 << (RecipBits - 1))) >> RecipBits;
+    assign prob    = (rounded > 48'(ProbOne)) ? ProbOne[15:0] : rounded[15:0];
+
+    always_ff @(posedge clk_i) begin  // datapath: no reset
+      if (state_q == StIdle && start_i)             lmax_q <= 32'sh8000_0000;  // INT32_MIN
+      else if (state_q == StMaxRead && use_lane && x > lmax_q) lmax_q <= x;
+      if (state_q == StMaxReduce)                   lsum_q <= '0;
+      else if (state_q == StSumRead && use_lane)    lsum_q <= lsum_q + 64'(e);
+    end
+
+    assign lane_max[l*32 +: 32]  = lmax_q;
+    assign lane_sum[l*64 +: 64]  = lsum_q;
+    assign lane_prob[l*32 +: 32] = {{16{prob[15]}}, prob};
+
+    // diff_clamped is in [-2^20, 0] on every lane that is used, so bit 32 is a copy of bit 31.
+    logic unused_diff;
+    assign unused_diff = diff_clamped[32];
+
+`ifndef SYNTHESIS
+    DiffNonPositive_A : assert property (@(posedge clk_i) disable iff (rst_i)
+        (use_lane && (state_q == StSumRead || state_q == StNormWrite)) |-> diff <= 33'sd0)
+      else $error("psm_softmax: lane %0d: x %0d above the row maximum %0d", l, x, max_q);
+`endif
+  end : g_lane
+
+  // Reductions over the lanes (combinational; registered by the FSM states that use them).
+  logic signed [31:0] row_max;
+  logic [63:0]        row_sum;  // exact: a row sum is below 2^LenWidth * 2^22
+  always_comb begin
+    row_max = lane_max[31:0];
+    row_sum = '0;
+    for (int l = 0; l < Lanes; l++) begin
+      if ($signed(lane_max[l*32 +: 32]) > row_max) row_max = lane_max[l*32 +: 32];
+      row_sum = row_sum + lane_sum[l*64 +: 64];
+    end
+  end
+
+  // recip = floor(kProbOne * 2^32 / sum).
+  logic                div_start;
+  logic                div_busy;
+  logic                div_done;
+  logic [DivWidth-1:0] div_quotient;
+
+  psm_divider #(
+    .Width(DivWidth)
+  ) u_divider (
+    .clk_i,
+    .rst_i,
+    .start_i   (div_start),
+    .dividend_i(DivWidth'(ProbOne) << RecipBits),
+    .divisor_i (row_sum),
+    .busy_o    (div_busy),
+    .done_o    (div_done),
+    .quotient_o(div_quotient)
+  );
+  assign recip = div_quotient[RecipWidth-1:0];
+
+  //////////////////////////////////////////////////////////////////////////////////////////////
+  // Control                                                                                 //
+  //////////////////////////////////////////////////////////////////////////////////////////////
+
+  logic done_d;
+
+  always_comb begin
+    state_d      = state_q;
+    start_walk   = 1'b0;
+    advance_walk = 1'b0;
+    issue_read   = 1'b0;
+    div_start    = 1'b0;
+    done_d       = 1'b0;
+    mem_req_o    = 1'b0;
+    mem_we_o     = 1'b0;
+    mem_addr_o   = src_q + word_q;
+    mem_wdata_o  = '0;
+    mem_wmask_o  = '0;
+    unique case (state_q)
+      // Wait for a command; the datapath latches it and resets the lane maxima.
+      StIdle: begin
+        if (start_i) begin
+          start_walk = 1'b1;
+          state_d    = StMaxRead;
+        end
+      end
+      // One read per cycle until the row is requested; the cycle after the last request
+      // receives the last word.
+      StMaxRead: begin
+        if (left_q != '0) begin
+          issue_read   = 1'b1;
+          advance_walk = 1'b1;
+        end else begin
+          state_d = StMaxReduce;
+        end
+      end
+      // The lane maxima are final: register m and rewind for pass 1.
+      StMaxReduce: begin
+        start_walk = 1'b1;
+        state_d    = StSumRead;
+      end
+      // Same walk as pass 0; the lanes add up the exponentials.
+      StSumRead: begin
+        if (left_q != '0) begin
+          issue_read   = 1'b1;
+          advance_walk = 1'b1;
+        end else begin
+          state_d = StSumReduce;
+        end
+      end
+      // The lane sums are final: divide, and rewind for pass 2.
+      StSumReduce: begin
+        div_start  = 1'b1;
+        start_walk = 1'b1;
+        state_d    = StRecip;
+      end
+      // Wait for the reciprocal.
+      StRecip: begin
+        if (div_done) state_d = StNormRead;
+      end
+      // Read one word of the row.
+      StNormRead: begin
+        issue_read = 1'b1;
+        state_d    = StNormWrite;
+      end
+      // Its data is on mem_rdata_i: write the probabilities of the row's lanes.
+      StNormWrite: begin
+        mem_req_o    = 1'b1;
+        mem_we_o     = 1'b1;
+        mem_addr_o   = dst_q + word_q;
+        mem_wdata_o  = lane_prob;
+        mem_wmask_o  = rd_mask_q;
+        advance_walk = 1'b1;
+        if (left_after == '0) begin
+          done_d  = 1'b1;
+          state_d = StIdle;
+        end else begin
+          state_d = StNormRead;
+        end
+      end
+      default: state_d = StIdle;
+    endcase
+    if (issue_read) mem_req_o = 1'b1;
+  end
+
+  always_ff @(posedge clk_i) begin  // control: reset
+    if (rst_i) begin
+      state_q    <= StIdle;
+      word_q     <= '0;
+      left_q     <= '0;
+      rd_valid_q <= 1'b0;
+      done_o     <= 1'b0;
+    end else begin
+      state_q    <= state_d;
+      rd_valid_q <= issue_read;
+      done_o     <= done_d;
+      if (start_walk) begin
+        word_q <= '0;
+        left_q <= (state_q == StIdle) ? len_i : len_q;
+      end else if (advance_walk) begin
+        word_q <= word_q + AddrWidth'(1);
+        left_q <= left_after;
+      end
+    end
+  end
+
+  always_ff @(posedge clk_i) begin  // datapath: no reset
+    if (state_q == StIdle && start_i) begin
+      src_q <= src_addr_i;
+      dst_q <= dst_addr_i;
+      len_q <= len_i;
+    end
+    if (issue_read)                rd_mask_q <= word_mask;
+    if (state_q == StMaxReduce)    max_q     <= row_max;
+  end
+
+  assign busy_o = (state_q != StIdle);
+  always_comb begin
+    unique case (state_q)
+      StSumRead, StSumReduce, StRecip: pass_o = 2'd1;
+      StNormRead, StNormWrite:         pass_o = 2'd2;
+      default:                         pass_o = 2'd0;
+    endcase
+  end
+
+  // The quotient is below 2^RecipWidth (asserted); busy is implied by StRecip.
+  logic unused_div;
+  assign unused_div = ^{div_quotient[DivWidth-1:RecipWidth], div_busy};
+
+`ifndef SYNTHESIS
+  LenNonZero_A : assert property (@(posedge clk_i) disable iff (rst_i)
+      (state_q == StIdle && start_i) |-> len_i != '0)
+    else $error("psm_softmax: len_i must be >= 1");
+  RecipFits_A : assert property (@(posedge clk_i) disable iff (rst_i)
+      (state_q == StRecip && div_done) |-> div_quotient[DivWidth-1:RecipWidth] == '0)
+    else $error("psm_softmax: recip %0d does not fit %0d bits", div_quotient, RecipWidth);
+`endif
+endmodule : psm_softmax

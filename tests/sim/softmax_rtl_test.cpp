@@ -1,0 +1,394 @@
+// SPDX-License-Identifier: Apache-2.0
+// rtl/vector/psm_softmax.sv (Lanes = 2 and 4), rtl/common/psm_iexp.sv and rtl/common/psm_divider.sv
+// against their golden twins passim::kernels::softmax_i16(), passim::iexp_q10() and C++ unsigned
+// division, compared exactly.
+#include <algorithm>
+#include <bit>
+#include <cstdint>
+#include <cstdio>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "Vpsm_divider.h"
+#include "Vpsm_iexp.h"
+#include "Vpsm_softmax_l2.h"
+#include "Vpsm_softmax_l4.h"
+#include "passim/fixed_point.hpp"
+#include "passim/kernels.hpp"
+#include "vec_harness.hpp"
+
+namespace {
+
+using passim::sim::vec_first_mismatch;
+using passim::sim::vec_seeded_rng;
+using passim::sim::vec_uniform;
+using passim::sim::vec_words;
+using passim::sim::VecHarness;
+using passim::sim::VecRunStats;
+using passim::sim::VecScratchpad;
+
+constexpr std::int32_t kI32Min = std::numeric_limits<std::int32_t>::min();
+constexpr std::int32_t kI32Max = std::numeric_limits<std::int32_t>::max();
+constexpr std::size_t kScratchWords = std::size_t{1} << 16;  // AddrWidth = 16 (the default)
+constexpr std::size_t kMaxLen = 65535;                       // LenWidth = 16 (the default)
+
+// Cycles per pass for a row of W words (rtl/vector/README.md): the divider is part of pass 1.
+constexpr std::uint64_t kPass0Extra = 2;   // last read data + reduction
+constexpr std::uint64_t kPass1Extra = 67;  // last read data + reduction + 65-cycle divide
+
+// ---------------------------------------------------------------------------------------------
+// psm_iexp: combinational twin of iexp_q10
+// ---------------------------------------------------------------------------------------------
+
+/// Drives x through the Verilated psm_iexp and returns exp_o.
+std::uint32_t rtl_iexp(Vpsm_iexp& top, std::int32_t x) {
+  top.x_q10_i = static_cast<std::uint32_t>(x);
+  top.eval();
+  return top.exp_o;
+}
+
+TEST(IexpRtl, ExhaustiveFromMinus2To22ToZero) {
+  // Covers every input Softmax can produce ([-2^20, 0]) and the underflow to 0 below
+  // -32 * ln2 = -22688, with a wide margin.
+  Vpsm_iexp top;
+  std::int64_t bad = 1;  // no mismatch yet
+  std::size_t checked = 0;
+  for (std::int64_t x = -(std::int64_t{1} << 22); x <= 0 && bad == 1; ++x) {
+    const auto x32 = static_cast<std::int32_t>(x);
+    if (rtl_iexp(top, x32) != passim::iexp_q10(x32)) {
+      bad = x;
+    }
+    ++checked;
+  }
+  ASSERT_EQ(bad, 1) << "first bad x_q10 " << bad << ": rtl "
+                    << rtl_iexp(top, static_cast<std::int32_t>(bad)) << ", golden "
+                    << passim::iexp_q10(static_cast<std::int32_t>(bad));
+  EXPECT_EQ(checked, (std::size_t{1} << 22) + 1);
+}
+
+TEST(IexpRtl, BoundariesAndRandomOverInt32) {
+  Vpsm_iexp top;
+  std::vector<std::int32_t> xs = {0,       -1,          -708,       -709,     -710,
+                                  -22687,  -22688,      -22689,     -1 << 20, -(1 << 20) - 1,
+                                  kI32Min, kI32Min + 1, -(1 << 30), -21979,   -21270};
+  for (std::int32_t z = 0; z <= 33; ++z) {  // every shift and both ends of each interval
+    xs.push_back(-z * passim::kExpLn2);
+    xs.push_back(-z * passim::kExpLn2 - 1);
+    xs.push_back(-z * passim::kExpLn2 + 1 > 0 ? 0 : -z * passim::kExpLn2 + 1);
+  }
+  const std::uint32_t seed = 20240611;
+  auto rng = vec_seeded_rng(seed);
+  for (int i = 0; i < 200000; ++i) {
+    xs.push_back(vec_uniform<std::int32_t>(rng, kI32Min, 0));
+  }
+  for (const std::int32_t x : xs) {
+    ASSERT_EQ(rtl_iexp(top, x), passim::iexp_q10(x)) << "x_q10 " << x << ", seed " << seed;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// psm_divider (Width = 64, as in psm_softmax)
+// ---------------------------------------------------------------------------------------------
+
+void divider_tick(Vpsm_divider& top) {
+  top.clk_i = 0;
+  top.eval();
+  top.clk_i = 1;
+  top.eval();
+}
+
+/// Runs one division; checks the documented latency (done_o in cycle Width + 1).
+std::uint64_t rtl_divide(Vpsm_divider& top, std::uint64_t dividend, std::uint64_t divisor) {
+  top.dividend_i = dividend;
+  top.divisor_i = divisor;
+  top.start_i = 1;
+  divider_tick(top);
+  top.start_i = 0;
+  int cycles = 1;
+  for (; cycles < 200; ++cycles) {
+    top.clk_i = 0;
+    top.eval();
+    if (top.done_o) {
+      break;
+    }
+    divider_tick(top);
+  }
+  EXPECT_EQ(cycles, 65) << "psm_divider latency";
+  return top.quotient_o;
+}
+
+TEST(DividerRtl, MatchesUnsignedDivision) {
+  Vpsm_divider top;
+  top.rst_i = 1;
+  for (int i = 0; i < 3; ++i) {
+    divider_tick(top);
+  }
+  top.rst_i = 0;
+  constexpr std::uint64_t kMax = std::numeric_limits<std::uint64_t>::max();
+  constexpr std::uint64_t kSoftmaxDividend = std::uint64_t{passim::kProbOne} << 32;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> cases = {
+      {0, 1},    {1, 1},    {kMax, 1}, {kMax, kMax}, {kMax - 1, kMax}, {kMax, std::uint64_t{1} << 63},
+      {5, 7},    {7, 7},    {kSoftmaxDividend, static_cast<std::uint64_t>(passim::kExpOne)},
+      {std::uint64_t{1} << 59, std::uint64_t{1} << 30}};
+  const std::uint32_t seed = 6464;
+  auto rng = vec_seeded_rng(seed);
+  const auto random_bits = [&rng](int max_bits) {
+    const int bits = vec_uniform<int>(rng, 1, max_bits);
+    const std::uint64_t r = (std::uint64_t{rng()} << 32) | rng();
+    return bits == 64 ? r | (std::uint64_t{1} << 63)
+                      : (r & ((std::uint64_t{1} << bits) - 1)) | (std::uint64_t{1} << (bits - 1));
+  };
+  for (int i = 0; i < 3000; ++i) {
+    // Exact multiples and their neighbours hit the "remainder == divisor" step.
+    const std::uint64_t d = random_bits(40);
+    const std::uint64_t q = random_bits(24);  // q * d + 1 < 2^64
+    cases.emplace_back(q * d, d);
+    cases.emplace_back(q * d - 1, d);
+    cases.emplace_back(q * d + 1, d);
+    cases.emplace_back(random_bits(64), random_bits(64));
+    cases.emplace_back(kSoftmaxDividend, random_bits(40));
+  }
+  for (const auto& [dividend, divisor] : cases) {
+    ASSERT_EQ(rtl_divide(top, dividend, divisor), dividend / divisor)
+        << dividend << " / " << divisor << ", seed " << seed;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// psm_softmax
+// ---------------------------------------------------------------------------------------------
+
+template <typename Top, std::size_t L>
+struct SoftmaxModel {
+  using Model = Top;
+  static constexpr std::size_t kLanes = L;
+};
+
+template <typename P>
+class SoftmaxRtl : public ::testing::Test {
+ protected:
+  static constexpr std::size_t kLanes = P::kLanes;
+
+  SoftmaxRtl() {
+    VecScratchpad mem(1, kLanes, 0);
+    VecHarness<typename P::Model>(top_, mem).reset();
+  }
+
+  /// Runs `x` from word `src` to word `dst` on the RTL (without a reset since the previous
+  /// row) and checks: the output row against softmax_i16 (all 32 bits of each lane), that
+  /// nothing else in the scratchpad changed, three passes that each read the whole row once,
+  /// writes only in pass 2, and the documented cycle count of each pass.
+  void check_row(const std::vector<std::int32_t>& x, std::uint32_t seed, std::uint32_t src = 16,
+                 std::uint32_t dst = 40000) {
+    const std::size_t n = x.size();
+    const std::uint32_t words = vec_words(n, kLanes);
+    ASSERT_GE(n, 1u);
+    ASSERT_LE(n, kMaxLen);
+
+    std::vector<std::uint32_t> e(n);
+    std::vector<std::int16_t> golden16(n);
+    passim::kernels::softmax_i16(x, e, golden16);
+    const std::vector<std::int32_t> golden(golden16.begin(), golden16.end());
+
+    VecScratchpad mem(kScratchWords, kLanes, seed);
+    mem.write_row<std::int32_t>(src, x);
+    std::vector<std::uint32_t> expected_mem = mem.raw();
+    for (std::size_t i = 0; i < n; ++i) {
+      expected_mem[(dst + i / kLanes) * kLanes + i % kLanes] =
+          static_cast<std::uint32_t>(golden[i]);
+    }
+
+    top_.src_addr_i = static_cast<std::uint16_t>(src);
+    top_.dst_addr_i = static_cast<std::uint16_t>(dst);
+    top_.len_i = static_cast<std::uint16_t>(n);
+    const VecRunStats s = VecHarness<typename P::Model>(top_, mem).run(4 * words + 200);
+    ASSERT_TRUE(s.finished) << "no done_o; n " << n << ", seed " << seed << "; " << s.summary();
+
+    const std::vector<std::int32_t> out = mem.read_row(dst, n);
+    const std::size_t bad = vec_first_mismatch(out, golden);
+    ASSERT_EQ(out, golden) << describe(x, bad, seed) << ": rtl " << out[bad] << ", golden "
+                           << golden[bad];
+    const std::size_t bad_word = vec_first_mismatch(mem.raw(), expected_mem);
+    ASSERT_EQ(mem.raw(), expected_mem)
+        << "scratchpad changed outside the output row at word " << bad_word / kLanes << " lane "
+        << bad_word % kLanes << "; n " << n << ", seed " << seed;
+
+    EXPECT_EQ(s.done_pulses, 1) << s.summary();
+    EXPECT_EQ(s.idle_requests, 0);
+    EXPECT_EQ(s.pass_cycles[0], words + kPass0Extra) << "n " << n << "; " << s.summary();
+    EXPECT_EQ(s.pass_cycles[1], words + kPass1Extra) << "n " << n << "; " << s.summary();
+    EXPECT_EQ(s.pass_cycles[2], 2 * std::uint64_t{words}) << "n " << n << "; " << s.summary();
+    EXPECT_EQ(s.pass_cycles[3], 0u) << s.summary();
+    EXPECT_EQ(s.latency, s.busy_cycles() + 1) << s.summary();
+    for (std::size_t pass = 0; pass < 3; ++pass) {
+      EXPECT_EQ(passim::sim::count_requests(s.reads[pass]), words) << "reads in pass " << pass;
+      passim::sim::expect_reads_whole_row(s, pass, src, n, kLanes, "input");
+    }
+    EXPECT_EQ(passim::sim::count_requests(s.reads[3]), 0u);
+    passim::sim::expect_writes_whole_row(s, 2, dst, n, kLanes);
+    last_stats_ = s;
+  }
+
+  /// The failure message: seed, length, lanes, the first bad index and its inputs.
+  static std::string describe(const std::vector<std::int32_t>& x, std::size_t bad,
+                              std::uint32_t seed) {
+    std::ostringstream msg;
+    std::int32_t m = x[0];
+    for (const auto v : x) {
+      m = std::max(m, v);
+    }
+    msg << "seed " << seed << ", n " << x.size() << ", lanes " << kLanes << ", row max " << m
+        << ", first bad index " << bad;
+    if (bad < x.size()) {
+      msg << " (x " << x[bad] << ", x - max " << std::int64_t{x[bad]} - m << ")";
+    }
+    return msg.str();
+  }
+
+  typename P::Model top_;
+  VecRunStats last_stats_;
+};
+
+using SoftmaxModels =
+    ::testing::Types<SoftmaxModel<Vpsm_softmax_l2, 2>, SoftmaxModel<Vpsm_softmax_l4, 4>>;
+class LaneNames {
+ public:
+  template <typename T>
+  static std::string GetName(int) {
+    return "Lanes" + std::to_string(T::kLanes);
+  }
+};
+TYPED_TEST_SUITE(SoftmaxRtl, SoftmaxModels, LaneNames);
+
+/// A row of n logits uniform in [lo, hi].
+std::vector<std::int32_t> random_row(std::mt19937& rng, std::size_t n, std::int64_t lo,
+                                     std::int64_t hi) {
+  std::vector<std::int32_t> x(n);
+  for (auto& v : x) {
+    v = vec_uniform<std::int32_t>(rng, lo, hi);
+  }
+  return x;
+}
+
+TYPED_TEST(SoftmaxRtl, RandomRows) {
+  const std::uint32_t seed = 1234;
+  auto rng = vec_seeded_rng(seed);
+  // Logit spreads: typical attention scores (+-8.0 in Q.10), wider, and the whole int32 range.
+  const std::int64_t spreads[] = {1 << 13, 1 << 16, 1 << 22, std::int64_t{1} << 31};
+  for (int row = 0; row < 40; ++row) {
+    const auto n = vec_uniform<std::size_t>(rng, 1, 300);
+    const std::int64_t spread = spreads[row % 4];
+    const std::int64_t lo = std::max<std::int64_t>(-spread, kI32Min);
+    const std::int64_t hi = std::min<std::int64_t>(spread, kI32Max);
+    SCOPED_TRACE("row " + std::to_string(row));
+    this->check_row(random_row(rng, n, lo, hi), seed + static_cast<std::uint32_t>(row));
+    if (this->HasFatalFailure()) {
+      return;
+    }
+  }
+}
+
+TYPED_TEST(SoftmaxRtl, AllEqualRows) {
+  for (const std::size_t n : {1u, 2u, 3u, 5u, 8u, 63u, 511u, 512u}) {
+    for (const std::int32_t v : {0, -5, 1 << 20, kI32Min, kI32Max}) {
+      SCOPED_TRACE("n " + std::to_string(n) + ", value " + std::to_string(v));
+      this->check_row(std::vector<std::int32_t>(n, v), 7);
+      if (this->HasFatalFailure()) {
+        return;
+      }
+    }
+  }
+}
+
+TYPED_TEST(SoftmaxRtl, LengthOneIsKProbOne) {
+  for (const std::int32_t v : {0, 5, -7, 1 << 20, kI32Min, kI32Max}) {
+    SCOPED_TRACE("value " + std::to_string(v));
+    this->check_row({v}, 11);
+    if (this->HasFatalFailure()) {
+      return;
+    }
+  }
+}
+
+TYPED_TEST(SoftmaxRtl, EveryLengthUpToFourWords) {
+  // Odd lengths and every tail-word fill (lengths not a multiple of Lanes).
+  const std::uint32_t seed = 99;
+  auto rng = vec_seeded_rng(seed);
+  for (std::size_t n = 1; n <= 4 * TestFixture::kLanes + 1; ++n) {
+    SCOPED_TRACE("n " + std::to_string(n));
+    this->check_row(random_row(rng, n, -(1 << 14), 1 << 14), seed + static_cast<std::uint32_t>(n));
+    if (this->HasFatalFailure()) {
+      return;
+    }
+  }
+}
+
+TYPED_TEST(SoftmaxRtl, ContextLengthAndLongerRows) {
+  const std::uint32_t seed = 512;
+  auto rng = vec_seeded_rng(seed);
+  for (const std::size_t n : {511u, 512u, 513u, 1000u, 2048u, 4099u}) {
+    SCOPED_TRACE("n " + std::to_string(n));
+    this->check_row(random_row(rng, n, -(8 << 10), 8 << 10), seed + static_cast<std::uint32_t>(n));
+    if (this->HasFatalFailure()) {
+      return;
+    }
+  }
+  const auto s = this->last_stats_;
+  std::printf("[  CYCLES  ] Lanes %zu, n 4099: %s\n", TestFixture::kLanes, s.summary().c_str());
+}
+
+TYPED_TEST(SoftmaxRtl, LongestRowLenWidthMax) {
+  const std::uint32_t seed = 65535;
+  auto rng = vec_seeded_rng(seed);
+  // The sum reaches 65535 * kExpOne ~ 2^37.5 when the row is flat: a flat row and a random one.
+  this->check_row(std::vector<std::int32_t>(kMaxLen, 3), seed, 0, 32768);
+  ASSERT_FALSE(this->HasFatalFailure());
+  this->check_row(random_row(rng, kMaxLen, -(1 << 12), 1 << 12), seed, 0, 32768);
+}
+
+TYPED_TEST(SoftmaxRtl, Int32ExtremesAndClampBoundaries) {
+  const std::uint32_t seed = 31;
+  auto rng = vec_seeded_rng(seed);
+  this->check_row({kI32Min, kI32Max}, seed);
+  this->check_row({kI32Max, kI32Min, 0, kI32Max - 1, kI32Min + 1}, seed);
+  this->check_row({kI32Min, kI32Min + 1, kI32Min, kI32Min}, seed);
+  ASSERT_FALSE(this->HasFatalFailure());
+  // Rows around the clamp at x - m = -2^20 and the exp underflow at x - m = -32 * ln2.
+  for (const std::int32_t m : {kI32Max, 0, kI32Min + (1 << 21)}) {
+    const std::int64_t offsets[] = {
+        0,      -1,     -(1 << 20) + 1, -(1 << 20), -(1 << 20) - 1, -22687,
+        -22688, -22689, -709,           -710,       -21979,         -(std::int64_t{1} << 31)};
+    std::vector<std::int32_t> x;
+    for (const auto off : offsets) {
+      x.push_back(static_cast<std::int32_t>(std::max<std::int64_t>(kI32Min, m + off)));
+    }
+    SCOPED_TRACE("max " + std::to_string(m));
+    this->check_row(x, seed);
+    ASSERT_FALSE(this->HasFatalFailure());
+  }
+  // Random rows drawn from the extremes only.
+  const std::int32_t picks[] = {kI32Min, kI32Min + 1, -1, 0, 1, kI32Max - 1, kI32Max};
+  for (int row = 0; row < 20; ++row) {
+    std::vector<std::int32_t> x(vec_uniform<std::size_t>(rng, 1, 40));
+    for (auto& v : x) {
+      v = picks[vec_uniform<std::size_t>(rng, 0, 6)];
+    }
+    SCOPED_TRACE("extreme row " + std::to_string(row));
+    this->check_row(x, seed + static_cast<std::uint32_t>(row));
+    ASSERT_FALSE(this->HasFatalFailure());
+  }
+}
+
+TYPED_TEST(SoftmaxRtl, InPlaceRow) {
+  // dst == src: pass 2 writes each word right after reading it, so in-place is allowed.
+  const std::uint32_t seed = 5;
+  auto rng = vec_seeded_rng(seed);
+  this->check_row(random_row(rng, 77, -(1 << 13), 1 << 13), seed, 100, 100);
+}
+
+}  // namespace
