@@ -1,0 +1,65 @@
+# SPDX-License-Identifier: Apache-2.0
+# Post-synthesis check of the tiny (2x4) psm_matmul (docs/TOOLCHAIN 6.4 recipe):
+#   1. Yosys synthesises it (generic gates, flattened) into psm_matmul_tiny_syn.v;
+#   2. Verilator builds that netlist (-fno-dfg: Verilator 5.006's DFG pass mis-simulates
+#      some Yosys netlists) and tests/sim/matmul_rtl_test.cpp runs against it;
+#   3. a ctest re-runs the synthesis with `check -assert`, so a synthesis failure is a test
+#      failure too.
+# Skipped when Yosys is not installed (YOSYS comes from find_program in the top level).
+if(NOT YOSYS OR NOT COMMAND passim_matmul_test)
+  return()
+endif()
+
+# Small depths keep synthesis in seconds and the netlist small; the test reads the same
+# numbers (CONFIG below) and skips the fixed shapes that do not fit.
+set(PASSIM_MATMUL_TINY_CONFIG 2 4 64 64 8 32 16)  # R C InDepth WgtDepth AccDepth OutDepth RqDepth
+set(PASSIM_MATMUL_TINY_PARAMS
+  "-set ArrayRows 2 -set ArrayCols 4 -set InDepth 64 -set WgtDepth 64 -set AccDepth 8 \
+-set OutDepth 32 -set RqDepth 16 -set DimWidth 8")
+
+# Reads the RTL, fixes the parameters, synthesises, then runs <tail> (a Yosys command list).
+function(passim_matmul_tiny_yosys_script out_var tail)
+  string(REPLACE ";" " " rtl "${PASSIM_MATMUL_RTL}")
+  set(${out_var} "read_verilog -sv ${rtl}; chparam ${PASSIM_MATMUL_TINY_PARAMS} psm_matmul; \
+synth -flatten -top psm_matmul; ${tail}" PARENT_SCOPE)
+endfunction()
+
+set(PASSIM_MATMUL_TINY_SYN ${CMAKE_CURRENT_BINARY_DIR}/psm_matmul_tiny_syn.v)
+passim_matmul_tiny_yosys_script(passim_matmul_tiny_ys
+  "write_verilog -noattr ${PASSIM_MATMUL_TINY_SYN}")
+
+# verilate() reads its sources at configure time, so the first configure synthesises once.
+if(NOT EXISTS ${PASSIM_MATMUL_TINY_SYN})
+  message(STATUS "Synthesising psm_matmul (2x4) with Yosys for the netlist test")
+  execute_process(COMMAND ${YOSYS} -q -p "${passim_matmul_tiny_ys}" COMMAND_ERROR_IS_FATAL ANY)
+endif()
+add_custom_command(OUTPUT ${PASSIM_MATMUL_TINY_SYN}
+  COMMAND ${YOSYS} -q -p "${passim_matmul_tiny_ys}"
+  DEPENDS ${PASSIM_MATMUL_RTL}
+  COMMENT "Synthesising psm_matmul (2x4) with Yosys"
+  VERBATIM)
+
+# The netlist is generated gate-level Verilog: no -Wall lint gate, just -fno-dfg. It is about
+# 50k gates (the four 32x31-bit requantiser multipliers are most of it) and Verilates into
+# ~23 MB of C++: -O0 compiles it about 40 % faster than -O3 and the test still runs in seconds.
+add_library(psm_matmul_tiny_syn STATIC)
+verilate(psm_matmul_tiny_syn
+  SOURCES ${PASSIM_MATMUL_TINY_SYN}
+  TOP_MODULE psm_matmul
+  PREFIX Vpsm_matmul_tiny_syn
+  VERILATOR_ARGS -fno-dfg -Wno-fatal -Wno-lint -Wno-style -x-assign fast -x-initial fast
+  OPT_SLOW -O0 OPT_FAST -O0 OPT_GLOBAL -O0)
+target_compile_options(psm_matmul_tiny_syn PRIVATE -w)
+
+passim_matmul_test(passim_matmul_netlist_tests MODEL psm_matmul_tiny_syn
+  PREFIX Vpsm_matmul_tiny_syn SUITE MatmulNetlist2x4 CONFIG ${PASSIM_MATMUL_TINY_CONFIG})
+
+# Synthesis as a test: Yosys must elaborate and map the design, and `check -assert` fails on
+# undriven wires, multiple drivers or combinational loops. Writes its own netlist and stats.
+set(synth_dir ${CMAKE_CURRENT_BINARY_DIR}/synth_check)
+file(MAKE_DIRECTORY ${synth_dir})
+passim_matmul_tiny_yosys_script(passim_matmul_tiny_check
+  "check -assert; tee -o ${synth_dir}/psm_matmul_tiny_stat.txt stat; \
+write_verilog -noattr ${synth_dir}/psm_matmul_tiny_check.v")
+add_test(NAME matmul_synth_tiny COMMAND ${YOSYS} -q -p "${passim_matmul_tiny_check}")
+set_tests_properties(matmul_synth_tiny PROPERTIES LABELS sim TIMEOUT 600)
