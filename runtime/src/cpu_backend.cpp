@@ -37,6 +37,7 @@ CpuBackend::CpuBackend(const QuantModel& model) : model_(model) {
   scores_.assign(seq, 0);
   exps_.assign(seq, 0);
   probs_.assign(seq, 0);
+  head_acc_.assign(c.head_size(), 0);
   logits_.assign(vocab, 0);
   logits_f32_.assign(vocab, 0.0f);
 }
@@ -103,7 +104,7 @@ void CpuBackend::attention_block(std::size_t l, std::size_t pos) {
   const k::AttentionParams ap{std::size_t(c.n_heads), std::size_t(c.n_kv_heads), hs, L.score_rq,
                               L.attn_out_rq};
   const std::size_t t_len = pos + 1;
-  k::AttentionScratch scratch{scores_, exps_, probs_};
+  k::AttentionScratch scratch{scores_, exps_, probs_, head_acc_};
   if (capture_) {
     scratch.capture = {captured_.data() + l * std::size_t(c.n_heads) * std::size_t(c.seq_len),
                        std::size_t(c.n_heads) * std::size_t(c.seq_len)};

@@ -88,7 +88,8 @@ std::vector<std::int8_t> run_attention(const Problem& p, std::vector<std::int16_
   std::vector<std::int32_t> scores(p.t_len);
   std::vector<std::uint32_t> exps(p.t_len);
   std::vector<std::int16_t> probs(p.t_len);
-  passim::kernels::AttentionScratch scratch{scores, exps, probs};
+  std::vector<std::uint32_t> head_acc(p.shape.head_size);
+  passim::kernels::AttentionScratch scratch{scores, exps, probs, head_acc};
   if (capture != nullptr) {
     capture->assign(p.shape.n_heads * p.t_len, 0);
     scratch.capture = *capture;

@@ -49,6 +49,7 @@ class CpuBackend final : public Backend {
   std::vector<std::int32_t> scores_;                  // (seq_len)
   std::vector<std::uint32_t> exps_;                   // (seq_len)
   std::vector<std::int16_t> probs_;                   // (seq_len) Q0.15
+  std::vector<std::uint32_t> head_acc_;               // (head_size)
   std::vector<std::int16_t> captured_;                // (n_layers, n_heads, seq_len)
   std::vector<std::int32_t> logits_;                  // (vocab) Q.16
   std::vector<float> logits_f32_;

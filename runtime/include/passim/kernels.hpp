@@ -113,11 +113,13 @@ struct AttentionParams {
 ///   q: (n_heads * head_size) int16    k_cache: (>= t_len, kv_dim) int16 row-major
 ///   v_cache: (>= t_len, kv_dim) int8 row-major
 ///   scores: (t_len) int32 scratch  e: (t_len) scratch  probs: (t_len) int16 scratch
+///   head_acc: (head_size) scratch
 ///   out: (n_heads * head_size) int8
 struct AttentionScratch {
   std::span<std::int32_t> scores;
   std::span<std::uint32_t> exps;
   std::span<std::int16_t> probs;
+  std::span<std::uint32_t> head_acc;  ///< (head_size) value accumulators
   /// Optional (n_heads, capture_stride) output of every head's probabilities (tests, tools).
   std::span<std::int16_t> capture = {};
   std::size_t capture_stride = 0;

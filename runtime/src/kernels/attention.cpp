@@ -16,7 +16,7 @@ void attention_i8(std::span<const std::int16_t> q, std::span<const std::int16_t>
   const std::size_t hs = p.head_size;
   const std::size_t kv_dim = p.n_kv_heads * hs;
   const std::size_t group = p.n_heads / p.n_kv_heads;
-  assert(t_len >= 1 && p.n_heads % p.n_kv_heads == 0);
+  assert(t_len >= 1 && p.n_heads % p.n_kv_heads == 0 && scratch.head_acc.size() >= hs);
   assert(p.score_rq.size() == p.n_heads && p.out_rq.size() == p.n_heads);
   assert(q.size() >= p.n_heads * hs && out.size() >= p.n_heads * hs);
   assert(k_cache.size() >= t_len * kv_dim && v_cache.size() >= t_len * kv_dim);
@@ -42,15 +42,20 @@ void attention_i8(std::span<const std::int16_t> q, std::span<const std::int16_t>
       std::copy(probs.begin(), probs.end(), scratch.capture.begin() +
                                                 std::ptrdiff_t(h * scratch.capture_stride));
     }
-    // Weighted sum of values: Q0.15 probabilities times int8 values.
-    for (std::size_t i = 0; i < hs; ++i) {
-      std::uint32_t acc = 0;
-      for (std::size_t t = 0; t < t_len; ++t) {
-        const std::int32_t v = v_cache[t * kv_dim + kv_off + i];
-        acc += static_cast<std::uint32_t>(std::int32_t{probs[t]} * v);
+    // Weighted sum of values: Q0.15 probabilities times int8 values. Walk the cache row by
+    // row (contiguous); integer sums do not depend on the order.
+    const auto acc = scratch.head_acc.first(hs);
+    std::fill(acc.begin(), acc.end(), 0u);
+    for (std::size_t t = 0; t < t_len; ++t) {
+      const std::int8_t* vt = v_cache.data() + t * kv_dim + kv_off;
+      const std::int32_t pt = probs[t];
+      for (std::size_t i = 0; i < hs; ++i) {
+        acc[i] += static_cast<std::uint32_t>(pt * std::int32_t{vt[i]});
       }
+    }
+    for (std::size_t i = 0; i < hs; ++i) {
       out[h * hs + i] =
-          static_cast<std::int8_t>(requantize(static_cast<std::int32_t>(acc), p.out_rq[h], 8));
+          static_cast<std::int8_t>(requantize(static_cast<std::int32_t>(acc[i]), p.out_rq[h], 8));
     }
   }
 }
