@@ -692,7 +692,7 @@ enum class Counter : std::uint8_t {
   kCyclesOtherVector = 7,
   /// cycles with an instruction of class dma in flight
   kCyclesDma = 8,
-  /// cycles with an instruction of class control in flight (BARRIER/END waits)
+  /// cycles with no unit busy: program fetch, decode, NOP, and BARRIER/END once every unit is idle
   kCyclesControl = 9,
   /// passes started by instructions of class matmul
   kPassesMatmul = 10,

@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: Apache-2.0
+// Simulation speed of the Verilated tiny accelerator: cycles per second of SimDevice (the
+// model stepped inside one SC_THREAD, TLM-2.0 DRAM with a quantum keeper) against LoopDevice
+// (the same Verilated model stepped in a plain C++ loop, fixed-latency DRAM), on the same work:
+// decoding steps of the compiled stories260K model.
+//
+// SystemC elaborates once per process, so run one SystemC benchmark per process:
+//   passim_sim_bench --benchmark_filter=BM_LoopDevice
+//   passim_sim_bench --benchmark_filter=BM_SimDevice/
+//   passim_sim_bench --benchmark_filter=BM_SimDeviceSyncEveryCycle
+// (each benchmark builds its device once and runs a fixed number of iterations).
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include <benchmark/benchmark.h>
+
+#include "passim/checkpoint.hpp"
+#include "passim/compiler.hpp"
+#include "passim/quant_model.hpp"
+#include "passim/sim/sim_device.hpp"
+
+namespace {
+
+using namespace passim;
+
+std::filesystem::path model_path() {
+  const char* env = std::getenv("PASSIM_DATA");
+  const std::filesystem::path dir = (env != nullptr && *env != '\0') ? env : PASSIM_DATA_DIR;
+  return dir / "models" / "stories260K.bin";
+}
+
+/// Runs `steps` decoding steps (positions 0..steps-1) of stories260K on `device` per
+/// iteration and reports simulated cycles per second of wall time.
+template <typename MakeDevice>
+void run_steps(benchmark::State& state, MakeDevice make) {
+  if (!std::filesystem::exists(model_path())) {
+    state.SkipWithError("stories260K not found (set PASSIM_DATA)");
+    return;
+  }
+  const auto fm = load_llama2c(model_path());
+  const QuantModel model = quantize(fm, calibrate(fm, {{1, 403, 407}}));
+  const ModelCompiler probe(model, hw::kTiny);
+  sim::SimOptions opts;
+  opts.dram_bytes = (probe.dram_bytes() + 4095) / 4096 * 4096;
+  opts.read_layer_counters = false;
+  auto device = make(opts);
+  DeviceBackend backend(model, *device);
+  const int steps = static_cast<int>(state.range(0));
+  const std::uint64_t c0 = device->cycles();
+  for (auto _ : state) {
+    for (int pos = 0; pos < steps; ++pos) {
+      backend.forward(pos == 0 ? 1 : 403, pos);
+    }
+  }
+  const auto cycles = static_cast<double>(device->cycles() - c0);
+  state.counters["cycles_per_s"] = benchmark::Counter(cycles, benchmark::Counter::kIsRate);
+  state.counters["cycles_per_token"] =
+      cycles / static_cast<double>(state.iterations() * std::uint64_t(steps));
+}
+
+void BM_LoopDevice(benchmark::State& state) {
+  run_steps(state, [](const sim::SimOptions& o) {
+    return std::make_unique<sim::LoopDevice>(sim::make_accel_model_tiny(), o);
+  });
+}
+
+void BM_SimDevice(benchmark::State& state) {
+  run_steps(state, [](const sim::SimOptions& o) {
+    return std::make_unique<sim::SimDevice>(sim::make_accel_model_tiny(), o);
+  });
+}
+
+// The same with a 10 ns TLM quantum: SystemC synchronises (a wait()) after every cycle, which is
+// what temporal decoupling avoids.
+void BM_SimDeviceSyncEveryCycle(benchmark::State& state) {
+  run_steps(state, [](sim::SimOptions o) {
+    o.quantum_ns = 1000.0 / o.clock_mhz;
+    return std::make_unique<sim::SimDevice>(sim::make_accel_model_tiny(), o);
+  });
+}
+
+// One device per benchmark run: a fixed iteration count keeps Google Benchmark from calling
+// the function again (SimDevice may be built once per process). UseRealTime: cycles per
+// second of wall time, the number a user waits for.
+BENCHMARK(BM_LoopDevice)->Arg(2)->Iterations(2)->Unit(benchmark::kSecond)->UseRealTime();
+BENCHMARK(BM_SimDevice)->Arg(2)->Iterations(2)->Unit(benchmark::kSecond)->UseRealTime();
+BENCHMARK(BM_SimDeviceSyncEveryCycle)
+    ->Arg(1)
+    ->Iterations(1)
+    ->Unit(benchmark::kSecond)
+    ->UseRealTime();
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,522 @@
+// SPDX-License-Identifier: Apache-2.0
+// Passim accelerator top: host registers, controller with program memory, DMA engine on one
+// memory port, the input / weight / param / vector memories, the matmul and vector units,
+// and the performance counters (docs/isa.md, DESIGN.md section 3).
+// Golden model: passim::CpuDevice in runtime/src/cpu_device.cpp (same DRAM contents after
+// every program).
+//
+//                 reg_*  +----------+  counters  +--------------+
+//   host ---------------->| psm_regs |<-----------| psm_counters |
+//                         +----+-----+            +------^-------+
+//                              | start, status           | events
+//   mem_* (DRAM) <--+    +-----v----------+ instr/start  |
+//                   +----| psm_controller |--------------+-------------+
+//                   |    +----------------+      |             |              |
+//                   |   fetch        +-----------v--+  +-------v---------+  +-v---------------+
+//                   +----------------| psm_dma      |  | psm_matmul_stage|  | psm_vector_unit |
+//                                    +--+--+--+--+--+  +--+--+--+--+-----+  +--+----------+---+
+//                      input, weight,   |  |  |  |       |  |  |  |           |          |
+//                      param, vector <--+--+--+--+-------+--+--+--+-----------+----------+
+//                      memories (psm_ram + psm_spad_arbiter: vector unit > matmul > DMA)
+//
+// Clock clk_i, synchronous active-high reset rst_i. CTRL.soft_reset resets the controller
+// and the units (not the registers, counters or memories); the memory side must then drop
+// the responses still owed (SimDevice does).
+module psm_accel #(
+  parameter int unsigned ArrayRows     = psm_pkg::TINY_ARRAY_ROWS,
+  parameter int unsigned ArrayCols     = psm_pkg::TINY_ARRAY_COLS,
+  parameter int unsigned Lanes         = psm_pkg::TINY_LANES,
+  parameter int unsigned LayerCounters = psm_pkg::TINY_LAYER_COUNTERS,
+  parameter int unsigned InputDepth    = psm_pkg::TINY_INPUT_DEPTH,
+  parameter int unsigned WeightDepth   = psm_pkg::TINY_WEIGHT_DEPTH,
+  parameter int unsigned VectorDepth   = psm_pkg::TINY_VECTOR_DEPTH,
+  parameter int unsigned ParamDepth    = psm_pkg::TINY_PARAM_DEPTH,
+  parameter int unsigned AccDepth      = psm_pkg::TINY_ACC_DEPTH,
+  parameter int unsigned ProgDepth     = psm_pkg::TINY_PROG_DEPTH
+) (
+  input  logic                               clk_i,
+  input  logic                               rst_i,            // synchronous, active high
+  // Host registers (psm_regs): write at the clock edge, read data in the same cycle
+  input  logic                               reg_we_i,
+  input  logic                               reg_re_i,
+  input  logic [psm_pkg::REG_ADDR_WIDTH-1:0] reg_addr_i,
+  input  logic [31:0]                        reg_wdata_i,
+  output logic [31:0]                        reg_rdata_o,
+  // Memory port: 8-byte beats, in-order responses (read data or write acknowledgement)
+  output logic                               mem_req_valid_o,
+  input  logic                               mem_req_ready_i,
+  output logic                               mem_req_we_o,
+  output logic [31:0]                        mem_req_addr_o,   // 8-byte aligned
+  output logic [63:0]                        mem_req_wdata_o,
+  output logic [7:0]                         mem_req_wstrb_o,
+  input  logic                               mem_rsp_valid_i,
+  input  logic [63:0]                        mem_rsp_rdata_i,
+  input  logic                               mem_rsp_err_i,
+  // Debug for the harness (run state, busy units, instruction indices)
+  output logic                               run_busy_o,       // STATUS.busy
+  output logic [2:0]                         unit_busy_o,      // {vector, matmul, dma}
+  output logic [31:0]                        pc_o,
+  output logic [95:0]                        unit_pc_o         // {vector, matmul, dma} index
+);
+  localparam int unsigned InAddrWidth  = $clog2(InputDepth);
+  localparam int unsigned WgtAddrWidth = $clog2(WeightDepth);
+  localparam int unsigned VecAddrWidth = $clog2(VectorDepth);
+  localparam int unsigned PrmAddrWidth = $clog2(ParamDepth);
+  // psm_matmul's private memories: enough for every MATMUL whose k is a multiple of R (the
+  // weights) and whose result fits the vector scratchpad (the output); psm_instr_check
+  // rejects the others with ErrBadOperand.
+  localparam int unsigned MmWgtDepth = 1 << $clog2(ArrayCols * WeightDepth / ArrayRows);
+  localparam int unsigned MmOutDepth = 1 << $clog2(VectorDepth * Lanes / ArrayCols + AccDepth);
+  localparam int unsigned SpadWidth  = psm_accel_max4(ArrayRows * 8, ArrayCols * 8, Lanes * 32, 64);
+
+  function automatic int unsigned psm_accel_max4(input int unsigned a, input int unsigned b,
+                                                 input int unsigned c, input int unsigned d);
+    int unsigned m;
+    m = a;
+    if (b > m) m = b;
+    if (c > m) m = c;
+    if (d > m) m = d;
+    psm_accel_max4 = m;
+  endfunction
+
+  //////////////////////////////////////////////////////////////////////////////////////////////
+  // Registers, resets                                                                       //
+  //////////////////////////////////////////////////////////////////////////////////////////////
+
+  logic        start, soft_reset, clear_counters;
+  logic [31:0] prog_addr, prog_len, watchdog;
+  logic        run_busy, run_done;
+  logic [7:0]  run_error;
+  logic [31:0] error_info;
+  logic [psm_pkg::CNT_INDEX_WIDTH-1:0] cnt_index;
+  logic [7:0]  cnt_layer;
+  logic        cnt_per_layer;
+  logic [psm_pkg::COUNTER_WIDTH-1:0]   cnt_value, total_cycles;
+
+  psm_regs #(
+    .ArrayRows(ArrayRows),
+    .ArrayCols(ArrayCols),
+    .Lanes    (Lanes)
+  ) u_regs (
+    .clk_i,
+    .rst_i,
+    .reg_we_i,
+    .reg_re_i,
+    .reg_addr_i,
+    .reg_wdata_i,
+    .reg_rdata_o,
+    .start_o         (start),
+    .soft_reset_o    (soft_reset),
+    .clear_counters_o(clear_counters),
+    .prog_addr_o     (prog_addr),
+    .prog_len_o      (prog_len),
+    .watchdog_o      (watchdog),
+    .busy_i          (run_busy),
+    .done_i          (run_done),
+    .error_i         (run_error),
+    .error_info_i    (error_info),
+    .cnt_index_o     (cnt_index),
+    .cnt_layer_o     (cnt_layer),
+    .cnt_per_layer_o (cnt_per_layer),
+    .cnt_value_i     (cnt_value),
+    .total_cycles_i  (total_cycles)
+  );
+
+  logic sys_rst;    // controller and units
+  logic unit_rst;   // matmul and vector units: also while the controller aborts
+  logic abort;
+  assign sys_rst  = rst_i || soft_reset;
+  assign unit_rst = sys_rst || abort;
+
+  //////////////////////////////////////////////////////////////////////////////////////////////
+  // Controller                                                                              //
+  //////////////////////////////////////////////////////////////////////////////////////////////
+
+  logic                            fetch_active, fetch_req_valid, fetch_stall;
+  logic [31:0]                     fetch_req_addr;
+  logic [psm_pkg::INSTR_WIDTH-1:0] instr;
+  logic [2:0]                      unit_start, unit_busy;
+  logic                            dma_err;
+  logic [11:0]                     unit_class;
+  logic [23:0]                     unit_layer;
+  logic [7:0]                      ctl_layer;
+  logic                            unit_stall, instret;
+
+  psm_controller #(
+    .ArrayRows  (ArrayRows),
+    .ArrayCols  (ArrayCols),
+    .Lanes      (Lanes),
+    .InputDepth (InputDepth),
+    .WeightDepth(WeightDepth),
+    .VectorDepth(VectorDepth),
+    .ParamDepth (ParamDepth),
+    .AccDepth   (AccDepth),
+    .ProgDepth  (ProgDepth),
+    .MmWgtDepth (MmWgtDepth),
+    .MmOutDepth (MmOutDepth)
+  ) u_controller (
+    .clk_i,
+    .rst_i          (sys_rst),
+    .start_i        (start),
+    .prog_addr_i    (prog_addr),
+    .prog_len_i     (prog_len),
+    .watchdog_i     (watchdog),
+    .busy_o         (run_busy),
+    .done_o         (run_done),
+    .error_o        (run_error),
+    .error_info_o   (error_info),
+    .fetch_active_o (fetch_active),
+    .mem_req_valid_o(fetch_req_valid),
+    .mem_req_ready_i(mem_req_ready_i),
+    .mem_req_addr_o (fetch_req_addr),
+    .mem_rsp_valid_i(mem_rsp_valid_i && fetch_active),
+    .mem_rsp_rdata_i(mem_rsp_rdata_i),
+    .mem_rsp_err_i  (mem_rsp_err_i),
+    .fetch_stall_o  (fetch_stall),
+    .instr_o        (instr),
+    .unit_start_o   (unit_start),
+    .unit_busy_i    (unit_busy),
+    .dma_err_i      (dma_err),
+    .abort_o        (abort),
+    .unit_class_o   (unit_class),
+    .unit_layer_o   (unit_layer),
+    .ctl_layer_o    (ctl_layer),
+    .unit_stall_o   (unit_stall),
+    .instret_o      (instret),
+    .pc_o,
+    .unit_pc_o
+  );
+
+  //////////////////////////////////////////////////////////////////////////////////////////////
+  // DMA and the memory port                                                                 //
+  //////////////////////////////////////////////////////////////////////////////////////////////
+
+  logic                 dma_busy, dma_done, dma_pass, dma_stall;
+  logic                 dma_req_valid, dma_req_we;
+  logic [31:0]          dma_req_addr;
+  logic [63:0]          dma_req_wdata;
+  logic [7:0]           dma_req_wstrb;
+  logic [2:0]           dma_mem;
+  logic                 dma_spad_req, dma_spad_we, dma_spad_gnt;
+  logic [15:0]          dma_spad_addr;
+  logic [SpadWidth-1:0] dma_spad_wdata, dma_spad_rdata;
+
+  psm_dma #(
+    .ArrayRows(ArrayRows),
+    .ArrayCols(ArrayCols),
+    .Lanes    (Lanes)
+  ) u_dma (
+    .clk_i,
+    .rst_i          (sys_rst),
+    .start_i        (unit_start[0]),
+    .instr_i        (instr),
+    .abort_i        (abort),
+    .busy_o         (dma_busy),
+    .done_o         (dma_done),
+    .pass_o         (dma_pass),
+    .err_o          (dma_err),
+    .stall_o        (dma_stall),
+    .mem_req_valid_o(dma_req_valid),
+    .mem_req_ready_i(mem_req_ready_i && !fetch_active),
+    .mem_req_we_o   (dma_req_we),
+    .mem_req_addr_o (dma_req_addr),
+    .mem_req_wdata_o(dma_req_wdata),
+    .mem_req_wstrb_o(dma_req_wstrb),
+    .mem_rsp_valid_i(mem_rsp_valid_i && !fetch_active),
+    .mem_rsp_rdata_i(mem_rsp_rdata_i),
+    .mem_rsp_err_i  (mem_rsp_err_i),
+    .spad_mem_o     (dma_mem),
+    .spad_req_o     (dma_spad_req),
+    .spad_we_o      (dma_spad_we),
+    .spad_addr_o    (dma_spad_addr),
+    .spad_wdata_o   (dma_spad_wdata),
+    .spad_gnt_i     (dma_spad_gnt),
+    .spad_rdata_i   (dma_spad_rdata)
+  );
+
+  // The program fetch owns the port while it runs; the DMA the rest of the time.
+  assign mem_req_valid_o = fetch_active ? fetch_req_valid : dma_req_valid;
+  assign mem_req_we_o    = fetch_active ? 1'b0 : dma_req_we;
+  assign mem_req_addr_o  = fetch_active ? fetch_req_addr : dma_req_addr;
+  assign mem_req_wdata_o = dma_req_wdata;
+  assign mem_req_wstrb_o = fetch_active ? 8'hff : dma_req_wstrb;
+
+  //////////////////////////////////////////////////////////////////////////////////////////////
+  // Matmul and vector units                                                                 //
+  //////////////////////////////////////////////////////////////////////////////////////////////
+
+  logic                    mm_busy;
+  logic [23:0]             mm_passes;
+  logic                    mm_in_req, mm_wt_req, mm_pm_req, mm_vs_req;
+  logic                    mm_in_gnt, mm_wt_gnt, mm_pm_gnt, mm_vs_gnt;
+  logic [InAddrWidth-1:0]  mm_in_addr;
+  logic [WgtAddrWidth-1:0] mm_wt_addr;
+  logic [PrmAddrWidth-1:0] mm_pm_addr;
+  logic [VecAddrWidth-1:0] mm_vs_addr;
+  logic [Lanes*32-1:0]     mm_vs_wdata;
+  logic [Lanes-1:0]        mm_vs_wmask;
+  logic [ArrayRows*8-1:0]  in_rdata;
+  logic [ArrayCols*8-1:0]  wt_rdata;
+  logic [63:0]             pm_rdata;
+  logic [Lanes*32-1:0]     vs_rdata;
+
+  psm_matmul_stage #(
+    .ArrayRows  (ArrayRows),
+    .ArrayCols  (ArrayCols),
+    .Lanes      (Lanes),
+    .InputDepth (InputDepth),
+    .WeightDepth(WeightDepth),
+    .VectorDepth(VectorDepth),
+    .ParamDepth (ParamDepth),
+    .AccDepth   (AccDepth),
+    .MmWgtDepth (MmWgtDepth),
+    .MmOutDepth (MmOutDepth)
+  ) u_matmul_stage (
+    .clk_i,
+    .rst_i     (unit_rst),
+    .start_i   (unit_start[1]),
+    .instr_i   (instr),
+    .busy_o    (mm_busy),
+    .passes_o  (mm_passes),
+    .in_req_o  (mm_in_req),
+    .in_addr_o (mm_in_addr),
+    .in_gnt_i  (mm_in_gnt),
+    .in_rdata_i(in_rdata),
+    .wt_req_o  (mm_wt_req),
+    .wt_addr_o (mm_wt_addr),
+    .wt_gnt_i  (mm_wt_gnt),
+    .wt_rdata_i(wt_rdata),
+    .pm_req_o  (mm_pm_req),
+    .pm_addr_o (mm_pm_addr),
+    .pm_gnt_i  (mm_pm_gnt),
+    .pm_rdata_i(pm_rdata),
+    .vs_req_o  (mm_vs_req),
+    .vs_addr_o (mm_vs_addr),
+    .vs_wdata_o(mm_vs_wdata),
+    .vs_wmask_o(mm_vs_wmask),
+    .vs_gnt_i  (mm_vs_gnt)
+  );
+
+  logic                    vec_busy;
+  logic [23:0]             vec_passes;
+  logic                    vec_prm_req, vec_mem_req, vec_mem_we;
+  logic [PrmAddrWidth-1:0] vec_prm_addr;
+  logic [VecAddrWidth-1:0] vec_mem_addr;
+  logic [Lanes*32-1:0]     vec_mem_wdata;
+  logic [Lanes-1:0]        vec_mem_wmask;
+
+  psm_vector_unit #(
+    .Lanes      (Lanes),
+    .VectorDepth(VectorDepth),
+    .ParamDepth (ParamDepth)
+  ) u_vector (
+    .clk_i,
+    .rst_i      (unit_rst),
+    .start_i    (unit_start[2]),
+    .instr_i    (instr),
+    .busy_o     (vec_busy),
+    .passes_o   (vec_passes),
+    .prm_req_o  (vec_prm_req),
+    .prm_addr_o (vec_prm_addr),
+    .prm_rdata_i(pm_rdata),
+    .mem_req_o  (vec_mem_req),
+    .mem_we_o   (vec_mem_we),
+    .mem_addr_o (vec_mem_addr),
+    .mem_wdata_o(vec_mem_wdata),
+    .mem_wmask_o(vec_mem_wmask),
+    .mem_rdata_i(vs_rdata)
+  );
+
+  assign unit_busy = {vec_busy, mm_busy, dma_busy};
+
+  //////////////////////////////////////////////////////////////////////////////////////////////
+  // Memories                                                                                //
+  //////////////////////////////////////////////////////////////////////////////////////////////
+
+  // DMA requests go to the memory named by dma_mem; its word address is range-checked, so
+  // each memory takes the low bits (named wires: Yosys 0.23 ignores size casts inside {}).
+  logic dma_in_req, dma_wt_req, dma_pm_req, dma_vs_req;
+  logic [InAddrWidth-1:0]  dma_in_addr;
+  logic [WgtAddrWidth-1:0] dma_wt_addr;
+  logic [PrmAddrWidth-1:0] dma_pm_addr;
+  logic [VecAddrWidth-1:0] dma_vs_addr;
+  assign dma_in_addr = dma_spad_addr[InAddrWidth-1:0];
+  assign dma_wt_addr = dma_spad_addr[WgtAddrWidth-1:0];
+  assign dma_pm_addr = dma_spad_addr[PrmAddrWidth-1:0];
+  assign dma_vs_addr = dma_spad_addr[VecAddrWidth-1:0];
+  assign dma_in_req = dma_spad_req && (dma_mem == psm_pkg::MemInput);
+  assign dma_wt_req = dma_spad_req && (dma_mem == psm_pkg::MemWeight);
+  assign dma_pm_req = dma_spad_req && (dma_mem == psm_pkg::MemParam);
+  assign dma_vs_req = dma_spad_req && (dma_mem == psm_pkg::MemVector);
+
+  // Input memory: matmul stage (reads) > DMA.
+  logic [1:0]             in_gnt;
+  logic                   in_req, in_we;
+  logic [InAddrWidth-1:0] in_addr;
+  logic [ArrayRows*8-1:0] in_wdata;
+  logic [ArrayRows-1:0]   in_wmask;
+
+  psm_spad_arbiter #(
+    .Ports(2), .AddrWidth(InAddrWidth), .Width(ArrayRows * 8), .Lanes(ArrayRows)
+  ) u_in_arb (
+    .req_i      ({dma_in_req, mm_in_req}),
+    .we_i       ({dma_spad_we, 1'b0}),
+    .addr_i     ({dma_in_addr, mm_in_addr}),
+    .wdata_i    ({dma_spad_wdata[ArrayRows*8-1:0], {ArrayRows*8{1'b0}}}),
+    .wmask_i    ({{ArrayRows{1'b1}}, {ArrayRows{1'b0}}}),
+    .gnt_o      (in_gnt),
+    .ram_req_o  (in_req),
+    .ram_we_o   (in_we),
+    .ram_addr_o (in_addr),
+    .ram_wdata_o(in_wdata),
+    .ram_wmask_o(in_wmask)
+  );
+  psm_ram #(.Depth(InputDepth), .Lanes(ArrayRows), .LaneWidth(8)) u_input_mem (
+    .clk_i, .req_i(in_req), .we_i(in_we), .addr_i(in_addr), .wdata_i(in_wdata),
+    .wmask_i(in_wmask), .rdata_o(in_rdata)
+  );
+
+  // Weight memory: matmul stage (reads) > DMA.
+  logic [1:0]              wt_gnt;
+  logic                    wt_req, wt_we;
+  logic [WgtAddrWidth-1:0] wt_addr;
+  logic [ArrayCols*8-1:0]  wt_wdata;
+  logic [ArrayCols-1:0]    wt_wmask;
+
+  psm_spad_arbiter #(
+    .Ports(2), .AddrWidth(WgtAddrWidth), .Width(ArrayCols * 8), .Lanes(ArrayCols)
+  ) u_wt_arb (
+    .req_i      ({dma_wt_req, mm_wt_req}),
+    .we_i       ({dma_spad_we, 1'b0}),
+    .addr_i     ({dma_wt_addr, mm_wt_addr}),
+    .wdata_i    ({dma_spad_wdata[ArrayCols*8-1:0], {ArrayCols*8{1'b0}}}),
+    .wmask_i    ({{ArrayCols{1'b1}}, {ArrayCols{1'b0}}}),
+    .gnt_o      (wt_gnt),
+    .ram_req_o  (wt_req),
+    .ram_we_o   (wt_we),
+    .ram_addr_o (wt_addr),
+    .ram_wdata_o(wt_wdata),
+    .ram_wmask_o(wt_wmask)
+  );
+  psm_ram #(.Depth(WeightDepth), .Lanes(ArrayCols), .LaneWidth(8)) u_weight_mem (
+    .clk_i, .req_i(wt_req), .we_i(wt_we), .addr_i(wt_addr), .wdata_i(wt_wdata),
+    .wmask_i(wt_wmask), .rdata_o(wt_rdata)
+  );
+
+  // Param memory: vector unit > matmul stage > DMA.
+  logic [2:0]              pm_gnt;
+  logic                    pm_req, pm_we;
+  logic [PrmAddrWidth-1:0] pm_addr;
+  logic [63:0]             pm_wdata;
+  logic                    pm_wmask;
+
+  psm_spad_arbiter #(
+    .Ports(3), .AddrWidth(PrmAddrWidth), .Width(64), .Lanes(1)
+  ) u_pm_arb (
+    .req_i      ({dma_pm_req, mm_pm_req, vec_prm_req}),
+    .we_i       ({dma_spad_we, 1'b0, 1'b0}),
+    .addr_i     ({dma_pm_addr, mm_pm_addr, vec_prm_addr}),
+    .wdata_i    ({dma_spad_wdata[63:0], 128'd0}),
+    .wmask_i    (3'b100),
+    .gnt_o      (pm_gnt),
+    .ram_req_o  (pm_req),
+    .ram_we_o   (pm_we),
+    .ram_addr_o (pm_addr),
+    .ram_wdata_o(pm_wdata),
+    .ram_wmask_o(pm_wmask)
+  );
+  psm_ram #(.Depth(ParamDepth), .Lanes(1), .LaneWidth(64)) u_param_mem (
+    .clk_i, .req_i(pm_req), .we_i(pm_we), .addr_i(pm_addr), .wdata_i(pm_wdata),
+    .wmask_i(pm_wmask), .rdata_o(pm_rdata)
+  );
+
+  // Vector scratchpad: vector unit > matmul stage (writes) > DMA.
+  logic [2:0]              vs_gnt;
+  logic                    vs_req, vs_we;
+  logic [VecAddrWidth-1:0] vs_addr;
+  logic [Lanes*32-1:0]     vs_wdata;
+  logic [Lanes-1:0]        vs_wmask;
+
+  psm_spad_arbiter #(
+    .Ports(3), .AddrWidth(VecAddrWidth), .Width(Lanes * 32), .Lanes(Lanes)
+  ) u_vs_arb (
+    .req_i      ({dma_vs_req, mm_vs_req, vec_mem_req}),
+    .we_i       ({dma_spad_we, 1'b1, vec_mem_we}),
+    .addr_i     ({dma_vs_addr, mm_vs_addr, vec_mem_addr}),
+    .wdata_i    ({dma_spad_wdata[Lanes*32-1:0], mm_vs_wdata, vec_mem_wdata}),
+    .wmask_i    ({{Lanes{1'b1}}, mm_vs_wmask, vec_mem_wmask}),
+    .gnt_o      (vs_gnt),
+    .ram_req_o  (vs_req),
+    .ram_we_o   (vs_we),
+    .ram_addr_o (vs_addr),
+    .ram_wdata_o(vs_wdata),
+    .ram_wmask_o(vs_wmask)
+  );
+  psm_ram #(.Depth(VectorDepth), .Lanes(Lanes), .LaneWidth(32)) u_vector_mem (
+    .clk_i, .req_i(vs_req), .we_i(vs_we), .addr_i(vs_addr), .wdata_i(vs_wdata),
+    .wmask_i(vs_wmask), .rdata_o(vs_rdata)
+  );
+
+  assign mm_in_gnt = in_gnt[0];
+  assign mm_wt_gnt = wt_gnt[0];
+  assign mm_pm_gnt = pm_gnt[1];
+  assign mm_vs_gnt = vs_gnt[1];
+
+  always_comb begin
+    dma_spad_gnt   = 1'b0;
+    dma_spad_rdata = '0;
+    unique case (dma_mem)
+      psm_pkg::MemInput: begin
+        dma_spad_gnt   = in_gnt[1];
+        dma_spad_rdata = SpadWidth'(in_rdata);
+      end
+      psm_pkg::MemWeight: begin
+        dma_spad_gnt   = wt_gnt[1];
+        dma_spad_rdata = SpadWidth'(wt_rdata);
+      end
+      psm_pkg::MemVector: begin
+        dma_spad_gnt   = vs_gnt[2];
+        dma_spad_rdata = SpadWidth'(vs_rdata);
+      end
+      default: begin
+        dma_spad_gnt   = pm_gnt[2];
+        dma_spad_rdata = SpadWidth'(pm_rdata);
+      end
+    endcase
+  end
+
+  //////////////////////////////////////////////////////////////////////////////////////////////
+  // Counters                                                                                //
+  //////////////////////////////////////////////////////////////////////////////////////////////
+
+  psm_counters #(
+    .Units        (3),
+    .LayerCounters(LayerCounters),
+    .PassWidth    (24)
+  ) u_counters (
+    .clk_i,
+    .rst_i,
+    .clear_i        (clear_counters),
+    .active_i       (run_busy),
+    .unit_busy_i    (unit_busy),
+    .unit_class_i   (unit_class),
+    .unit_layer_i   (unit_layer),
+    .unit_passes_i  ({vec_passes, mm_passes, 24'(dma_pass)}),
+    .ctl_layer_i    (ctl_layer),
+    .mem_stall_i    (dma_stall || fetch_stall),
+    .unit_stall_i   (unit_stall),
+    .instret_i      (instret),
+    .sel_index_i    (cnt_index),
+    .sel_layer_i    (cnt_layer),
+    .sel_per_layer_i(cnt_per_layer),
+    .sel_value_o    (cnt_value),
+    .total_cycles_o (total_cycles)
+  );
+
+  assign run_busy_o  = run_busy;
+  assign unit_busy_o = unit_busy;
+
+  // The DMA's done_o is implied by busy_o falling; its 16-bit word address was range-checked.
+  logic unused_bits;
+  assign unused_bits = ^{dma_done, pm_gnt[0], vs_gnt[0], dma_spad_addr};
+endmodule : psm_accel

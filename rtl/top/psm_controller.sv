@@ -1,0 +1,370 @@
+// SPDX-License-Identifier: Apache-2.0
+// Controller: copies PROG_LEN instructions from DRAM into the program memory, then runs them
+// in order, issuing each to its unit (DMA, matmul or vector) as soon as that unit is idle.
+// Golden model: passim::CpuDevice::run() in runtime/src/cpu_device.cpp (docs/isa.md,
+// "Execution model").
+//
+// Per instruction: StRead (program-memory read) then StIssue (decode, operand check, issue
+// or wait), so an instruction whose unit is idle issues every second cycle. BARRIER waits
+// until every unit is idle; END too, then the run ends with STATUS.done. The controller does
+// not track data dependencies. An error (bad instruction, a bus error in the program fetch
+// or in a DMA, the watchdog, or running past PROG_LEN without END) stops the run: the units
+// are aborted (StAbort) and STATUS.done is set with STATUS.error and ERROR_INFO.
+module psm_controller #(
+  parameter int unsigned ArrayRows   = 2,
+  parameter int unsigned ArrayCols   = 4,
+  parameter int unsigned Lanes       = 2,
+  parameter int unsigned InputDepth  = 1024,
+  parameter int unsigned WeightDepth = 2048,
+  parameter int unsigned VectorDepth = 1024,
+  parameter int unsigned ParamDepth  = 256,
+  parameter int unsigned AccDepth    = 128,
+  parameter int unsigned ProgDepth   = 256,
+  parameter int unsigned MmWgtDepth  = 4096,
+  parameter int unsigned MmOutDepth  = 1024,
+  parameter int unsigned FetchDepth  = 8     // outstanding program-fetch requests
+) (
+  input  logic                            clk_i,
+  input  logic                            rst_i,            // synchronous, active high
+  // Host registers
+  input  logic                            start_i,          // CTRL.start
+  input  logic [31:0]                     prog_addr_i,
+  input  logic [31:0]                     prog_len_i,
+  input  logic [31:0]                     watchdog_i,       // 0 = off
+  output logic                            busy_o,           // STATUS.busy
+  output logic                            done_o,           // STATUS.done
+  output logic [7:0]                      error_o,          // STATUS.error
+  output logic [31:0]                     error_info_o,     // ERROR_INFO
+  // Memory port during the program fetch (fetch_active_o), 8-byte beats
+  output logic                            fetch_active_o,
+  output logic                            mem_req_valid_o,
+  input  logic                            mem_req_ready_i,
+  output logic [31:0]                     mem_req_addr_o,
+  input  logic                            mem_rsp_valid_i,
+  input  logic [63:0]                     mem_rsp_rdata_i,
+  input  logic                            mem_rsp_err_i,
+  output logic                            fetch_stall_o,    // waiting for the memory port
+  // Units: 0 = DMA, 1 = matmul, 2 = vector
+  output logic [psm_pkg::INSTR_WIDTH-1:0] instr_o,          // valid with a start pulse
+  output logic [2:0]                      unit_start_o,
+  input  logic [2:0]                      unit_busy_i,
+  input  logic                            dma_err_i,        // a DMA got an error response
+  output logic                            abort_o,          // stop every unit (StAbort)
+  // Counter attribution
+  output logic [11:0]                     unit_class_o,     // op class per unit, 4 bits each
+  output logic [23:0]                     unit_layer_o,     // layer per unit, 8 bits each
+  output logic [7:0]                      ctl_layer_o,      // layer of the control work
+  output logic                            unit_stall_o,
+  output logic                            instret_o,
+  output logic [31:0]                     pc_o,             // debug: instruction index
+  output logic [95:0]                     unit_pc_o         // debug: index each unit runs
+);
+  localparam int unsigned ProgAddrWidth = (ProgDepth > 1) ? $clog2(ProgDepth) : 1;
+  localparam int unsigned FetchCntWidth = $clog2(FetchDepth + 1);
+
+  typedef enum logic [2:0] {
+    StIdle,        // wait for CTRL.start
+    StFetch,       // copy the program into the program memory
+    StFetchDrain,  // fetch error: wait for the outstanding fetch responses
+    StRead,        // read the instruction at pc
+    StIssue,       // decode and check it; issue it or wait for its unit
+    StAbort        // error: abort the units and wait until they are idle
+  } ctl_state_e;
+
+  ctl_state_e state_q, state_d;
+
+  logic [31:0]                  pc_q;
+  logic [31:0]                  len_q;
+  logic [31:0]                  run_cycles_q;
+  logic                         busy_q, done_q;
+  logic [7:0]                   error_q;
+  logic [31:0]                   error_info_q;
+  logic [7:0]                   ctl_layer_q;
+  logic [11:0]                  unit_class_q;
+  logic [23:0]                  unit_layer_q;
+  logic [95:0]                  unit_pc_q;  // index of the instruction each unit runs
+
+  // Errors raised this cycle (state_d goes to StAbort / StFetchDrain / StIdle).
+  logic                         raise;
+  logic [7:0]                   raise_code;
+  logic [31:0]                  raise_info;
+
+  //////////////////////////////////////////////////////////////////////////////////////////////
+  // Program memory and fetch                                                                //
+  //////////////////////////////////////////////////////////////////////////////////////////////
+
+  logic                     prog_req, prog_we;
+  logic [ProgAddrWidth-1:0] prog_addr;
+  logic [127:0]             prog_wdata, prog_rdata;
+
+  psm_ram #(
+    .Depth    (ProgDepth),
+    .Lanes    (1),
+    .LaneWidth(psm_pkg::INSTR_WIDTH)
+  ) u_prog_mem (
+    .clk_i,
+    .req_i  (prog_req),
+    .we_i   (prog_we),
+    .addr_i (prog_addr),
+    .wdata_i(prog_wdata),
+    .wmask_i(1'b1),
+    .rdata_o(prog_rdata)
+  );
+
+  logic [31:0]              f_req_q, f_rsp_q;  // beats requested / received (2 per instruction)
+  logic [FetchCntWidth-1:0] f_os_q;            // outstanding fetch beats
+  logic [63:0]              f_low_q;           // the low half of the instruction being received
+  logic                     f_req_fire;
+
+  assign fetch_active_o  = (state_q == StFetch) || (state_q == StFetchDrain);
+  assign mem_req_valid_o = (state_q == StFetch) && (f_req_q != {len_q[30:0], 1'b0})
+                           && (32'(f_os_q) < FetchDepth);
+  assign mem_req_addr_o  = prog_addr_i + {f_req_q[28:0], 3'b000};
+  assign f_req_fire      = mem_req_valid_o && mem_req_ready_i;
+  assign fetch_stall_o   = (state_q == StFetch) && !f_req_fire && !mem_rsp_valid_i;
+
+  always_ff @(posedge clk_i) begin  // control: reset
+    if (rst_i || (state_q == StIdle)) begin
+      f_req_q <= '0;
+      f_rsp_q <= '0;
+      f_os_q  <= '0;
+    end else begin
+      if (f_req_fire)      f_req_q <= f_req_q + 32'd1;
+      if (mem_rsp_valid_i) f_rsp_q <= f_rsp_q + 32'd1;
+      f_os_q <= f_os_q + FetchCntWidth'(f_req_fire) - FetchCntWidth'(mem_rsp_valid_i
+                                                                     && fetch_active_o);
+    end
+  end
+
+  always_ff @(posedge clk_i) begin  // datapath: no reset
+    if (mem_rsp_valid_i && !f_rsp_q[0]) f_low_q <= mem_rsp_rdata_i;
+  end
+
+  //////////////////////////////////////////////////////////////////////////////////////////////
+  // Decode                                                                                  //
+  //////////////////////////////////////////////////////////////////////////////////////////////
+
+  logic [1:0] ir_unit;   // 0 control, 1 dma, 2 matmul, 3 vector
+  logic [7:0] ir_error;
+  logic [7:0] ir_opcode, ir_layer;
+  logic [3:0] ir_class;
+
+  psm_instr_check #(
+    .ArrayRows  (ArrayRows),
+    .ArrayCols  (ArrayCols),
+    .Lanes      (Lanes),
+    .InputDepth (InputDepth),
+    .WeightDepth(WeightDepth),
+    .VectorDepth(VectorDepth),
+    .ParamDepth (ParamDepth),
+    .AccDepth   (AccDepth),
+    .MmWgtDepth (MmWgtDepth),
+    .MmOutDepth (MmOutDepth)
+  ) u_check (
+    .instr_i(prog_rdata),
+    .unit_o (ir_unit),
+    .error_o(ir_error)
+  );
+
+  assign ir_opcode = prog_rdata[psm_pkg::INSTR_OPCODE_LSB +: 8];
+  assign ir_layer  = prog_rdata[psm_pkg::INSTR_LAYER_LSB +: 8];
+  assign ir_class  = prog_rdata[psm_pkg::INSTR_OP_CLASS_LSB +: 4];
+
+  // Unit u of a unit instruction is ir_unit - 1.
+  logic [1:0] ir_u;
+  logic       ir_unit_busy;
+  assign ir_u         = ir_unit - 2'd1;
+  assign ir_unit_busy = (ir_unit != 2'd0) && unit_busy_i[ir_u];
+
+  //////////////////////////////////////////////////////////////////////////////////////////////
+  // Control                                                                                 //
+  //////////////////////////////////////////////////////////////////////////////////////////////
+
+  logic watchdog_hit;
+  assign watchdog_hit = busy_q && (watchdog_i != '0) && (run_cycles_q >= watchdog_i);
+
+  always_comb begin
+    state_d      = state_q;
+    prog_req     = 1'b0;
+    prog_we      = 1'b0;
+    prog_addr    = ProgAddrWidth'(pc_q);
+    prog_wdata   = {mem_rsp_rdata_i, f_low_q};
+    unit_start_o = '0;
+    unit_stall_o = 1'b0;
+    instret_o    = 1'b0;
+    raise        = 1'b0;
+    raise_code   = psm_pkg::ErrNone;
+    raise_info   = pc_q;
+    unique case (state_q)
+      // Idle: check PROG_LEN and PROG_ADDR on start.
+      StIdle: begin
+        if (start_i) begin
+          if (prog_len_i == '0 || prog_len_i > 32'(ProgDepth)) begin
+            raise      = 1'b1;
+            raise_code = psm_pkg::ErrProgLen;
+            raise_info = '0;
+          end else if (prog_addr_i[3:0] != 4'd0) begin
+            raise      = 1'b1;
+            raise_code = psm_pkg::ErrProgAlign;
+            raise_info = '0;
+          end else begin
+            state_d = StFetch;
+          end
+        end
+      end
+      // Fetch: two beats per instruction; the second one writes the program memory.
+      StFetch: begin
+        if (mem_rsp_valid_i) begin
+          prog_addr = ProgAddrWidth'(f_rsp_q >> 1);
+          if (mem_rsp_err_i) begin
+            raise      = 1'b1;
+            raise_code = psm_pkg::ErrBus;
+            raise_info = f_rsp_q >> 1;
+            state_d    = StFetchDrain;
+          end else if (f_rsp_q[0]) begin
+            prog_req = 1'b1;
+            prog_we  = 1'b1;
+          end
+          if (!mem_rsp_err_i && f_rsp_q + 32'd1 == {len_q[30:0], 1'b0}) state_d = StRead;
+        end
+        if (watchdog_hit && state_d == StFetch) begin
+          raise      = 1'b1;
+          raise_code = psm_pkg::ErrWatchdog;
+          raise_info = '0;
+          state_d    = StFetchDrain;
+        end
+      end
+      // The fetch failed: every outstanding beat still gets its response.
+      StFetchDrain: begin
+        if (f_os_q == FetchCntWidth'(mem_rsp_valid_i)) state_d = StIdle;
+      end
+      // Read the instruction at pc (a program that runs out of instructions is an error).
+      StRead: begin
+        if (pc_q == len_q) begin
+          raise      = 1'b1;
+          raise_code = psm_pkg::ErrBadOpcode;
+          state_d    = StAbort;
+        end else begin
+          prog_req = 1'b1;
+          state_d  = StIssue;
+        end
+      end
+      // Decode and check; issue when the unit is idle (BARRIER and END: every unit).
+      StIssue: begin
+        if (ir_error != psm_pkg::ErrNone) begin
+          raise      = 1'b1;
+          raise_code = ir_error;
+          state_d    = StAbort;
+        end else if (ir_unit == 2'd0) begin
+          unique case (ir_opcode)
+            psm_pkg::OpEnd: begin
+              if (unit_busy_i == '0) begin
+                instret_o = 1'b1;
+                state_d   = StIdle;
+              end
+            end
+            psm_pkg::OpBarrier: begin
+              if (unit_busy_i == '0) begin
+                instret_o = 1'b1;
+                state_d   = StRead;
+              end
+            end
+            default: begin  // NOP
+              instret_o = 1'b1;
+              state_d   = StRead;
+            end
+          endcase
+        end else if (ir_unit_busy) begin
+          unit_stall_o = 1'b1;
+        end else begin
+          unit_start_o[ir_u] = 1'b1;
+          instret_o          = 1'b1;
+          state_d            = StRead;
+        end
+      end
+      // Abort: hold the units in abort until none is busy.
+      StAbort: begin
+        if (unit_busy_i == '0) state_d = StIdle;
+      end
+      default: state_d = StIdle;
+    endcase
+    // A DMA bus error (of an earlier instruction) or the watchdog stops a running program.
+    if ((state_q == StRead || state_q == StIssue) && (dma_err_i || watchdog_hit)) begin
+      unit_start_o = '0;
+      instret_o    = 1'b0;
+      unit_stall_o = 1'b0;
+      raise        = 1'b1;
+      raise_code   = dma_err_i ? psm_pkg::ErrBus : psm_pkg::ErrWatchdog;
+      raise_info   = dma_err_i ? unit_pc_q[31:0] : pc_q;
+      state_d      = StAbort;
+    end
+  end
+
+  always_ff @(posedge clk_i) begin  // control: reset
+    if (rst_i) begin
+      state_q      <= StIdle;
+      pc_q         <= '0;
+      len_q        <= '0;
+      busy_q       <= 1'b0;
+      done_q       <= 1'b0;
+      error_q      <= psm_pkg::ErrNone;
+      error_info_q <= '0;
+      run_cycles_q <= '0;
+      ctl_layer_q  <= '0;
+      unit_class_q <= '0;
+      unit_layer_q <= '0;
+      unit_pc_q    <= '0;
+    end else begin
+      state_q <= state_d;
+      if (state_q == StIdle && start_i) begin
+        pc_q         <= '0;
+        len_q        <= prog_len_i;
+        done_q       <= 1'b0;
+        error_q      <= psm_pkg::ErrNone;
+        error_info_q <= '0;
+        run_cycles_q <= '0;
+        ctl_layer_q  <= '0;
+        busy_q       <= (state_d == StFetch);
+      end else if (busy_q) begin
+        run_cycles_q <= run_cycles_q + 32'd1;
+      end
+      if (state_q == StIssue) ctl_layer_q <= ir_layer;
+      if (instret_o && state_q == StIssue) pc_q <= pc_q + 32'd1;
+      for (int u = 0; u < 3; u++) begin
+        if (unit_start_o[u]) begin
+          unit_class_q[u*4 +: 4]  <= ir_class;
+          unit_layer_q[u*8 +: 8]  <= ir_layer;
+          unit_pc_q[u*32 +: 32]   <= pc_q;
+        end
+      end
+      // Keep the first error of a run (a start clears the previous run's error).
+      if (raise && (error_q == psm_pkg::ErrNone || state_q == StIdle)) begin
+        error_q      <= raise_code;
+        error_info_q <= raise_info;
+      end
+      // The run ends when the controller returns to idle.
+      if (state_q != StIdle && state_d == StIdle) begin
+        busy_q <= 1'b0;
+        done_q <= 1'b1;
+      end
+      if (state_q == StIdle && raise) done_q <= 1'b1;  // PROG_LEN / PROG_ADDR errors
+    end
+  end
+
+  assign busy_o       = busy_q;
+  assign done_o       = done_q;
+  assign error_o      = error_q;
+  assign error_info_o = error_info_q;
+  assign instr_o      = prog_rdata;
+  assign abort_o      = (state_q == StAbort);
+  assign unit_class_o = unit_class_q;
+  assign unit_layer_o = unit_layer_q;
+  assign ctl_layer_o  = ctl_layer_q;
+  assign pc_o         = pc_q;
+  assign unit_pc_o    = unit_pc_q;
+
+`ifndef SYNTHESIS
+  IssueWhenIdle_A: assert property (@(posedge clk_i) disable iff (rst_i)
+      (unit_start_o & unit_busy_i) == '0);
+`endif
+endmodule : psm_controller

@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: Apache-2.0
+// Decodes one instruction: which unit runs it, and whether its operands are legal
+// (docs/isa.md "STATUS.error codes"). Purely combinational.
+// Golden model: the operand checks of passim::CpuDevice in runtime/src/cpu_device.cpp.
+//
+// Checks, in order of precedence: the opcode (ErrBadOpcode), then sizes and enumerations
+// (ErrBadOperand: a size is 0 or too large, a bad mem, elem_size, out_bits, op_class, odd
+// ROPE length, gain_frac_bits > 13), then every memory range an operand touches
+// (ErrSpadRange). A row of n elements spans ceil(n / E) words of its memory.
+module psm_instr_check #(
+  parameter int unsigned ArrayRows   = 2,
+  parameter int unsigned ArrayCols   = 4,
+  parameter int unsigned Lanes       = 2,
+  parameter int unsigned InputDepth  = 1024,
+  parameter int unsigned WeightDepth = 2048,
+  parameter int unsigned VectorDepth = 1024,
+  parameter int unsigned ParamDepth  = 256,
+  parameter int unsigned AccDepth    = 128,   // most rows m of a MATMUL
+  parameter int unsigned MmWgtDepth  = 4096,  // psm_matmul weight words (n * ceil(k / R))
+  parameter int unsigned MmOutDepth  = 1024   // psm_matmul output words (m * ceil(n / C))
+) (
+  input  logic [psm_pkg::INSTR_WIDTH-1:0] instr_i,
+  output logic [1:0]                      unit_o,   // 0 control, 1 dma, 2 matmul, 3 vector
+  output logic [7:0]                      error_o   // a psm_pkg::error_e value
+);
+  localparam logic [1:0] UnitControl = 2'd0;
+  localparam logic [1:0] UnitDma     = 2'd1;
+  localparam logic [1:0] UnitMatmul  = 2'd2;
+  localparam logic [1:0] UnitVector  = 2'd3;
+
+  function automatic logic [31:0] ceil_div(input logic [31:0] a, input int unsigned b);
+    ceil_div = (a + 32'(b) - 32'd1) / 32'(b);
+  endfunction
+
+  // "base + words <= depth" without overflow (all operands are far below 2^31).
+  function automatic logic fits(input logic [31:0] base, input logic [31:0] words,
+                                input int unsigned depth);
+    fits = (base + words) <= 32'(depth);
+  endfunction
+
+  logic [7:0]  opcode;
+  logic [3:0]  op_class;
+  assign opcode   = instr_i[psm_pkg::INSTR_OPCODE_LSB +: 8];
+  assign op_class = instr_i[psm_pkg::INSTR_OP_CLASS_LSB +: 4];
+
+  // Fields shared by the DMA opcodes and by the vector opcodes (one layout each).
+  psm_pkg::dma_load_instr_t dma;
+  psm_pkg::rmsnorm_instr_t  vec;
+  psm_pkg::matmul_instr_t   mm;
+  assign dma = instr_i;  // no type cast: Yosys 0.23 rejects casts to package types
+  assign vec = instr_i;  // no type cast: Yosys 0.23 rejects casts to package types
+  assign mm  = instr_i;  // no type cast: Yosys 0.23 rejects casts to package types
+
+  //////////////////////////////////////////////////////////////////////////////////////////////
+  // DMA                                                                                      //
+  //////////////////////////////////////////////////////////////////////////////////////////////
+
+  logic [7:0]  dma_err;
+  logic [31:0] dma_words;  // rows * ceil(row_len / E)
+  always_comb begin
+    dma_err   = psm_pkg::ErrNone;
+    dma_words = '0;
+    unique case (dma.mem)
+      psm_pkg::MemInput: begin
+        dma_words = 32'(dma.rows) * ceil_div(32'(dma.row_len), ArrayRows);
+        if (dma.elem_size != 2'd0) dma_err = psm_pkg::ErrBadOperand;
+        else if (!fits(32'(dma.spad_addr), dma_words, InputDepth)) dma_err = psm_pkg::ErrSpadRange;
+      end
+      psm_pkg::MemWeight: begin
+        dma_words = 32'(dma.rows) * ceil_div(32'(dma.row_len), ArrayCols);
+        if (dma.elem_size != 2'd0) dma_err = psm_pkg::ErrBadOperand;
+        else if (!fits(32'(dma.spad_addr), dma_words, WeightDepth)) dma_err = psm_pkg::ErrSpadRange;
+      end
+      psm_pkg::MemVector: begin
+        dma_words = 32'(dma.rows) * ceil_div(32'(dma.row_len), Lanes);
+        if (dma.elem_size == 2'd3) dma_err = psm_pkg::ErrBadOperand;
+        else if (!fits(32'(dma.spad_addr), dma_words, VectorDepth)) dma_err = psm_pkg::ErrSpadRange;
+      end
+      psm_pkg::MemParam: begin
+        dma_words = 32'(dma.rows) * 32'(dma.row_len);
+        if (dma.elem_size != 2'd3) dma_err = psm_pkg::ErrBadOperand;
+        else if (!fits(32'(dma.spad_addr), dma_words, ParamDepth)) dma_err = psm_pkg::ErrSpadRange;
+      end
+      default: dma_err = psm_pkg::ErrBadOperand;
+    endcase
+    if (dma.rows == '0 || dma.row_len == '0) dma_err = psm_pkg::ErrBadOperand;
+  end
+
+  //////////////////////////////////////////////////////////////////////////////////////////////
+  // MATMUL                                                                                   //
+  //////////////////////////////////////////////////////////////////////////////////////////////
+
+  logic [7:0]  mm_err;
+  logic [31:0] mm_kt, mm_nt_w, mm_nt_c, mm_nt_l;
+  assign mm_kt   = ceil_div(32'(mm.k), ArrayRows);  // input words per row of a
+  assign mm_nt_w = ceil_div(32'(mm.n), ArrayCols);  // weight words per row of W^T
+  assign mm_nt_c = mm_nt_w;                         // psm_matmul output words per row
+  assign mm_nt_l = ceil_div(32'(mm.n), Lanes);      // vector words per result row
+
+  always_comb begin
+    mm_err = psm_pkg::ErrNone;
+    if (mm.m == '0 || mm.k == '0 || mm.n == '0
+        || (mm.requant_en && (mm.out_bits < 6'd2 || mm.out_bits > 6'd32))
+        || 32'(mm.m) > AccDepth || 32'(mm.n) > ParamDepth
+        || 32'(mm.n) * mm_kt > MmWgtDepth || 32'(mm.m) * mm_nt_c > MmOutDepth) begin
+      mm_err = psm_pkg::ErrBadOperand;
+    end else if (!fits(32'(mm.a_addr), 32'(mm.m) * mm_kt, InputDepth)
+                 || !fits(32'(mm.w_addr), 32'(mm.k) * mm_nt_w, WeightDepth)
+                 || !fits(32'(mm.dst_addr), 32'(mm.m) * mm_nt_l, VectorDepth)
+                 || (mm.requant_en && !fits(32'(mm.rq_addr), 32'(mm.n), ParamDepth))) begin
+      mm_err = psm_pkg::ErrSpadRange;
+    end
+  end
+
+  //////////////////////////////////////////////////////////////////////////////////////////////
+  // Vector opcodes (one operand layout: src, src2, dst, param_addr, len, rows)               //
+  //////////////////////////////////////////////////////////////////////////////////////////////
+
+  logic [7:0]  vec_err;
+  logic [31:0] w_len, w_rows, w_half, rows_w_len;
+  assign w_len      = ceil_div(32'(vec.len), Lanes);
+  assign w_rows     = ceil_div(32'(vec.rows), Lanes);
+  assign w_half     = ceil_div(32'(vec.len) >> 1, Lanes);
+  assign rows_w_len = 32'(vec.rows) * w_len;
+
+  logic in_ok, out_ok;  // the common case: rows rows of len at src and at dst
+  assign in_ok  = fits(32'(vec.src_addr), rows_w_len, VectorDepth);
+  assign out_ok = fits(32'(vec.dst_addr), rows_w_len, VectorDepth);
+
+  always_comb begin
+    vec_err = psm_pkg::ErrNone;
+    unique case (opcode)
+      psm_pkg::OpSoftmax, psm_pkg::OpAdd: begin
+        if (!in_ok || !out_ok) vec_err = psm_pkg::ErrSpadRange;
+        if (opcode == psm_pkg::OpAdd && !fits(32'(vec.src2_addr), rows_w_len, VectorDepth)) begin
+          vec_err = psm_pkg::ErrSpadRange;
+        end
+      end
+      psm_pkg::OpRmsnorm: begin
+        if (vec.gain_frac_bits > 4'd13) vec_err = psm_pkg::ErrBadOperand;
+        else if (!in_ok || !out_ok || !fits(32'(vec.src2_addr), w_len, VectorDepth)
+                 || !fits(32'(vec.param_addr), 32'd1, ParamDepth)) begin
+          vec_err = psm_pkg::ErrSpadRange;
+        end
+      end
+      psm_pkg::OpSilu: begin
+        if (!in_ok || !out_ok || !fits(32'(vec.param_addr), 32'd2, ParamDepth)) begin
+          vec_err = psm_pkg::ErrSpadRange;
+        end
+      end
+      psm_pkg::OpRope: begin
+        if (vec.len[0] || vec.len < 16'd2) vec_err = psm_pkg::ErrBadOperand;
+        else if (!in_ok || !out_ok || !fits(32'(vec.src2_addr), 2 * w_half, VectorDepth)) begin
+          vec_err = psm_pkg::ErrSpadRange;
+        end
+      end
+      psm_pkg::OpMul: begin
+        if (!in_ok || !out_ok || !fits(32'(vec.src2_addr), rows_w_len, VectorDepth)
+            || !fits(32'(vec.param_addr), 32'(vec.len), ParamDepth)) begin
+          vec_err = psm_pkg::ErrSpadRange;
+        end
+      end
+      psm_pkg::OpEmbed: begin
+        if (!in_ok || !out_ok || !fits(32'(vec.param_addr), 32'(vec.rows), ParamDepth)) begin
+          vec_err = psm_pkg::ErrSpadRange;
+        end
+      end
+      psm_pkg::OpAttnScore: begin  // q (len), K (rows x len) -> scores (rows)
+        if (!fits(32'(vec.src_addr), w_len, VectorDepth)
+            || !fits(32'(vec.src2_addr), rows_w_len, VectorDepth)
+            || !fits(32'(vec.dst_addr), w_rows, VectorDepth)
+            || !fits(32'(vec.param_addr), 32'd1, ParamDepth)) begin
+          vec_err = psm_pkg::ErrSpadRange;
+        end
+      end
+      psm_pkg::OpAttnValue: begin  // p (rows), V (rows x len) -> out (len)
+        if (!fits(32'(vec.src_addr), w_rows, VectorDepth)
+            || !fits(32'(vec.src2_addr), rows_w_len, VectorDepth)
+            || !fits(32'(vec.dst_addr), w_len, VectorDepth)
+            || !fits(32'(vec.param_addr), 32'd1, ParamDepth)) begin
+          vec_err = psm_pkg::ErrSpadRange;
+        end
+      end
+      default: vec_err = psm_pkg::ErrNone;
+    endcase
+    if (vec.len == '0 || vec.rows == '0) vec_err = psm_pkg::ErrBadOperand;
+  end
+
+  //////////////////////////////////////////////////////////////////////////////////////////////
+  // Opcode -> unit, error                                                                    //
+  //////////////////////////////////////////////////////////////////////////////////////////////
+
+  always_comb begin
+    unit_o  = UnitControl;
+    error_o = psm_pkg::ErrNone;
+    unique case (opcode)
+      psm_pkg::OpNop, psm_pkg::OpEnd, psm_pkg::OpBarrier: unit_o = UnitControl;
+      psm_pkg::OpDmaLoad, psm_pkg::OpDmaStore: begin
+        unit_o  = UnitDma;
+        error_o = dma_err;
+      end
+      psm_pkg::OpMatmul: begin
+        unit_o  = UnitMatmul;
+        error_o = mm_err;
+      end
+      psm_pkg::OpSoftmax, psm_pkg::OpRmsnorm, psm_pkg::OpSilu, psm_pkg::OpRope,
+      psm_pkg::OpAdd, psm_pkg::OpMul, psm_pkg::OpEmbed, psm_pkg::OpAttnScore,
+      psm_pkg::OpAttnValue: begin
+        unit_o  = UnitVector;
+        error_o = vec_err;
+      end
+      default: error_o = psm_pkg::ErrBadOpcode;
+    endcase
+    if (error_o == psm_pkg::ErrNone && 32'(op_class) > 32'(psm_pkg::OpClassControl)) begin
+      error_o = psm_pkg::ErrBadOperand;
+    end
+  end
+
+  // Reserved fields are not checked; the layer only steers the counters.
+  logic unused_fields;
+  assign unused_fields = ^{dma.dram_addr, dma.dram_stride, dma.rsvd_23_23, dma.rsvd_31_26,
+                           dma.layer, dma.opcode, dma.op_class, vec.rsvd_31_24,
+                           vec.rsvd_95_92, vec.layer, vec.opcode, vec.op_class, mm.rsvd_31_27,
+                           mm.rsvd_95_92, mm.layer, mm.opcode, mm.op_class};
+endmodule : psm_instr_check

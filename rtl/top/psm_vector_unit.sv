@@ -1,0 +1,403 @@
+// SPDX-License-Identifier: Apache-2.0
+// The vector unit: runs one vector instruction (SOFTMAX, RMSNORM, SILU, ROPE, ADD, MUL, EMBED,
+// ATTN_SCORE, ATTN_VALUE; docs/isa.md) on the matching row unit of rtl/vector and rtl/norm,
+// and shares their vector-scratchpad and parameter-memory ports.
+// Golden model: passim::CpuDevice::vector_op() in runtime/src/cpu_device.cpp.
+//
+// Sequence: read the instruction's constant parameters (RMSNORM: eps at param_addr; SILU:
+// to_q10 and out_rq at param_addr, param_addr + 1), then start the unit once per row, with
+// row r at src/src2/dst + r * ceil(len / L) (EMBED: its step at param_addr + r; RMSNORM gain and
+// ROPE tables: the same row for every r). ATTN_SCORE / ATTN_VALUE run as one command.
+// Passes (counters): one when a unit starts, one more each time its pass_o advances
+// (SOFTMAX 3 and RMSNORM 2 per row, the others 1); ATTN_* one per cached position.
+module psm_vector_unit #(
+  parameter int unsigned Lanes       = 2,
+  parameter int unsigned VectorDepth = 1024,
+  parameter int unsigned ParamDepth  = 256,
+  // Derived
+  localparam int unsigned VecAddrWidth = $clog2(VectorDepth),
+  localparam int unsigned PrmAddrWidth = $clog2(ParamDepth)
+) (
+  input  logic                            clk_i,
+  input  logic                            rst_i,        // synchronous, active high (and abort)
+  // Command (a checked vector instruction)
+  input  logic                            start_i,
+  input  logic [psm_pkg::INSTR_WIDTH-1:0] instr_i,
+  output logic                            busy_o,
+  output logic [23:0]                     passes_o,     // passes started this cycle
+  // Parameter memory port (highest priority: never stalls), data the next cycle
+  output logic                            prm_req_o,
+  output logic [PrmAddrWidth-1:0]         prm_addr_o,
+  input  logic [63:0]                     prm_rdata_i,
+  // Vector scratchpad port (highest priority: never stalls), docs/accelerator.md
+  output logic                            mem_req_o,
+  output logic                            mem_we_o,
+  output logic [VecAddrWidth-1:0]         mem_addr_o,
+  output logic [Lanes*32-1:0]             mem_wdata_o,
+  output logic [Lanes-1:0]                mem_wmask_o,
+  input  logic [Lanes*32-1:0]             mem_rdata_i
+);
+  // Row units, in port order.
+  localparam int unsigned USoftmax = 0;
+  localparam int unsigned URmsnorm = 1;
+  localparam int unsigned USilu    = 2;
+  localparam int unsigned URope    = 3;
+  localparam int unsigned UElt     = 4;
+  localparam int unsigned UAttn    = 5;
+  localparam int unsigned NumUnits = 6;
+
+  //////////////////////////////////////////////////////////////////////////////////////////////
+  // Command                                                                                 //
+  //////////////////////////////////////////////////////////////////////////////////////////////
+
+  psm_pkg::rmsnorm_instr_t cmd;  // every vector opcode shares this operand layout
+  assign cmd = instr_i;  // no type cast: Yosys 0.23 rejects casts to package types
+
+  psm_pkg::opcode_e        op_q;
+  logic [2:0]              unit_q;
+  logic [VecAddrWidth-1:0] src_q, src2_q, dst_q;
+  logic [PrmAddrWidth-1:0] prm_q;
+  logic [15:0]             len_q, rows_q;
+  logic [3:0]              gfb_q;
+  logic [VecAddrWidth-1:0] words_q;   // ceil(len / L): the row stride
+  logic [63:0]             p0_q, p1_q;
+
+  // The opcode as the enum the units take, without a cast (Yosys 0.23 rejects casts to package
+  // types); only vector opcodes reach this unit.
+  psm_pkg::opcode_e start_op;
+  always_comb begin
+    unique case (cmd.opcode)
+      psm_pkg::OpSoftmax:   start_op = psm_pkg::OpSoftmax;
+      psm_pkg::OpRmsnorm:   start_op = psm_pkg::OpRmsnorm;
+      psm_pkg::OpSilu:      start_op = psm_pkg::OpSilu;
+      psm_pkg::OpRope:      start_op = psm_pkg::OpRope;
+      psm_pkg::OpMul:       start_op = psm_pkg::OpMul;
+      psm_pkg::OpEmbed:     start_op = psm_pkg::OpEmbed;
+      psm_pkg::OpAttnScore: start_op = psm_pkg::OpAttnScore;
+      psm_pkg::OpAttnValue: start_op = psm_pkg::OpAttnValue;
+      default:              start_op = psm_pkg::OpAdd;
+    endcase
+  end
+
+  logic [2:0] start_unit;
+  always_comb begin
+    unique case (start_op)
+      psm_pkg::OpSoftmax:                        start_unit = 3'(USoftmax);
+      psm_pkg::OpRmsnorm:                        start_unit = 3'(URmsnorm);
+      psm_pkg::OpSilu:                           start_unit = 3'(USilu);
+      psm_pkg::OpRope:                           start_unit = 3'(URope);
+      psm_pkg::OpAttnScore, psm_pkg::OpAttnValue: start_unit = 3'(UAttn);
+      default:                                   start_unit = 3'(UElt);  // ADD, MUL, EMBED
+    endcase
+  end
+
+  always_ff @(posedge clk_i) begin  // configuration: no reset, loaded by start_i
+    if (start_i) begin
+      op_q    <= start_op;
+      unit_q  <= start_unit;
+      src_q   <= VecAddrWidth'(cmd.src_addr);
+      src2_q  <= VecAddrWidth'(cmd.src2_addr);
+      dst_q   <= VecAddrWidth'(cmd.dst_addr);
+      prm_q   <= PrmAddrWidth'(cmd.param_addr);
+      len_q   <= cmd.len;
+      rows_q  <= cmd.rows;
+      gfb_q   <= cmd.gain_frac_bits;
+      words_q <= VecAddrWidth'((32'(cmd.len) + Lanes - 1) / Lanes);
+    end
+  end
+
+  typedef enum logic [2:0] {
+    StIdle,      // wait for start_i
+    StPrm0,      // read the first constant parameter
+    StPrm1,      // capture it; read the second (SILU)
+    StPrm2,      // capture the second
+    StRowStart,  // start the row unit on row r
+    StRowWait    // wait for its done_o
+  } vec_state_e;
+
+  vec_state_e state_q, state_d;
+
+  logic [15:0]             row_q;     // row being worked on
+  logic [VecAddrWidth-1:0] off_q;     // row_q * words_q
+  logic                    row_last;  // this is the instruction's last command
+
+  assign row_last = (unit_q == 3'(UAttn)) || (row_q + 16'd1 == rows_q);
+
+  //////////////////////////////////////////////////////////////////////////////////////////////
+  // Row units                                                                               //
+  //////////////////////////////////////////////////////////////////////////////////////////////
+
+  logic [NumUnits-1:0]             u_start, u_busy, u_done;
+  logic [NumUnits*2-1:0]           u_pass;
+  logic [NumUnits-1:0]             u_req, u_we;
+  logic [NumUnits*VecAddrWidth-1:0] u_addr;
+  logic [NumUnits*Lanes*32-1:0]    u_wdata;
+  logic [NumUnits*Lanes-1:0]       u_wmask;
+  logic                            elt_prm_req, attn_prm_req;
+  logic [PrmAddrWidth-1:0]         elt_prm_addr, attn_prm_addr;
+
+  logic [VecAddrWidth-1:0] row_src, row_src2, row_dst;
+  assign row_src  = src_q + off_q;
+  assign row_src2 = src2_q + off_q;
+  assign row_dst  = dst_q + off_q;
+
+  psm_softmax #(
+    .Lanes    (Lanes),
+    .AddrWidth(VecAddrWidth),
+    .LenWidth (16)
+  ) u_softmax (
+    .clk_i,
+    .rst_i,
+    .start_i    (u_start[USoftmax]),
+    .src_addr_i (row_src),
+    .dst_addr_i (row_dst),
+    .len_i      (len_q),
+    .busy_o     (u_busy[USoftmax]),
+    .done_o     (u_done[USoftmax]),
+    .pass_o     (u_pass[USoftmax*2 +: 2]),
+    .mem_req_o  (u_req[USoftmax]),
+    .mem_we_o   (u_we[USoftmax]),
+    .mem_addr_o (u_addr[USoftmax*VecAddrWidth +: VecAddrWidth]),
+    .mem_wdata_o(u_wdata[USoftmax*Lanes*32 +: Lanes*32]),
+    .mem_wmask_o(u_wmask[USoftmax*Lanes +: Lanes]),
+    .mem_rdata_i
+  );
+
+  psm_rmsnorm #(
+    .Lanes    (Lanes),
+    .AddrWidth(VecAddrWidth),
+    .LenWidth (16)
+  ) u_rmsnorm (
+    .clk_i,
+    .rst_i,
+    .start_i         (u_start[URmsnorm]),
+    .src_addr_i      (row_src),
+    .gain_addr_i     (src2_q),
+    .dst_addr_i      (row_dst),
+    .len_i           (len_q),
+    .eps_i           (p0_q),
+    .gain_frac_bits_i(gfb_q),
+    .busy_o          (u_busy[URmsnorm]),
+    .done_o          (u_done[URmsnorm]),
+    .pass_o          (u_pass[URmsnorm*2 +: 2]),
+    .mem_req_o       (u_req[URmsnorm]),
+    .mem_we_o        (u_we[URmsnorm]),
+    .mem_addr_o      (u_addr[URmsnorm*VecAddrWidth +: VecAddrWidth]),
+    .mem_wdata_o     (u_wdata[URmsnorm*Lanes*32 +: Lanes*32]),
+    .mem_wmask_o     (u_wmask[URmsnorm*Lanes +: Lanes]),
+    .mem_rdata_i
+  );
+
+  psm_silu #(
+    .Lanes    (Lanes),
+    .AddrWidth(VecAddrWidth),
+    .LenWidth (16)
+  ) u_silu (
+    .clk_i,
+    .rst_i,
+    .start_i    (u_start[USilu]),
+    .src_addr_i (row_src),
+    .dst_addr_i (row_dst),
+    .len_i      (len_q),
+    .rows_i     (16'd1),
+    .to_q10_i   (p0_q),
+    .out_rq_i   (p1_q),
+    .busy_o     (u_busy[USilu]),
+    .done_o     (u_done[USilu]),
+    .pass_o     (u_pass[USilu*2 +: 2]),
+    .mem_req_o  (u_req[USilu]),
+    .mem_we_o   (u_we[USilu]),
+    .mem_addr_o (u_addr[USilu*VecAddrWidth +: VecAddrWidth]),
+    .mem_wdata_o(u_wdata[USilu*Lanes*32 +: Lanes*32]),
+    .mem_wmask_o(u_wmask[USilu*Lanes +: Lanes]),
+    .mem_rdata_i
+  );
+
+  psm_rope #(
+    .Lanes    (Lanes),
+    .AddrWidth(VecAddrWidth),
+    .LenWidth (16)
+  ) u_rope (
+    .clk_i,
+    .rst_i,
+    .start_i    (u_start[URope]),
+    .src_addr_i (row_src),
+    .src2_addr_i(src2_q),
+    .dst_addr_i (row_dst),
+    .len_i      (len_q),
+    .rows_i     (16'd1),
+    .busy_o     (u_busy[URope]),
+    .done_o     (u_done[URope]),
+    .pass_o     (u_pass[URope*2 +: 2]),
+    .mem_req_o  (u_req[URope]),
+    .mem_we_o   (u_we[URope]),
+    .mem_addr_o (u_addr[URope*VecAddrWidth +: VecAddrWidth]),
+    .mem_wdata_o(u_wdata[URope*Lanes*32 +: Lanes*32]),
+    .mem_wmask_o(u_wmask[URope*Lanes +: Lanes]),
+    .mem_rdata_i
+  );
+
+  // MUL: one step per channel, the same for every row; EMBED: one step per row.
+  logic [PrmAddrWidth-1:0] elt_prm_base;
+  assign elt_prm_base = (op_q == psm_pkg::OpEmbed) ? prm_q + PrmAddrWidth'(row_q) : prm_q;
+
+  psm_eltwise #(
+    .Lanes         (Lanes),
+    .AddrWidth     (VecAddrWidth),
+    .LenWidth      (16),
+    .ParamAddrWidth(PrmAddrWidth)
+  ) u_eltwise (
+    .clk_i,
+    .rst_i,
+    .start_i     (u_start[UElt]),
+    .op_i        (op_q),
+    .src_addr_i  (row_src),
+    .src2_addr_i (row_src2),
+    .dst_addr_i  (row_dst),
+    .param_addr_i(elt_prm_base),
+    .len_i       (len_q),
+    .rows_i      (16'd1),
+    .busy_o      (u_busy[UElt]),
+    .done_o      (u_done[UElt]),
+    .pass_o      (u_pass[UElt*2 +: 2]),
+    .prm_req_o   (elt_prm_req),
+    .prm_addr_o  (elt_prm_addr),
+    .prm_rdata_i,
+    .mem_req_o   (u_req[UElt]),
+    .mem_we_o    (u_we[UElt]),
+    .mem_addr_o  (u_addr[UElt*VecAddrWidth +: VecAddrWidth]),
+    .mem_wdata_o (u_wdata[UElt*Lanes*32 +: Lanes*32]),
+    .mem_wmask_o (u_wmask[UElt*Lanes +: Lanes]),
+    .mem_rdata_i
+  );
+
+  psm_attn #(
+    .Lanes         (Lanes),
+    .AddrWidth     (VecAddrWidth),
+    .LenWidth      (16),
+    .ParamAddrWidth(PrmAddrWidth)
+  ) u_attn (
+    .clk_i,
+    .rst_i,
+    .start_i     (u_start[UAttn]),
+    .op_i        (op_q),
+    .src_addr_i  (src_q),
+    .src2_addr_i (src2_q),
+    .dst_addr_i  (dst_q),
+    .param_addr_i(prm_q),
+    .len_i       (len_q),
+    .rows_i      (rows_q),
+    .busy_o      (u_busy[UAttn]),
+    .done_o      (u_done[UAttn]),
+    .pass_o      (u_pass[UAttn*2 +: 2]),
+    .prm_req_o   (attn_prm_req),
+    .prm_addr_o  (attn_prm_addr),
+    .prm_rdata_i,
+    .mem_req_o   (u_req[UAttn]),
+    .mem_we_o    (u_we[UAttn]),
+    .mem_addr_o  (u_addr[UAttn*VecAddrWidth +: VecAddrWidth]),
+    .mem_wdata_o (u_wdata[UAttn*Lanes*32 +: Lanes*32]),
+    .mem_wmask_o (u_wmask[UAttn*Lanes +: Lanes]),
+    .mem_rdata_i
+  );
+
+  // Only the unit of the current instruction is busy: its port is the vector unit's port.
+  always_comb begin
+    mem_req_o   = u_req[unit_q];
+    mem_we_o    = u_we[unit_q];
+    mem_addr_o  = u_addr[32'(unit_q)*VecAddrWidth +: VecAddrWidth];
+    mem_wdata_o = u_wdata[32'(unit_q)*Lanes*32 +: Lanes*32];
+    mem_wmask_o = u_wmask[32'(unit_q)*Lanes +: Lanes];
+  end
+
+  //////////////////////////////////////////////////////////////////////////////////////////////
+  // Control                                                                                 //
+  //////////////////////////////////////////////////////////////////////////////////////////////
+
+  logic       own_prm_req;   // this wrapper's own parameter reads
+  logic [1:0] pass_q;        // pass_o of the running unit, last cycle
+  logic [1:0] cur_pass;
+  assign cur_pass = u_pass[32'(unit_q)*2 +: 2];
+
+  always_comb begin
+    state_d     = state_q;
+    u_start     = '0;
+    own_prm_req = 1'b0;
+    prm_addr_o  = prm_q;
+    unique case (state_q)
+      // Wait for an instruction: constant parameters first (RMSNORM, SILU).
+      StIdle: begin
+        if (start_i) begin
+          if (start_unit == 3'(URmsnorm) || start_unit == 3'(USilu)) state_d = StPrm0;
+          else                                                    state_d = StRowStart;
+        end
+      end
+      // Read param_addr.
+      StPrm0: begin
+        own_prm_req = 1'b1;
+        state_d     = StPrm1;
+      end
+      // p0 arrives; SILU reads param_addr + 1.
+      StPrm1: begin
+        if (unit_q == 3'(USilu)) begin
+          own_prm_req = 1'b1;
+          prm_addr_o  = prm_q + PrmAddrWidth'(1);
+          state_d     = StPrm2;
+        end else begin
+          state_d = StRowStart;
+        end
+      end
+      // p1 arrives.
+      StPrm2: state_d = StRowStart;
+      // Start the unit on row row_q.
+      StRowStart: begin
+        u_start[unit_q] = 1'b1;
+        state_d         = StRowWait;
+      end
+      // The unit's done_o ends the row; then the next row or the end.
+      StRowWait: begin
+        if (u_done[unit_q]) state_d = row_last ? StIdle : StRowStart;
+      end
+      default: state_d = StIdle;
+    endcase
+    if (elt_prm_req)  prm_addr_o = elt_prm_addr;
+    if (attn_prm_req) prm_addr_o = attn_prm_addr;
+  end
+
+  assign prm_req_o = own_prm_req || elt_prm_req || attn_prm_req;
+
+  always_ff @(posedge clk_i) begin  // control: reset
+    if (rst_i) begin
+      state_q <= StIdle;
+      row_q   <= '0;
+      off_q   <= '0;
+      pass_q  <= '0;
+    end else begin
+      state_q <= state_d;
+      pass_q  <= cur_pass;
+      if (start_i) begin
+        row_q <= '0;
+        off_q <= '0;
+      end else if (state_q == StRowWait && u_done[unit_q]) begin
+        row_q <= row_q + 16'd1;
+        off_q <= off_q + words_q;
+      end
+    end
+  end
+
+  always_ff @(posedge clk_i) begin  // datapath: no reset
+    if (state_q == StPrm1) p0_q <= prm_rdata_i;
+    if (state_q == StPrm2) p1_q <= prm_rdata_i;
+  end
+
+  always_comb begin
+    passes_o = '0;
+    if (state_q == StRowStart) passes_o = (unit_q == 3'(UAttn)) ? 24'(rows_q) : 24'd1;
+    else if (u_busy[unit_q] && cur_pass != pass_q) passes_o = 24'd1;
+  end
+
+  assign busy_o = (state_q != StIdle);
+
+  logic unused_bits;
+  assign unused_bits = ^{cmd.rsvd_31_24, cmd.rsvd_95_92, cmd.layer, cmd.op_class};
+endmodule : psm_vector_unit

@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file The host side of a run through the register interface (docs/isa.md "Execution
+/// model"): what a driver does on any `MemPort`. SimDevice (SystemC) and LoopDevice (plain
+/// loop) use it, and so can tests with their own memory models.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "passim/device.hpp"
+#include "passim/sim/accel_model.hpp"
+
+namespace passim::sim {
+
+/// Writes PROG_ADDR, PROG_LEN and WATCHDOG, then CTRL.clear_counters | CTRL.start (counters
+/// count this run only, as `RunStats` reports one run).
+void start_program(AccelModel& m, MemPort& port, std::uint64_t prog_addr, std::uint32_t len,
+                   std::uint32_t watchdog);
+
+/// Reads every counter through CNT_SEL / CNT_LO / CNT_HI (and, when `layers` is not null,
+/// the per-layer copies: `(*layers)[layer][i]` is counter CNT_CYCLES_MATMUL + i).
+RunStats read_counters(AccelModel& m, MemPort& port,
+                       std::vector<std::vector<std::uint64_t>>* layers);
+
+/// After STATUS.busy fell: throws std::runtime_error naming the instruction on STATUS.error
+/// (`describe` turns an instruction index into text), else returns the counters.
+RunStats finish_program(AccelModel& m, MemPort& port,
+                        std::vector<std::vector<std::uint64_t>>* layers,
+                        const std::function<std::string(std::uint32_t)>& describe);
+
+/// A run that did not end within `max_cycles`: reads the partial counters, names the busy
+/// units and the instruction, soft-resets the accelerator, drops the owed memory responses
+/// and throws SimTimeout.
+[[noreturn]] void abandon_program(AccelModel& m, MemPort& port, std::uint64_t max_cycles,
+                                  const std::function<std::string(std::uint32_t)>& describe);
+
+/// "(DMA_LOAD #3, layer 0)": an instruction for error messages.
+std::string describe_instruction(const hw::Instr& in, std::uint32_t index);
+
+/// The whole run on a plain loop: start_program, then `run()` until STATUS.busy falls or
+/// `max_cycles` (0 = 2^40) pass, then finish_program (or abandon_program).
+RunStats run_program(AccelModel& m, MemPort& port, std::uint64_t prog_addr, std::uint32_t len,
+                     std::uint32_t watchdog, std::uint64_t max_cycles,
+                     std::vector<std::vector<std::uint64_t>>* layers,
+                     const std::function<std::string(std::uint32_t)>& describe);
+
+}  // namespace passim::sim

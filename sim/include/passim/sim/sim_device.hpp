@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file `passim::Device` implementations on the Verilated accelerator (rtl/top/psm_accel.sv):
+/// `SimDevice`, the SystemC/TLM-2.0 system model, and `LoopDevice`, the same model stepped
+/// in a plain C++ loop. Both report cycle counters read from the RTL's registers.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "passim/device.hpp"
+#include "passim/sim/accel_model.hpp"
+
+namespace passim::sim {
+
+/// System-model parameters. Times are SystemC times; the accelerator is a cycle-accurate RTL
+/// model clocked at `clock_mhz`.
+struct SimOptions {
+  std::uint64_t dram_bytes = std::uint64_t{64} << 20;  ///< DRAM size
+  double clock_mhz = 100.0;                            ///< accelerator clock
+  double dram_latency_ns = 50.0;    ///< from the end of a transfer to its response
+  double dram_bytes_per_ns = 1.6;   ///< DRAM bandwidth (transfers are serialised)
+  double quantum_ns = 10'000.0;     ///< TLM global quantum (temporal decoupling)
+  std::uint64_t max_cycles = 0;     ///< per run(): 0 = 2^40 (no limit in practice)
+  std::uint32_t rtl_watchdog = 0;   ///< the WATCHDOG register; 0 = off
+  bool read_layer_counters = true;  ///< also read the per-layer counters after a run
+  std::string trace_path;           ///< FST waveform of every cycle; empty = none
+};
+
+/// A run stopped by `SimOptions::max_cycles`; `stats()` holds the counters of the partial run.
+class SimTimeout : public std::runtime_error {
+ public:
+  SimTimeout(const std::string& what, RunStats stats)
+      : std::runtime_error(what), stats_(std::move(stats)) {}
+  [[nodiscard]] const RunStats& stats() const noexcept { return stats_; }
+
+ private:
+  RunStats stats_;
+};
+
+/// The accelerator in a SystemC system model: the Verilated psm_accel (a plain --cc model)
+/// stepped in a loop inside ONE SC_THREAD, its memory port a TLM-2.0 loosely-timed initiator
+/// (b_transport with annotated delay, a quantum keeper) on a DRAM target with latency and
+/// bandwidth. SystemC elaborates once per process: create at most one SimDevice per process
+/// (before the first run), e.g. one per test under ctest.
+class SimDevice final : public Device {
+ public:
+  /// Takes the model of one configuration (make_accel_model_tiny(), ...). Throws
+  /// std::runtime_error when SystemC has already started in this process.
+  explicit SimDevice(std::unique_ptr<AccelModel> model, const SimOptions& opts = {});
+  ~SimDevice() override;
+  SimDevice(const SimDevice&) = delete;
+  SimDevice& operator=(const SimDevice&) = delete;
+
+  [[nodiscard]] std::string_view name() const noexcept override { return "rtl-systemc"; }
+  [[nodiscard]] const hw::HwConfig& hw() const noexcept override;
+  [[nodiscard]] std::uint64_t dram_bytes() const noexcept override;
+  void write_dram(std::uint64_t addr, std::span<const std::uint8_t> bytes) override;
+  void read_dram(std::uint64_t addr, std::span<std::uint8_t> bytes) const override;
+  /// Runs the program through the host registers. Counters (has_cycles = true) are read
+  /// from the RTL after the run. Throws std::runtime_error naming the instruction on
+  /// STATUS.error, SimTimeout after `max_cycles`.
+  RunStats run(std::uint64_t prog_addr, std::uint32_t len) override;
+
+  /// Per-layer counters of the last run: [layer][i] is counter CNT_CYCLES_MATMUL + i.
+  [[nodiscard]] const std::vector<std::vector<std::uint64_t>>& layer_counters() const noexcept;
+  /// Clock cycles simulated so far (runs, register accesses and reset).
+  [[nodiscard]] std::uint64_t cycles() const noexcept;
+  /// SystemC time simulated so far, in ns.
+  [[nodiscard]] double sim_time_ns() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// The same accelerator without SystemC: a plain cycle loop and a DRAM with a fixed latency
+/// of `round(dram_latency_ns * clock_mhz / 1000)` cycles, one beat per cycle. The baseline of
+/// the simulation-speed benchmark, and handy in unit tests (any number per process).
+class LoopDevice final : public Device {
+ public:
+  explicit LoopDevice(std::unique_ptr<AccelModel> model, const SimOptions& opts = {});
+  ~LoopDevice() override;
+  LoopDevice(const LoopDevice&) = delete;
+  LoopDevice& operator=(const LoopDevice&) = delete;
+
+  [[nodiscard]] std::string_view name() const noexcept override { return "rtl-loop"; }
+  [[nodiscard]] const hw::HwConfig& hw() const noexcept override;
+  [[nodiscard]] std::uint64_t dram_bytes() const noexcept override;
+  void write_dram(std::uint64_t addr, std::span<const std::uint8_t> bytes) override;
+  void read_dram(std::uint64_t addr, std::span<std::uint8_t> bytes) const override;
+  RunStats run(std::uint64_t prog_addr, std::uint32_t len) override;
+
+  [[nodiscard]] const std::vector<std::vector<std::uint64_t>>& layer_counters() const noexcept;
+  [[nodiscard]] std::uint64_t cycles() const noexcept;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace passim::sim

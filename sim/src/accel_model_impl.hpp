@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file `AccelModel` on top of one Verilated psm_accel class (Verilator 5 C++ API). Included
+/// by accel_model.cpp, which each per-config model library compiles with its own class.
+#pragma once
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include <verilated.h>
+#if VM_TRACE_FST
+#include <verilated_fst_c.h>
+#endif
+
+#include "passim/sim/accel_model.hpp"
+
+namespace passim::sim {
+
+template <typename V>
+class VerilatedAccel final : public AccelModel {
+ public:
+  VerilatedAccel(const hw::HwConfig& cfg, bool trace) : cfg_(cfg), trace_on_(trace) {
+    ctx_ = std::make_unique<VerilatedContext>();
+    ctx_->traceEverOn(trace);
+    Verilated::threadContextp(ctx_.get());  // the model registers its scopes there
+    top_ = std::make_unique<V>(ctx_.get(), "psm_accel");
+    top_->clk_i = 0;
+    top_->rst_i = 1;
+    top_->reg_we_i = 0;
+    top_->reg_re_i = 0;
+    top_->mem_req_ready_i = 0;
+    top_->mem_rsp_valid_i = 0;
+    top_->eval();
+  }
+  ~VerilatedAccel() override {
+#if VM_TRACE_FST
+    if (trace_) {
+      trace_->close();
+      trace_.reset();
+    }
+#endif
+    top_->final();
+    // Verilator 5.006 erases a model's scopes from Verilated::threadContextp(), which names
+    // the context of the LAST model constructed on this thread: point it at ours first, and
+    // never leave it dangling (a destroyed context deadlocks the next scope erase).
+    Verilated::threadContextp(ctx_.get());
+    top_.reset();
+    ctx_.reset();
+    Verilated::threadContextp(Verilated::defaultContextp());
+  }
+
+  [[nodiscard]] const hw::HwConfig& config() const noexcept override { return cfg_; }
+  [[nodiscard]] std::uint64_t cycle() const noexcept override { return cycle_; }
+
+  void reset(unsigned cycles, MemPort& port) override {
+    top_->rst_i = 1;
+    for (unsigned i = 0; i < cycles; ++i) {
+      tick(port);
+    }
+    top_->rst_i = 0;
+    tick(port);
+  }
+
+  void write_reg(std::uint32_t offset, std::uint32_t value, MemPort& port) override {
+    top_->reg_we_i = 1;
+    top_->reg_addr_i = static_cast<std::uint8_t>(offset);
+    top_->reg_wdata_i = value;
+    tick(port);
+    top_->reg_we_i = 0;
+  }
+
+  std::uint32_t read_reg(std::uint32_t offset, MemPort& port) override {
+    top_->reg_re_i = 1;
+    top_->reg_addr_i = static_cast<std::uint8_t>(offset);
+    const std::uint32_t v = tick(port, true);
+    top_->reg_re_i = 0;
+    return v;
+  }
+
+  std::uint64_t run(std::uint64_t max_cycles, MemPort& port) override {
+    for (std::uint64_t i = 0; i < max_cycles; ++i) {
+      tick(port);
+      if (top_->run_busy_o == 0) {
+        return i + 1;
+      }
+    }
+    return max_cycles;
+  }
+
+  [[nodiscard]] bool run_busy() const noexcept override { return top_->run_busy_o != 0; }
+  [[nodiscard]] unsigned unit_busy() const noexcept override { return top_->unit_busy_o; }
+  [[nodiscard]] std::uint32_t pc() const noexcept override { return top_->pc_o; }
+  [[nodiscard]] std::uint32_t unit_pc(unsigned u) const noexcept override {
+    return top_->unit_pc_o[u % 3];
+  }
+
+  void open_trace(const std::string& path) override {
+#if VM_TRACE_FST
+    if (!trace_on_) {
+      throw std::runtime_error("open_trace: the model was created without trace = true");
+    }
+    trace_ = std::make_unique<VerilatedFstC>();
+    top_->trace(trace_.get(), 99);
+    trace_->open(path.c_str());
+    if (!trace_->isOpen()) {
+      trace_.reset();
+      throw std::runtime_error("open_trace: cannot open " + path);
+    }
+#else
+    throw std::runtime_error("open_trace(" + path + "): model built without --trace-fst");
+#endif
+  }
+
+ private:
+  /// One clock cycle: present this cycle's response and ready, settle with the clock low,
+  /// hand an accepted request to the memory, then the rising edge. Returns reg_rdata_o as
+  /// seen before the edge when `read` is set.
+  std::uint32_t tick(MemPort& port, bool read = false) {
+    if (cycle_ >= port.next_response_cycle()) {
+      const MemBeatResponse r = port.pop_response();
+      top_->mem_rsp_valid_i = 1;
+      top_->mem_rsp_rdata_i = r.rdata;
+      top_->mem_rsp_err_i = r.error ? 1 : 0;
+    } else {
+      top_->mem_rsp_valid_i = 0;
+    }
+    const bool ready = port.ready();
+    top_->mem_req_ready_i = ready ? 1 : 0;
+    top_->clk_i = 0;
+    top_->eval();
+    dump(2 * cycle_);
+    const std::uint32_t rdata = read ? top_->reg_rdata_o : 0;
+    if (ready && top_->mem_req_valid_o != 0) {
+      port.request({top_->mem_req_we_o != 0, top_->mem_req_addr_o, top_->mem_req_wdata_o,
+                    top_->mem_req_wstrb_o},
+                   cycle_);
+    }
+    top_->clk_i = 1;
+    top_->eval();
+    dump(2 * cycle_ + 1);
+    ++cycle_;
+    return rdata;
+  }
+
+  void dump([[maybe_unused]] std::uint64_t half_cycle) {
+#if VM_TRACE_FST
+    if (trace_) {
+      trace_->dump(half_cycle * 5);  // 10 time units per cycle
+    }
+#endif
+  }
+
+  hw::HwConfig cfg_;
+  bool trace_on_ = false;
+  std::unique_ptr<VerilatedContext> ctx_;
+  std::unique_ptr<V> top_;
+#if VM_TRACE_FST
+  std::unique_ptr<VerilatedFstC> trace_;
+#endif
+  std::uint64_t cycle_ = 0;
+};
+
+}  // namespace passim::sim

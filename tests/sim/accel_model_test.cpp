@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: Apache-2.0
+// The compiled stories260K model on the Verilated tiny accelerator: DeviceBackend on SimDevice
+// (SystemC/TLM-2.0) gives exactly the cpu backend's tokens and final int32 logits. Every run's
+// counters, read from the RTL, split the total cycles exactly by op class, and SOFTMAX and
+// RMSNORM rows show 3 and 2 passes. The per-token cycles are printed and recorded.
+#include <chrono>
+#include <cstring>
+#include <iostream>
+#include <memory>
+
+#include <gtest/gtest.h>
+
+#include "passim/checkpoint.hpp"
+#include "passim/compiler.hpp"
+#include "passim/cpu_backend.hpp"
+#include "passim/generate.hpp"
+#include "passim/quant_model.hpp"
+#include "passim/sim/sim_device.hpp"
+#include "test_data.hpp"
+
+namespace {
+
+using namespace passim;
+
+/// Forwards to the device under test and checks every run's counters against the program
+/// it ran (read back from DRAM): classes add up, SOFTMAX / RMSNORM passes per row.
+class CheckedDevice final : public Device {
+ public:
+  explicit CheckedDevice(Device& dut) : dut_(dut) {}
+  [[nodiscard]] std::string_view name() const noexcept override { return dut_.name(); }
+  [[nodiscard]] const hw::HwConfig& hw() const noexcept override { return dut_.hw(); }
+  [[nodiscard]] std::uint64_t dram_bytes() const noexcept override { return dut_.dram_bytes(); }
+  void write_dram(std::uint64_t a, std::span<const std::uint8_t> b) override {
+    dut_.write_dram(a, b);
+  }
+  void read_dram(std::uint64_t a, std::span<std::uint8_t> b) const override {
+    dut_.read_dram(a, b);
+  }
+  RunStats run(std::uint64_t prog_addr, std::uint32_t len) override {
+    std::vector<hw::Instr> prog(len);
+    dut_.read_dram(prog_addr, {reinterpret_cast<std::uint8_t*>(prog.data()), len * 16u});
+    std::uint64_t softmax_rows = 0, norm_rows = 0;
+    for (const hw::Instr& in : prog) {
+      const auto op = static_cast<hw::Opcode>(hw::get_field(in, hw::fields::kOpcode));
+      if (op == hw::Opcode::kSoftmax) {
+        softmax_rows += hw::get_field(in, hw::fields::softmax::kRows);
+      } else if (op == hw::Opcode::kRmsnorm) {
+        norm_rows += hw::get_field(in, hw::fields::rmsnorm::kRows);
+      }
+    }
+    const RunStats s = dut_.run(prog_addr, len);
+    EXPECT_TRUE(s.has_cycles);
+    const auto c = [&](hw::Counter k) { return s.counters.at(std::size_t(k)); };
+    std::uint64_t classes = 0;
+    for (auto k = std::size_t(hw::Counter::kCyclesMatmul);
+         k <= std::size_t(hw::Counter::kCyclesControl); ++k) {
+      classes += s.counters[k];
+    }
+    EXPECT_EQ(classes, c(hw::Counter::kTotalCycles)) << "run " << runs_;
+    EXPECT_EQ(c(hw::Counter::kPassesSoftmax), 3 * softmax_rows) << "run " << runs_;
+    EXPECT_EQ(c(hw::Counter::kPassesNorm), 2 * norm_rows) << "run " << runs_;
+    EXPECT_EQ(s.instructions, len);
+    softmax_rows_ += softmax_rows;
+    norm_rows_ += norm_rows;
+    ++runs_;
+    return s;
+  }
+  std::uint64_t runs_ = 0, softmax_rows_ = 0, norm_rows_ = 0;
+
+ private:
+  Device& dut_;
+};
+
+int steps_from_env(int fallback) {
+  const char* s = std::getenv("PASSIM_RTL_STEPS");
+  return (s != nullptr && *s != '\0') ? std::atoi(s) : fallback;
+}
+
+TEST(ModelRtl, Stories260KOnTinyMatchesCpuBackendBitForBit) {
+  PASSIM_REQUIRE_DATA();
+  const auto fm = load_llama2c(test::model_path());
+  const QuantModel model = quantize(fm, calibrate(fm, self_generated_calibration(fm, 64)));
+  const Tokenizer tok = Tokenizer::load(test::tokenizer_path(), 512);
+  const hw::HwConfig& cfg = hw::kTiny;
+  const ModelCompiler probe(model, cfg);
+  sim::SimOptions opts;
+  opts.dram_bytes = (probe.dram_bytes() + 4095) / 4096 * 4096;
+  opts.read_layer_counters = true;
+  sim::SimDevice sim(sim::make_accel_model_tiny(), opts);
+  CheckedDevice checked(sim);
+  DeviceBackend dev(model, checked);
+  CpuBackend cpu(model);
+  const int steps = steps_from_env(16);
+  int positions = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (const char* prompt : {"Once upon a time", "The cat"}) {
+    GenerateOptions o;
+    o.prompt = prompt;
+    o.steps = steps;
+    const auto a = generate(cpu, tok, o, nullptr);
+    const auto b = generate(dev, tok, o, nullptr);
+    positions += b.steps;
+    EXPECT_EQ(a.generated_tokens, b.generated_tokens) << "prompt " << prompt;
+    EXPECT_EQ(a.text, b.text) << "prompt " << prompt;
+    const auto la = cpu.logits_i32();
+    const auto lb = dev.logits_i32();
+    ASSERT_TRUE(std::equal(la.begin(), la.end(), lb.begin(), lb.end()))
+        << "final logits differ, prompt " << prompt;
+  }
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const RunStats& s = dev.stats();
+  const auto c = [&](hw::Counter k) { return s.counters.at(std::size_t(k)); };
+  const std::uint64_t total = c(hw::Counter::kTotalCycles);
+  ASSERT_GT(positions, 0);
+  EXPECT_EQ(c(hw::Counter::kPassesSoftmax), 3 * checked.softmax_rows_);
+  EXPECT_EQ(c(hw::Counter::kPassesNorm), 2 * checked.norm_rows_);
+  EXPECT_EQ(checked.norm_rows_,
+            std::uint64_t(positions) * std::uint64_t(2 * model.config.n_layers + 1));
+  std::cout << "tiny: " << positions << " positions, " << checked.runs_ << " programs, "
+            << s.instructions << " instructions, " << total
+            << " cycles = " << total / std::uint64_t(positions) << " cycles/token; " << sim.cycles()
+            << " simulated cycles in " << wall << " s (" << double(sim.cycles()) / wall / 1e6
+            << " Mcycles/s incl. the cpu backend)\n";
+  const char* names[] = {"matmul", "softmax", "norm", "other_vector", "dma", "control"};
+  for (std::size_t k = 0; k < 6; ++k) {
+    const std::uint64_t cyc = s.counters[std::size_t(hw::Counter::kCyclesMatmul) + k];
+    std::cout << "  cycles_" << names[k] << " " << cyc << " ("
+              << 100.0 * double(cyc) / double(total) << " %), passes "
+              << s.counters[std::size_t(hw::Counter::kPassesMatmul) + k] << "\n";
+  }
+  std::cout << "  mem_stall " << c(hw::Counter::kMemStall) << ", unit_stall "
+            << c(hw::Counter::kUnitStall) << ", busy dma/matmul/vector " << c(hw::Counter::kBusyDma)
+            << "/" << c(hw::Counter::kBusyMatmul) << "/" << c(hw::Counter::kBusyVector) << "\n";
+  RecordProperty("cycles_per_token", std::to_string(total / std::uint64_t(positions)));
+}
+
+}  // namespace

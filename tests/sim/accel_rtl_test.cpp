@@ -1,0 +1,457 @@
+// SPDX-License-Identifier: Apache-2.0
+// Directed programs through SimDevice (the Verilated tiny psm_accel in its SystemC/TLM-2.0
+// system model) against the ISA reference CpuDevice: DMA round trips, MATMUL in every output
+// mode, every vector opcode, the performance counters, errors, the simulation watchdog and
+// waveform tracing. The DRAM after every program must equal CpuDevice's, byte for byte.
+// SystemC elaborates once per process: each TEST builds one SimDevice (ctest runs each in its
+// own process; run the binary by hand with --gtest_filter=<one test>).
+#include <cmath>
+#include <filesystem>
+#include <numeric>
+#include <random>
+#include <stdexcept>
+
+#include <gtest/gtest.h>
+
+#include "accel_harness.hpp"
+#include "passim/sim/sim_device.hpp"
+
+namespace {
+
+using namespace passim;
+using passim::sim::SimDevice;
+using passim::sim::SimOptions;
+using passim::sim::test::bytes_of;
+using passim::sim::test::Lockstep;
+using passim::sim::test::param_entry;
+using passim::sim::test::ProgramBuilder;
+using passim::sim::test::random_values;
+
+constexpr std::uint64_t kDram = 256 * 1024;
+constexpr std::uint32_t kSeed = 1234;
+
+// DRAM regions of the directed programs.
+constexpr std::uint32_t kA = 0x0000;     // operand a
+constexpr std::uint32_t kB = 0x8000;     // operand b
+constexpr std::uint32_t kP = 0x10000;    // parameter entries
+constexpr std::uint32_t kOut = 0x18000;  // results
+constexpr std::uint32_t kOut2 = 0x20000;
+
+SimOptions options() {
+  SimOptions o;
+  o.dram_bytes = kDram;
+  return o;
+}
+
+std::uint64_t counter(const RunStats& s, hw::Counter c) { return s.counters.at(std::size_t(c)); }
+
+std::uint32_t words(std::uint32_t n, std::size_t per_word) {
+  return std::uint32_t((n + per_word - 1) / per_word);
+}
+
+/// Writes n Requant steps (mult in [2^30, 2^31), shift in [lo, hi]) at kP.
+std::vector<Requant> write_steps(Lockstep& ls, std::mt19937& rng, std::size_t n, int lo, int hi,
+                                 std::uint32_t at = kP) {
+  std::vector<Requant> rq(n);
+  std::vector<std::uint64_t> e(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    rq[i] = {std::uniform_int_distribution<std::int32_t>(1 << 30, 0x7FFF'FFFF)(rng),
+             std::uniform_int_distribution<std::int32_t>(lo, hi)(rng)};
+    e[i] = param_entry(rq[i]);
+  }
+  ls.write(at, bytes_of(e));
+  return rq;
+}
+
+TEST(AccelRtl, DmaRoundTripsThroughTlmDram) {
+  SimDevice dev(sim::make_accel_model_tiny(), options());
+  Lockstep ls(dev, kDram);
+  std::mt19937 rng(kSeed);
+  ls.write(kA, random_values<std::uint8_t>(rng, 4096, 0, 255));
+  ProgramBuilder b;
+  b.dma(true, hw::Mem::kInput, 0, kA + 1, 3, 4, 37, 41);
+  b.dma(true, hw::Mem::kWeight, 0, kA + 300, 0, 5, 22, 22);
+  b.dma(true, hw::Mem::kVector, 1, kA + 1001, 100, 3, 17, 40);
+  b.dma(true, hw::Mem::kVector, 2, kA + 2000, 200, 2, 9, 36);
+  b.dma(true, hw::Mem::kParam, 3, kA + 3003, 10, 2, 3, 29);
+  b.dma(false, hw::Mem::kInput, 0, kOut + 5, 3, 4, 38, 39);
+  b.dma(false, hw::Mem::kWeight, 0, kOut + 400, 0, 5, 24, 24);
+  b.dma(false, hw::Mem::kVector, 0, kOut + 700, 100, 3, 18, 18);
+  b.dma(false, hw::Mem::kVector, 2, kOut + 800, 200, 2, 9, 36);
+  b.dma(false, hw::Mem::kParam, 3, kOut + 1003, 10, 2, 3, 24);
+  const RunStats s = ls.run(b.finish(), "DMA round trips");
+  EXPECT_TRUE(s.has_cycles);
+  EXPECT_EQ(s.instructions, b.finish().size());
+  EXPECT_EQ(counter(s, hw::Counter::kPassesDma), 4u + 5 + 3 + 2 + 2 + 4 + 5 + 3 + 2 + 2);
+  EXPECT_GT(counter(s, hw::Counter::kMemStall), 0u) << "the DRAM has a 50 ns latency";
+  EXPECT_GT(dev.sim_time_ns(), 0.0);
+}
+
+// MATMUL: shapes with k and n not multiples of R, C or L, raw int32 and every saturation
+// width the compiler uses (8, 12 for queries and keys, 16, 32), in-place addresses.
+TEST(AccelRtl, MatmulEveryOutputMode) {
+  SimDevice dev(sim::make_accel_model_tiny(), options());
+  Lockstep ls(dev, kDram);
+  std::mt19937 rng(kSeed);
+  struct Shape {
+    std::uint32_t m, k, n, out_bits;
+    bool requant;
+    int shift_lo, shift_hi;
+  };
+  const hw::HwConfig& c = dev.hw();
+  for (const Shape sh : {Shape{1, 64, 8, 12, true, 36, 44}, Shape{3, 5, 7, 8, true, 30, 40},
+                         Shape{2, 17, 13, 16, true, 28, 34}, Shape{1, 64, 40, 32, true, 20, 26},
+                         Shape{4, 9, 6, 32, false, 0, 0}, Shape{1, 1, 1, 8, true, 0, 3},
+                         Shape{5, 33, 21, 12, true, 24, 30}}) {
+    const auto a = random_values<std::int8_t>(rng, sh.m * sh.k, -128, 127);
+    const auto wt = random_values<std::int8_t>(rng, sh.k * sh.n, -128, 127);  // W^T (k, n)
+    ls.write(kA, bytes_of(a));
+    ls.write(kB, bytes_of(wt));
+    if (sh.requant) {
+      write_steps(ls, rng, sh.n, sh.shift_lo, sh.shift_hi);
+    }
+    const int esize = !sh.requant || sh.out_bits > 16 ? 2 : sh.out_bits > 8 ? 1 : 0;
+    ProgramBuilder b;
+    b.dma(true, hw::Mem::kInput, 0, kA, 7, sh.m, sh.k, sh.k);
+    b.dma(true, hw::Mem::kWeight, 0, kB, 3, sh.k, sh.n, sh.n);
+    b.dma(true, hw::Mem::kParam, 3, kP, 5, 1, sh.n, sh.n * 8);
+    ProgramBuilder::Matmul mm;
+    mm.m = sh.m;
+    mm.k = sh.k;
+    mm.n = sh.n;
+    mm.a_addr = 7;
+    mm.w_addr = 3;
+    mm.dst_addr = 11;
+    mm.rq_addr = 5;
+    mm.out_bits = sh.out_bits;
+    mm.requant_en = sh.requant;
+    b.matmul(mm);
+    b.dma(false, hw::Mem::kVector, esize, kOut, 11, sh.m, sh.n, sh.n << esize);
+    const RunStats s = ls.run(b.finish(), "MATMUL m " + std::to_string(sh.m) + " k " +
+                                              std::to_string(sh.k) + " n " + std::to_string(sh.n) +
+                                              " out_bits " + std::to_string(sh.out_bits));
+    EXPECT_EQ(counter(s, hw::Counter::kPassesMatmul),
+              words(sh.k, c.array_rows) * words(sh.n, c.array_cols))
+        << "one pass per weight tile";
+    EXPECT_GT(counter(s, hw::Counter::kBusyMatmul), 0u);
+  }
+}
+
+TEST(AccelRtl, SoftmaxRowsHaveThreePasses) {
+  SimDevice dev(sim::make_accel_model_tiny(), options());
+  Lockstep ls(dev, kDram);
+  std::mt19937 rng(kSeed);
+  for (const std::uint32_t len : {1u, 2u, 7u, 64u, 133u}) {
+    const std::uint32_t rows = 3;
+    ls.write(kA, bytes_of(random_values<std::int32_t>(rng, rows * len, -40000, 40000)));
+    ProgramBuilder b;
+    b.dma(true, hw::Mem::kVector, 2, kA, 20, rows, len, len * 4);
+    b.vec(hw::Opcode::kSoftmax, 20, 0, 20, 0, len, rows);  // in place
+    b.dma(false, hw::Mem::kVector, 1, kOut, 20, rows, len, len * 2);
+    const RunStats s = ls.run(b.finish(), "SOFTMAX len " + std::to_string(len));
+    EXPECT_EQ(counter(s, hw::Counter::kPassesSoftmax), 3u * rows);
+    EXPECT_GT(counter(s, hw::Counter::kCyclesSoftmax), 0u);
+  }
+}
+
+TEST(AccelRtl, RmsNormRowsHaveTwoPasses) {
+  SimDevice dev(sim::make_accel_model_tiny(), options());
+  Lockstep ls(dev, kDram);
+  std::mt19937 rng(kSeed);
+  for (const std::uint32_t len : {1u, 5u, 64u, 172u}) {
+    const std::uint32_t rows = 2;
+    ls.write(kA, bytes_of(random_values<std::int16_t>(rng, rows * len, -32768, 32767)));
+    ls.write(kB, bytes_of(random_values<std::int16_t>(rng, len, -20000, 20000)));
+    const std::uint64_t eps = std::uniform_int_distribution<std::uint64_t>(0, 1 << 20)(rng);
+    ls.write(kP, bytes_of(std::vector<std::uint64_t>{eps}));
+    ProgramBuilder b;
+    b.dma(true, hw::Mem::kVector, 1, kA, 0, rows, len, len * 2);
+    b.dma(true, hw::Mem::kVector, 1, kB, 400, 1, len, len * 2);
+    b.dma(true, hw::Mem::kParam, 3, kP, 9, 1, 1, 8);
+    b.vec(hw::Opcode::kRmsnorm, 0, 400, 200, 9, len, rows, 12);
+    b.dma(false, hw::Mem::kVector, 0, kOut, 200, rows, len, len);
+    const RunStats s = ls.run(b.finish(), "RMSNORM len " + std::to_string(len));
+    EXPECT_EQ(counter(s, hw::Counter::kPassesNorm), 2u * rows);
+  }
+}
+
+TEST(AccelRtl, SiluRopeAddMulEmbed) {
+  SimDevice dev(sim::make_accel_model_tiny(), options());
+  Lockstep ls(dev, kDram);
+  std::mt19937 rng(kSeed);
+  const std::uint32_t len = 23, rows = 3;
+  {  // SILU: x as Q.8, sigmoid Q0.15
+    ls.write(kA, bytes_of(random_values<std::int16_t>(rng, rows * len, -32768, 32767)));
+    const std::vector<std::uint64_t> rq{param_entry(make_requant(4.0)),
+                                        param_entry(make_requant(1.0 / 32768))};
+    ls.write(kP, bytes_of(rq));
+    ProgramBuilder b;
+    b.dma(true, hw::Mem::kVector, 1, kA, 0, rows, len, len * 2);
+    b.dma(true, hw::Mem::kParam, 3, kP, 30, 1, 2, 16);
+    b.vec(hw::Opcode::kSilu, 0, 0, 0, 30, len, rows);
+    b.dma(false, hw::Mem::kVector, 1, kOut, 0, rows, len, len * 2);
+    const RunStats s = ls.run(b.finish(), "SILU");
+    EXPECT_EQ(counter(s, hw::Counter::kPassesOtherVector), rows);
+  }
+  {  // ROPE: heads of 12-bit values, Q1.14 tables of one position
+    const std::uint32_t hs = 8, heads = 4, half = hs / 2;
+    ls.write(kA, bytes_of(random_values<std::int16_t>(rng, heads * hs, -2048, 2047)));
+    std::vector<std::int16_t> cos(half), sin(half);
+    for (std::uint32_t j = 0; j < half; ++j) {
+      const double ang = 0.37 * (j + 1);
+      cos[j] = std::int16_t(std::nearbyint(std::cos(ang) * 16384));
+      sin[j] = std::int16_t(std::nearbyint(std::sin(ang) * 16384));
+    }
+    ls.write(kB, bytes_of(cos));
+    ls.write(kB + 64, bytes_of(sin));
+    const std::uint32_t tab = 500;
+    ProgramBuilder b;
+    b.dma(true, hw::Mem::kVector, 1, kA, 0, heads, hs, hs * 2);
+    b.dma(true, hw::Mem::kVector, 1, kB, tab, 1, half, half * 2);
+    b.dma(true, hw::Mem::kVector, 1, kB + 64, tab + words(half, dev.hw().lanes), 1, half, half * 2);
+    b.vec(hw::Opcode::kRope, 0, tab, 0, 0, hs, heads);
+    b.dma(false, hw::Mem::kVector, 1, kOut, 0, heads, hs, hs * 2);
+    ls.run(b.finish(), "ROPE");
+  }
+  {  // ADD (saturating), MUL (per-channel steps), EMBED (one step per row)
+    ls.write(kA, bytes_of(random_values<std::int16_t>(rng, rows * len, -32768, 32767)));
+    ls.write(kB, bytes_of(random_values<std::int16_t>(rng, rows * len, -32768, 32767)));
+    write_steps(ls, rng, len, 14, 24);
+    write_steps(ls, rng, rows, 20, 30, kP + 0x1000);
+    const std::uint32_t wl = words(len, dev.hw().lanes);
+    ProgramBuilder b;
+    b.dma(true, hw::Mem::kVector, 1, kA, 0, rows, len, len * 2);
+    b.dma(true, hw::Mem::kVector, 1, kB, 100, rows, len, len * 2);
+    b.dma(true, hw::Mem::kParam, 3, kP, 0, 1, len, len * 8);
+    b.dma(true, hw::Mem::kParam, 3, kP + 0x1000, 100, 1, rows, rows * 8);
+    b.vec(hw::Opcode::kAdd, 0, 100, 200, 0, len, rows);
+    b.vec(hw::Opcode::kMul, 0, 100, 300, 0, len, rows);
+    b.vec(hw::Opcode::kEmbed, 100, 0, 400, 100, len, rows);  // the low 8 bits of b
+    b.dma(false, hw::Mem::kVector, 1, kOut, 200, rows, len, len * 2);
+    b.dma(false, hw::Mem::kVector, 0, kOut + 0x1000, 300, rows, len, len);
+    b.dma(false, hw::Mem::kVector, 1, kOut + 0x2000, 400, rows, len, len * 2);
+    b.vec(hw::Opcode::kAdd, 0, 100, 0, 0, len, rows);  // in place
+    b.dma(false, hw::Mem::kVector, 1, kOut + 0x3000, 0, rows, wl * 2, wl * 4);
+    const RunStats s = ls.run(b.finish(), "ADD, MUL, EMBED");
+    EXPECT_EQ(counter(s, hw::Counter::kPassesOtherVector), 4u * rows);
+  }
+}
+
+TEST(AccelRtl, AttentionScoreAndValue) {
+  SimDevice dev(sim::make_accel_model_tiny(), options());
+  Lockstep ls(dev, kDram);
+  std::mt19937 rng(kSeed);
+  for (const std::uint32_t t_len : {1u, 2u, 9u, 40u}) {
+    const std::uint32_t hs = 8;
+    const std::uint32_t wh = words(hs, dev.hw().lanes);
+    ls.write(kA, bytes_of(random_values<std::int16_t>(rng, hs, -2048, 2047)));          // q
+    ls.write(kB, bytes_of(random_values<std::int16_t>(rng, t_len * hs, -2048, 2047)));  // K
+    ls.write(kB + 0x4000, bytes_of(random_values<std::int8_t>(rng, t_len * hs, -128, 127)));
+    const std::vector<std::uint64_t> rq{param_entry(make_requant(1.0 / 256)),
+                                        param_entry(make_requant(1.0 / 32768))};
+    ls.write(kP, bytes_of(rq));
+    const std::uint32_t q = 0, kwin = 10, vwin = kwin + t_len * wh, sc = vwin + t_len * wh;
+    const std::uint32_t pr = sc + words(t_len, dev.hw().lanes),
+                        out = pr + words(t_len, dev.hw().lanes);
+    ProgramBuilder b;
+    b.dma(true, hw::Mem::kVector, 1, kA, q, 1, hs, hs * 2);
+    b.dma(true, hw::Mem::kVector, 1, kB, kwin, t_len, hs, hs * 2);
+    b.dma(true, hw::Mem::kVector, 0, kB + 0x4000, vwin, t_len, hs, hs);
+    b.dma(true, hw::Mem::kParam, 3, kP, 0, 1, 2, 16);
+    b.vec(hw::Opcode::kAttnScore, q, kwin, sc, 0, hs, t_len);
+    b.vec(hw::Opcode::kSoftmax, sc, 0, pr, 0, t_len, 1);
+    b.vec(hw::Opcode::kAttnValue, pr, vwin, out, 1, hs, t_len);
+    b.dma(false, hw::Mem::kVector, 2, kOut, sc, 1, t_len, t_len * 4);
+    b.dma(false, hw::Mem::kVector, 1, kOut + 0x1000, pr, 1, t_len, t_len * 2);
+    b.dma(false, hw::Mem::kVector, 0, kOut2, out, 1, hs, hs);
+    const RunStats s = ls.run(b.finish(), "ATTN t_len " + std::to_string(t_len));
+    EXPECT_EQ(counter(s, hw::Counter::kPassesMatmul), 2u * t_len) << "one per cached position";
+  }
+}
+
+// The class counters split the busy cycles exactly (the units never overlap: BARRIERs), the
+// per-layer copies add up to the totals, and the busy and retired counts are consistent.
+TEST(AccelRtl, CountersAddUpToTotalCycles) {
+  SimOptions o = options();
+  o.read_layer_counters = true;
+  SimDevice dev(sim::make_accel_model_tiny(), o);
+  Lockstep ls(dev, kDram);
+  std::mt19937 rng(kSeed);
+  ls.write(kA, bytes_of(random_values<std::int32_t>(rng, 256, -30000, 30000)));
+  ls.write(kB, bytes_of(random_values<std::int8_t>(rng, 64 * 8, -128, 127)));
+  write_steps(ls, rng, 8, 30, 40);
+  ProgramBuilder b;
+  b.dma(true, hw::Mem::kVector, 2, kA, 0, 2, 64, 256, 0);
+  b.vec(hw::Opcode::kSoftmax, 0, 0, 0, 0, 64, 2, 0, 1);
+  b.dma(true, hw::Mem::kInput, 0, kB, 0, 1, 64, 64, 2);
+  b.dma(true, hw::Mem::kWeight, 0, kB, 0, 64, 8, 8, 2);
+  b.dma(true, hw::Mem::kParam, 3, kP, 0, 1, 8, 64, 2);
+  ProgramBuilder::Matmul mm;
+  mm.k = 64;
+  mm.n = 8;
+  mm.dst_addr = 200;
+  b.matmul(mm, 3);
+  b.dma(false, hw::Mem::kVector, 1, kOut, 0, 2, 64, 128, 4);
+  b.raw(hw::make_instr(hw::Opcode::kNop, 4));
+  b.dma(false, hw::Mem::kVector, 0, kOut + 1024, 200, 1, 8, 8, 4);
+  const auto prog = b.finish();
+  const RunStats s = ls.run(prog, "counters");
+  const std::uint64_t total = counter(s, hw::Counter::kTotalCycles);
+  std::uint64_t classes = 0;
+  for (auto c = std::size_t(hw::Counter::kCyclesMatmul);
+       c <= std::size_t(hw::Counter::kCyclesControl); ++c) {
+    classes += s.counters[c];
+  }
+  EXPECT_EQ(classes, total);
+  EXPECT_EQ(s.instructions, prog.size());
+  EXPECT_EQ(counter(s, hw::Counter::kPassesSoftmax), 6u);
+  EXPECT_EQ(counter(s, hw::Counter::kPassesControl), 0u);
+  EXPECT_LE(counter(s, hw::Counter::kBusyDma) + counter(s, hw::Counter::kBusyMatmul) +
+                counter(s, hw::Counter::kBusyVector),
+            total);
+  EXPECT_EQ(counter(s, hw::Counter::kBusyMatmul), counter(s, hw::Counter::kCyclesMatmul));
+  EXPECT_GT(counter(s, hw::Counter::kUnitStall), 0u) << "back-to-back DMAs wait for the DMA";
+  // Per layer: every cycle and pass lands in the layer of its instruction.
+  const auto& layers = dev.layer_counters();
+  ASSERT_EQ(layers.size(), dev.hw().layer_counters);
+  for (std::size_t i = 0; i < 12; ++i) {
+    std::uint64_t sum = 0;
+    for (const auto& l : layers) {
+      sum += l[i];
+    }
+    EXPECT_EQ(sum, s.counters[std::size_t(hw::Counter::kCyclesMatmul) + i]) << "counter " << i;
+  }
+  EXPECT_EQ(layers[1][std::size_t(hw::Counter::kPassesSoftmax) - 4], 6u);
+  EXPECT_GT(layers[3][std::size_t(hw::Counter::kCyclesMatmul) - 4], 0u);
+  EXPECT_EQ(layers[0][std::size_t(hw::Counter::kCyclesMatmul) - 4], 0u);
+}
+
+TEST(AccelRtl, BadInstructionsStopTheRunWithTheirIndex) {
+  SimDevice dev(sim::make_accel_model_tiny(), options());
+  Lockstep ls(dev, kDram);
+  const auto expect_error = [&](const std::vector<hw::Instr>& prog, const std::string& what,
+                                std::uint32_t index) {
+    dev.write_dram(ls.prog_addr(),
+                   {reinterpret_cast<const std::uint8_t*>(prog.data()), prog.size() * 16});
+    try {
+      (void)dev.run(ls.prog_addr(), std::uint32_t(prog.size()));
+      ADD_FAILURE() << "expected " << what;
+    } catch (const std::runtime_error& e) {
+      const std::string msg = e.what();
+      EXPECT_NE(msg.find(what), std::string::npos) << msg;
+      EXPECT_NE(msg.find("instruction " + std::to_string(index)), std::string::npos) << msg;
+    }
+  };
+  ProgramBuilder p1;
+  p1.dma(true, hw::Mem::kVector, 2, kA, 0, 1, 4, 16);
+  hw::Instr unknown = hw::make_instr(hw::Opcode::kNop, 0);
+  hw::set_field(unknown, hw::fields::kOpcode, 0x7F);
+  p1.raw(unknown);
+  expect_error(p1.finish(), "bad_opcode", 1);  // raw(): no BARRIER before it
+  ProgramBuilder p2;
+  ProgramBuilder::Matmul mm;
+  mm.k = 0;
+  p2.matmul(mm);
+  expect_error(p2.finish(), "bad_operand", 0);
+  ProgramBuilder p3;
+  p3.dma(true, hw::Mem::kVector, 2, kA, std::uint32_t(dev.hw().vector_depth) - 1, 1, 8, 32);
+  expect_error(p3.finish(), "spad_range", 0);
+  ProgramBuilder p4;
+  p4.vec(hw::Opcode::kRope, 0, 0, 0, 0, 7, 1);
+  expect_error(p4.finish(), "bad_operand", 0);
+  // The device still runs programs after errors.
+  ProgramBuilder ok;
+  ok.dma(true, hw::Mem::kVector, 2, kA, 0, 1, 4, 16);
+  ok.dma(false, hw::Mem::kVector, 2, kOut, 0, 1, 4, 16);
+  ls.run(ok.finish(), "after errors");
+}
+
+TEST(AccelRtl, RtlWatchdogStopsALongRun) {
+  SimOptions o = options();
+  o.rtl_watchdog = 40;
+  SimDevice dev(sim::make_accel_model_tiny(), o);
+  ProgramBuilder b;
+  b.dma(true, hw::Mem::kVector, 2, kA, 0, 8, 64, 256);
+  const auto prog = b.finish();
+  dev.write_dram(0x30000, {reinterpret_cast<const std::uint8_t*>(prog.data()), prog.size() * 16});
+  try {
+    (void)dev.run(0x30000, std::uint32_t(prog.size()));
+    FAIL() << "expected the watchdog";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("watchdog"), std::string::npos) << e.what();
+  }
+}
+
+// SimOptions::max_cycles ends a run that takes too long, names the busy unit and returns the
+// counters so far; the device stays usable.
+TEST(AccelRtl, SimulationWatchdogNamesTheBusyUnit) {
+  SimOptions o = options();
+  o.max_cycles = 300;
+  SimDevice dev(sim::make_accel_model_tiny(), o);
+  ProgramBuilder b;
+  b.dma(true, hw::Mem::kWeight, 0, kA, 0, 64, 40, 40);
+  ProgramBuilder::Matmul mm;
+  mm.k = 64;
+  mm.n = 40;
+  mm.requant_en = false;
+  b.matmul(mm);
+  const auto prog = b.finish();
+  dev.write_dram(0x30000, {reinterpret_cast<const std::uint8_t*>(prog.data()), prog.size() * 16});
+  try {
+    (void)dev.run(0x30000, std::uint32_t(prog.size()));
+    FAIL() << "expected a timeout";
+  } catch (const sim::SimTimeout& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("300 cycles"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("dma"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("DMA_LOAD"), std::string::npos) << msg;
+    EXPECT_TRUE(e.stats().has_cycles);
+    EXPECT_GE(counter(e.stats(), hw::Counter::kTotalCycles), 290u);
+  }
+  ProgramBuilder ok;
+  ok.dma(true, hw::Mem::kVector, 2, kA, 0, 1, 4, 16);
+  const auto p2 = ok.finish();
+  dev.write_dram(0x30000, {reinterpret_cast<const std::uint8_t*>(p2.data()), p2.size() * 16});
+  EXPECT_NO_THROW((void)dev.run(0x30000, std::uint32_t(p2.size())));
+}
+
+// A slow DRAM channel: 0.1 byte/ns = 8 cycles per beat at 100 MHz.
+TEST(AccelRtl, DramBandwidthLimitsTheDma) {
+  SimOptions o = options();
+  o.dram_bytes_per_ns = 0.1;
+  SimDevice dev(sim::make_accel_model_tiny(), o);
+  Lockstep ls(dev, kDram);
+  ProgramBuilder b;
+  b.dma(true, hw::Mem::kVector, 2, kA, 0, 1, 512, 2048);  // 256 beats
+  const RunStats s = ls.run(b.finish(), "slow DRAM");
+  EXPECT_GE(counter(s, hw::Counter::kBusyDma), 256u * 8);
+  EXPECT_GE(counter(s, hw::Counter::kMemStall), 256u * 6);
+}
+
+TEST(AccelRtl, FstTraceIsWritten) {
+  const auto path = std::filesystem::temp_directory_path() / "passim_accel_rtl_test.fst";
+  std::filesystem::remove(path);
+  {
+    SimOptions o = options();
+    o.trace_path = path.string();
+    SimDevice dev(sim::make_accel_model_tiny(true), o);
+    Lockstep ls(dev, kDram);
+    ProgramBuilder b;
+    b.dma(true, hw::Mem::kVector, 2, kA, 0, 1, 16, 64);
+    ls.run(b.finish(), "traced");
+  }
+  ASSERT_TRUE(std::filesystem::exists(path));
+  EXPECT_GT(std::filesystem::file_size(path), 1000u);
+  std::filesystem::remove(path);
+}
+
+TEST(AccelRtl, OneSimDevicePerProcess) {
+  SimDevice dev(sim::make_accel_model_tiny(), options());
+  ProgramBuilder b;
+  const auto prog = b.finish();
+  dev.write_dram(0, {reinterpret_cast<const std::uint8_t*>(prog.data()), 16});
+  (void)dev.run(0, 1);
+  EXPECT_THROW(SimDevice(sim::make_accel_model_tiny(), options()), std::runtime_error);
+}
+
+}  // namespace

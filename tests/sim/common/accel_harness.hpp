@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file Whole-accelerator test helpers: a program builder that inserts a BARRIER whenever the
+/// issuing unit changes (like ModelCompiler's emitter), and a lockstep runner that executes
+/// every program on the reference CpuDevice and on the device under test and compares the
+/// whole DRAM afterwards, byte for byte.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <span>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "passim/device.hpp"
+#include "passim/fixed_point.hpp"
+#include "passim/hw/spec.hpp"
+
+namespace passim::sim::test {
+
+namespace f = hw::fields;
+
+/// Builds one program; `finish()` appends END.
+class ProgramBuilder {
+ public:
+  /// A raw instruction (no BARRIER insertion).
+  void raw(const hw::Instr& in) { body_.push_back(in); }
+
+  void dma(bool load, hw::Mem mem, int log2_size, std::uint32_t dram, std::uint32_t spad,
+           std::uint32_t rows, std::uint32_t row_len, std::uint32_t stride,
+           std::uint32_t layer = 0) {
+    hw::Instr in = hw::make_instr(load ? hw::Opcode::kDmaLoad : hw::Opcode::kDmaStore, layer);
+    hw::set_field(in, f::dma_load::kMem, std::uint32_t(mem));
+    hw::set_field(in, f::dma_load::kElemSize, std::uint32_t(log2_size));
+    hw::set_field(in, f::dma_load::kDramAddr, dram);
+    hw::set_field(in, f::dma_load::kSpadAddr, spad);
+    hw::set_field(in, f::dma_load::kRows, rows);
+    hw::set_field(in, f::dma_load::kRowLen, row_len);
+    hw::set_field(in, f::dma_load::kDramStride, stride);
+    emit(in);
+  }
+
+  struct Matmul {
+    std::uint32_t m = 1, k = 1, n = 1;
+    std::uint32_t a_addr = 0, w_addr = 0, dst_addr = 0, rq_addr = 0;
+    std::uint32_t out_bits = 8;
+    bool requant_en = true;
+  };
+  void matmul(const Matmul& mm, std::uint32_t layer = 0) {
+    hw::Instr in = hw::make_instr(hw::Opcode::kMatmul, layer);
+    hw::set_field(in, f::matmul::kOutBits, mm.out_bits);
+    hw::set_field(in, f::matmul::kRequantEn, mm.requant_en ? 1 : 0);
+    hw::set_field(in, f::matmul::kAAddr, mm.a_addr);
+    hw::set_field(in, f::matmul::kWAddr, mm.w_addr);
+    hw::set_field(in, f::matmul::kDstAddr, mm.dst_addr);
+    hw::set_field(in, f::matmul::kRqAddr, mm.rq_addr);
+    hw::set_field(in, f::matmul::kM, mm.m);
+    hw::set_field(in, f::matmul::kK, mm.k);
+    hw::set_field(in, f::matmul::kN, mm.n);
+    emit(in);
+  }
+
+  /// A vector opcode (they share one operand layout).
+  void vec(hw::Opcode op, std::uint32_t src, std::uint32_t src2, std::uint32_t dst,
+           std::uint32_t param, std::uint32_t len, std::uint32_t rows, std::uint32_t frac = 0,
+           std::uint32_t layer = 0) {
+    hw::Instr in = hw::make_instr(op, layer);
+    hw::set_field(in, f::rmsnorm::kSrcAddr, src);
+    hw::set_field(in, f::rmsnorm::kSrc2Addr, src2);
+    hw::set_field(in, f::rmsnorm::kDstAddr, dst);
+    hw::set_field(in, f::rmsnorm::kParamAddr, param);
+    hw::set_field(in, f::rmsnorm::kLen, len);
+    hw::set_field(in, f::rmsnorm::kRows, rows);
+    if (op == hw::Opcode::kRmsnorm) {
+      hw::set_field(in, f::rmsnorm::kGainFracBits, frac);
+    }
+    emit(in);
+  }
+
+  [[nodiscard]] std::vector<hw::Instr> finish() const {
+    std::vector<hw::Instr> p = body_;
+    p.push_back(hw::make_instr(hw::Opcode::kEnd, 0));
+    return p;
+  }
+  [[nodiscard]] std::size_t size() const noexcept { return body_.size(); }
+
+ private:
+  void emit(const hw::Instr& in) {
+    const auto unit = hw::unit_of(static_cast<hw::Opcode>(hw::get_field(in, f::kOpcode)));
+    if (!body_.empty() && unit != last_unit_) {
+      body_.push_back(hw::make_instr(hw::Opcode::kBarrier, hw::get_field(in, f::kLayer)));
+    }
+    last_unit_ = unit;
+    body_.push_back(in);
+  }
+
+  std::vector<hw::Instr> body_;
+  hw::Unit last_unit_ = hw::Unit::kControl;
+};
+
+/// Little-endian bytes of a vector of integers.
+template <typename T>
+std::vector<std::uint8_t> bytes_of(const std::vector<T>& v) {
+  std::vector<std::uint8_t> b(v.size() * sizeof(T));
+  std::memcpy(b.data(), v.data(), b.size());
+  return b;
+}
+
+/// A Requant step as a parameter-memory entry.
+inline std::uint64_t param_entry(Requant rq) {
+  return std::uint64_t(std::uint32_t(rq.mult)) | (std::uint64_t(std::uint32_t(rq.shift)) << 32);
+}
+
+/// Runs programs on CpuDevice and on `dut` and compares their DRAMs after each run.
+class Lockstep {
+ public:
+  Lockstep(Device& dut, std::uint64_t dram_bytes)
+      : dut_(dut), ref_(dut.hw(), dram_bytes), bytes_(dram_bytes) {
+    EXPECT_GE(dut.dram_bytes(), dram_bytes);
+  }
+
+  /// The program area: the top of the compared DRAM.
+  [[nodiscard]] std::uint64_t prog_addr() const noexcept {
+    return (bytes_ - 16 * dut_.hw().prog_depth) & ~std::uint64_t{15};
+  }
+
+  void write(std::uint64_t addr, std::span<const std::uint8_t> b) {
+    ref_.write_dram(addr, b);
+    dut_.write_dram(addr, b);
+  }
+
+  /// Runs on both; returns the device's stats. Any difference in DRAM fails the test with
+  /// the first differing byte.
+  RunStats run(const std::vector<hw::Instr>& prog, const std::string& what) {
+    write(prog_addr(), {reinterpret_cast<const std::uint8_t*>(prog.data()), prog.size() * 16});
+    (void)ref_.run(prog_addr(), std::uint32_t(prog.size()));
+    const RunStats s = dut_.run(prog_addr(), std::uint32_t(prog.size()));
+    expect_same_dram(what);
+    return s;
+  }
+
+  void expect_same_dram(const std::string& what) {
+    std::vector<std::uint8_t> a(bytes_), b(bytes_);
+    ref_.read_dram(0, a);
+    dut_.read_dram(0, b);
+    if (a != b) {
+      std::size_t i = 0;
+      while (a[i] == b[i]) {
+        ++i;
+      }
+      std::size_t n = 0;
+      for (std::size_t j = 0; j < a.size(); ++j) {
+        n += a[j] != b[j] ? 1 : 0;
+      }
+      ADD_FAILURE() << what << ": DRAM differs from CpuDevice in " << n << " bytes; first at "
+                    << "0x" << std::hex << i << ": expected 0x" << int(a[i]) << ", got 0x"
+                    << int(b[i]) << std::dec;
+    }
+  }
+
+  [[nodiscard]] CpuDevice& reference() noexcept { return ref_; }
+
+ private:
+  Device& dut_;
+  CpuDevice ref_;
+  std::uint64_t bytes_;
+};
+
+/// Uniform random integers of type T in [lo, hi].
+template <typename T>
+std::vector<T> random_values(std::mt19937& rng, std::size_t n, long long lo, long long hi) {
+  std::uniform_int_distribution<long long> d(lo, hi);
+  std::vector<T> v(n);
+  for (auto& x : v) {
+    x = static_cast<T>(d(rng));
+  }
+  return v;
+}
+
+}  // namespace passim::sim::test

@@ -1,0 +1,29 @@
+# SPDX-License-Identifier: Apache-2.0
+# The whole accelerator (rtl/top/psm_accel.sv, tiny configuration from sim/):
+#   dma_rtl_test     memory port, DMA and host registers on a plain loop with a random-latency
+#                    memory (no SystemC), against CpuDevice
+#   accel_rtl_test   directed programs through SimDevice (SystemC/TLM-2.0) against CpuDevice,
+#                    counters, errors, the simulation watchdog, tracing
+#   accel_model_test the compiled stories260K model: DeviceBackend on SimDevice == CpuBackend
+# SimDevice elaborates SystemC once per process; ctest runs every test case in its own process.
+if(NOT TARGET passim_accel_tiny)
+  return()
+endif()
+
+function(passim_top_test name)
+  cmake_parse_arguments(T "" "LABELS" "SOURCES" ${ARGN})
+  add_executable(${name} ${T_SOURCES})
+  # GoogleTest's main first: libsystemc.so has a main() of its own.
+  target_link_libraries(${name} PRIVATE GTest::gtest_main passim_accel_tiny passim_app)
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests/sim/common
+                                             ${PROJECT_SOURCE_DIR}/tests/common)
+  target_compile_definitions(${name} PRIVATE PASSIM_DATA_DIR="${PASSIM_DATA}")
+  passim_warnings(${name})
+  gtest_discover_tests(${name} PROPERTIES LABELS "${T_LABELS}" DISCOVERY_TIMEOUT 120
+                       ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1)
+endfunction()
+
+passim_top_test(dma_rtl_test LABELS sim SOURCES ${CMAKE_CURRENT_LIST_DIR}/dma_rtl_test.cpp)
+passim_top_test(accel_rtl_test LABELS sim SOURCES ${CMAKE_CURRENT_LIST_DIR}/accel_rtl_test.cpp)
+passim_top_test(accel_model_test LABELS "sim;slow"
+                SOURCES ${CMAKE_CURRENT_LIST_DIR}/accel_model_test.cpp)
