@@ -424,3 +424,14 @@ TEST(CliRun, GgufIsRecognisedAndRejectedClearly) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(CliRun, RtlBackendWithoutSimulatorFailsClearly) {
+  PASSIM_REQUIRE_DATA();
+  const auto r = run_cli({"run", "-m", model(), "-z", tokenizer(), "-b", "rtl", "-n", "4"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("without the RTL simulator"), std::string::npos) << r.err;
+}
+
+}  // namespace

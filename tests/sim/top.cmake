@@ -27,3 +27,11 @@ passim_top_test(dma_rtl_test LABELS sim SOURCES ${CMAKE_CURRENT_LIST_DIR}/dma_rt
 passim_top_test(accel_rtl_test LABELS sim SOURCES ${CMAKE_CURRENT_LIST_DIR}/accel_rtl_test.cpp)
 passim_top_test(accel_model_test LABELS "sim;slow"
                 SOURCES ${CMAKE_CURRENT_LIST_DIR}/accel_model_test.cpp)
+
+# The CLI end to end on the simulated accelerator (tiny): same text as the cpu backend, and a
+# cycle report whose class totals sum to the total.
+add_test(NAME cli_rtl_tiny
+         COMMAND ${CMAKE_CURRENT_LIST_DIR}/cli_rtl_check.sh $<TARGET_FILE:passim> ${PASSIM_DATA}
+                 ${CMAKE_CURRENT_BINARY_DIR}/cli_rtl_tiny)
+set_tests_properties(cli_rtl_tiny PROPERTIES LABELS "sim;e2e" SKIP_RETURN_CODE 77
+                     ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1 TIMEOUT 600)

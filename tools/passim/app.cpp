@@ -3,6 +3,7 @@
 #include "app.hpp"
 
 #include <cerrno>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -205,6 +206,7 @@ void add_model_options(CLI::App* cmd, ModelOptions& o) {
 
 struct RunOptions {
   ModelOptions model;
+  RtlOptions rtl;
   std::string prompt;
   int steps = 256;
   float temperature = 0.0f;
@@ -213,11 +215,95 @@ struct RunOptions {
   std::string report;
 };
 
-int cmd_run(const RunOptions& o, std::ostream& out, std::ostream& err) {
+/// Class names in counter order (hw::Counter::kCyclesMatmul + i).
+constexpr std::array<const char*, 6> kClassNames = {"matmul", "softmax",     "norm",
+                                                    "other_vector", "dma", "control"};
+
+/// MACs of one decoding step per layer (the head is layer n_layers): a property of the
+/// model and position, not a cycle count.
+std::vector<std::uint64_t> step_macs(const ModelConfig& c, int pos) {
+  const std::uint64_t dim = std::uint64_t(c.dim), hid = std::uint64_t(c.hidden_dim);
+  const std::uint64_t kv = c.kv_dim(), t = std::uint64_t(pos) + 1;
+  std::vector<std::uint64_t> macs(std::size_t(c.n_layers) + 1,
+                                  2 * dim * dim + 2 * dim * kv + 3 * dim * hid +
+                                      2 * std::uint64_t(c.n_heads) * c.head_size() * t);
+  macs.back() = dim * std::uint64_t(c.vocab_size);
+  return macs;
+}
+
+/// Prints the cycle tables from the RTL counters and returns the JSON "cycles" section.
+json cycle_report(const RtlSession& s, const ModelConfig& c,
+                  const std::vector<std::uint64_t>& macs, std::ostream& err) {
+  const auto cnt = s.counters();
+  const auto at = [&](hw::Counter k) { return cnt.at(std::size_t(k)); };
+  const std::uint64_t total = at(hw::Counter::kTotalCycles);
+  const auto pct = [&](std::uint64_t v) { return total ? 100.0 * double(v) / double(total) : 0.0; };
+  json j;
+  j["total"] = total;
+  j["mem_stall"] = at(hw::Counter::kMemStall);
+  j["unit_stall"] = at(hw::Counter::kUnitStall);
+  j["instructions"] = at(hw::Counter::kInstret);
+  j["busy"] = {{"matmul", at(hw::Counter::kBusyMatmul)},
+               {"vector", at(hw::Counter::kBusyVector)},
+               {"dma", at(hw::Counter::kBusyDma)}};
+  fmt::print(err, "\ncycles by op class ({} config, counters read from the RTL)\n", s.hw().name);
+  fmt::print(err, "{:<14}{:>14}{:>9}{:>12}\n", "class", "cycles", "%", "passes");
+  std::uint64_t sum = 0;
+  for (std::size_t i = 0; i < kClassNames.size(); ++i) {
+    const std::uint64_t cyc = cnt.at(std::size_t(hw::Counter::kCyclesMatmul) + i);
+    const std::uint64_t passes = cnt.at(std::size_t(hw::Counter::kPassesMatmul) + i);
+    sum += cyc;
+    j["by_class"][kClassNames[i]] = {{"cycles", cyc}, {"passes", passes}};
+    fmt::print(err, "{:<14}{:>14}{:>8.1f}%{:>12}\n", kClassNames[i], cyc, pct(cyc), passes);
+  }
+  fmt::print(err, "{:<14}{:>14}{:>8.1f}%\n", "total", total, 100.0);
+  fmt::print(err, "{:<14}{:>14}{:>8.1f}%   (DMA waiting on DRAM)\n", "memory stall",
+             at(hw::Counter::kMemStall), pct(at(hw::Counter::kMemStall)));
+  j["class_totals_sum_to_total"] = sum == total;
+  // Per layer and class: one record each, with the layer's MACs on its matmul record.
+  const auto layers = s.layer_counters();
+  fmt::print(err, "\ncycles by layer\n{:<8}", "layer");
+  for (const char* name : kClassNames) {
+    fmt::print(err, "{:>13}", name);
+  }
+  fmt::print(err, "\n");
+  for (std::size_t l = 0; l < layers.size() && l <= std::size_t(c.n_layers); ++l) {
+    const std::string label = l == std::size_t(c.n_layers) ? "head" : std::to_string(l);
+    fmt::print(err, "{:<8}", label);
+    for (std::size_t i = 0; i < kClassNames.size() && i < layers[l].size(); ++i) {
+      const std::uint64_t cyc = layers[l][i];
+      const std::uint64_t passes =
+          i + kClassNames.size() < layers[l].size() ? layers[l][i + kClassNames.size()] : 0;
+      fmt::print(err, "{:>13}", cyc);
+      json rec = {{"layer", label}, {"op", kClassNames[i]}, {"class", kClassNames[i]},
+                  {"cycles", cyc}, {"passes", passes}};
+      rec["macs"] = i == 0 && l < macs.size() ? macs[l] : 0;
+      rec["shape"] = {{"dim", c.dim}, {"hidden_dim", c.hidden_dim}, {"n_heads", c.n_heads},
+                      {"head_size", c.head_size()}};
+      j["records"].push_back(rec);
+    }
+    fmt::print(err, "\n");
+  }
+  return j;
+}
+
+int cmd_run(const RunOptions& o, std::ostream& out, std::ostream& err, const RtlFactory& rtl) {
   check_report_path(o.report);
   const bool is_float = o.model.backend == "float";
+  const bool is_rtl = o.model.backend == "rtl";
+  if (is_rtl && !rtl) {
+    throw std::runtime_error("--backend rtl: this passim was built without the RTL simulator "
+                             "(configure with PASSIM_BUILD_SIM=ON)");
+  }
   Loaded L = load(o.model, is_float, !is_float, err);
-  auto backend = make_backend(o.model.backend, L);
+  std::unique_ptr<RtlSession> session;
+  std::unique_ptr<Backend> owned;
+  if (is_rtl) {
+    session = rtl(*L.quant_model, o.rtl);
+  } else {
+    owned = make_backend(o.model.backend, L);
+  }
+  Backend* backend = is_rtl ? &session->backend() : owned.get();
   GenerateOptions g;
   g.prompt = o.prompt;
   g.steps = clamp_steps(o.steps, L.config.seq_len,
@@ -231,6 +317,17 @@ int cmd_run(const RunOptions& o, std::ostream& out, std::ostream& err) {
   });
   fmt::print(err, "backend {}: {} positions in {:.3f} s, achieved tok/s: {:.1f}\n",
              backend->name(), r.steps, r.seconds, r.tokens_per_second);
+  json cycles;
+  if (session) {
+    std::vector<std::uint64_t> macs(std::size_t(L.config.n_layers) + 1, 0);
+    for (int pos = 0; pos < r.steps; ++pos) {
+      const auto m = step_macs(L.config, pos);
+      for (std::size_t i = 0; i < macs.size(); ++i) {
+        macs[i] += m[i];
+      }
+    }
+    cycles = cycle_report(*session, L.config, macs, err);
+  }
   if (!o.report.empty()) {
     json j;
     j["format_version"] = kReportVersion;
@@ -251,6 +348,19 @@ int cmd_run(const RunOptions& o, std::ostream& out, std::ostream& err) {
     j["text"] = r.text;
     j["timings"] = {{"positions", r.steps}, {"seconds", r.seconds},
                     {"tokens_per_second", r.tokens_per_second}};
+    if (session) {
+      const hw::HwConfig& h = session->hw();
+      const std::string canon = fmt::format(
+          "{} R{} C{} L{} in{} w{} v{} p{} a{} prog{}", h.name, h.array_rows, h.array_cols,
+          h.lanes, h.input_depth, h.weight_depth, h.vector_depth, h.param_depth, h.acc_depth,
+          h.prog_depth);
+      j["hardware"] = {{"config", std::string(h.name)},
+                       {"config_hash", sha256_hex({reinterpret_cast<const std::uint8_t*>(
+                                                       canon.data()), canon.size()})},
+                       {"array_rows", h.array_rows}, {"array_cols", h.array_cols},
+                       {"lanes", h.lanes}};
+      j["cycles"] = cycles;
+    }
     write_json(o.report, j);
   }
   return 0;
@@ -316,7 +426,8 @@ int cmd_perplexity(const ModelOptions& o, const std::string& text, const std::st
 
 }  // namespace
 
-int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
+            const RtlFactory& rtl) {
   CLI::App app{"passim: a fixed-point Transformer runtime and the accelerator that runs it",
                "passim"};
   app.require_subcommand(1);
@@ -359,9 +470,16 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   run_cmd->add_option("--seed,-s", run.seed, "RNG seed, non-zero")
       ->check(nonzero_seed)
       ->capture_default_str();
-  run_cmd->add_option("--backend,-b", run.model.backend, "float | cpu")
-      ->check(CLI::IsMember({"float", "cpu"}))
+  run_cmd->add_option("--backend,-b", run.model.backend,
+                      "float | cpu | rtl (the simulated accelerator)")
+      ->check(CLI::IsMember({"float", "cpu", "rtl"}))
       ->capture_default_str();
+  run_cmd->add_option("--config", run.rtl.config, "rtl: hardware configuration (tiny, small)")
+      ->check(CLI::IsMember({"tiny", "small", "base"}))
+      ->capture_default_str();
+  run_cmd->add_option("--trace", run.rtl.trace_path, "rtl: write an FST waveform here");
+  run_cmd->add_option("--max-cycles", run.rtl.max_cycles,
+                      "rtl: watchdog, cycles per program (0 = none)");
   run_cmd->add_option("--report", run.report, "write a JSON report here");
 
   ModelOptions quant;
@@ -393,7 +511,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   }
   try {
     if (*run_cmd) {
-      return cmd_run(run, out, err);
+      return cmd_run(run, out, err, rtl);
     }
     if (*quant_cmd) {
       return cmd_quantize(quant, quant_out, err);

@@ -8,5 +8,9 @@
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv, argv + argc);
+#ifdef PASSIM_WITH_RTL
+  return passim::app::run_cli(args, std::cout, std::cerr, passim::app::simulator_factory());
+#else
   return passim::app::run_cli(args, std::cout, std::cerr);
+#endif
 }

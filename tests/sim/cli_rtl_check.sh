@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# `passim run --backend rtl` prints the same text as `--backend cpu`, and its report's class
+# totals sum exactly to the total cycles, with 3 Softmax and 2 RMSNorm passes per row.
+#   cli_rtl_check.sh <passim> <data-dir> <work-dir>
+set -euo pipefail
+passim=$1 data=$2 work=$3
+model="$data/models/stories260K.bin" tok="$data/models/tok512.bin"
+if [[ ! -f "$model" ]]; then
+  echo "stories260K not found in $data: skipped"
+  exit 77
+fi
+mkdir -p "$work"
+"$passim" quantize -m "$model" -z "$tok" -o "$work/m.psm" 2>/dev/null
+args=(-m "$work/m.psm" -z "$tok" -i "Once upon a time" -n 6)
+"$passim" run "${args[@]}" -b cpu > "$work/cpu.txt" 2>/dev/null
+"$passim" run "${args[@]}" -b rtl --config tiny --report "$work/rtl.json" > "$work/rtl.txt"
+cmp "$work/cpu.txt" "$work/rtl.txt"
+python3 - "$work/rtl.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+c = r["cycles"]
+total = sum(v["cycles"] for v in c["by_class"].values())
+assert c["class_totals_sum_to_total"] and total == c["total"], (total, c["total"])
+steps, layers, heads = r["timings"]["positions"], r["model"]["config"]["n_layers"], r["model"]["config"]["n_heads"]
+assert c["by_class"]["softmax"]["passes"] == 3 * steps * layers * heads, c["by_class"]["softmax"]
+assert c["by_class"]["norm"]["passes"] == 2 * steps * (2 * layers + 1), c["by_class"]["norm"]
+assert r["hardware"]["config"] == "tiny" and len(r["hardware"]["config_hash"]) == 64
+print("rtl report ok:", c["total"], "cycles")
+PY

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: Apache-2.0
+// `--backend rtl`: the compiled model on SimDevice (Verilated RTL in the SystemC system model).
+#include "rtl_session.hpp"
+
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "passim/compiler.hpp"
+#include "passim/sim/sim_device.hpp"
+
+namespace passim::app {
+
+namespace {
+
+/// Forwards to a SimDevice and sums its per-layer counters over every run.
+class LayerSummingDevice final : public Device {
+ public:
+  explicit LayerSummingDevice(sim::SimDevice& dev) : dev_(dev) {}
+  [[nodiscard]] std::string_view name() const noexcept override { return "rtl"; }
+  [[nodiscard]] const hw::HwConfig& hw() const noexcept override { return dev_.hw(); }
+  [[nodiscard]] std::uint64_t dram_bytes() const noexcept override { return dev_.dram_bytes(); }
+  void write_dram(std::uint64_t a, std::span<const std::uint8_t> b) override {
+    dev_.write_dram(a, b);
+  }
+  void read_dram(std::uint64_t a, std::span<std::uint8_t> b) const override {
+    dev_.read_dram(a, b);
+  }
+  RunStats run(std::uint64_t prog_addr, std::uint32_t len) override {
+    RunStats s = dev_.run(prog_addr, len);
+    const auto& per_layer = dev_.layer_counters();
+    layers_.resize(std::max(layers_.size(), per_layer.size()));
+    for (std::size_t l = 0; l < per_layer.size(); ++l) {
+      layers_[l].resize(std::max(layers_[l].size(), per_layer[l].size()), 0);
+      for (std::size_t i = 0; i < per_layer[l].size(); ++i) {
+        layers_[l][i] += per_layer[l][i];
+      }
+    }
+    return s;
+  }
+  [[nodiscard]] const std::vector<std::vector<std::uint64_t>>& layers() const { return layers_; }
+
+ private:
+  sim::SimDevice& dev_;
+  std::vector<std::vector<std::uint64_t>> layers_;
+};
+
+class SimSession final : public RtlSession {
+ public:
+  SimSession(const QuantModel& model, const RtlOptions& o)
+      : device_(make_model(o), options(model, o)), summing_(device_), backend_(model, summing_) {}
+
+  Backend& backend() override { return backend_; }
+  const hw::HwConfig& hw() const override { return device_.hw(); }
+  std::vector<std::uint64_t> counters() const override { return backend_.stats().counters; }
+  std::vector<std::vector<std::uint64_t>> layer_counters() const override {
+    return summing_.layers();
+  }
+
+ private:
+  static std::unique_ptr<sim::AccelModel> make_model(const RtlOptions& o) {
+    const bool trace = !o.trace_path.empty();
+    if (o.config == "tiny") {
+      return sim::make_accel_model_tiny(trace);
+    }
+    if (o.config == "small") {
+      return sim::make_accel_model_small(trace);
+    }
+    throw std::runtime_error(fmt::format(
+        "--config: expected tiny or small (the configurations this simulator was built for), "
+        "found {}", o.config));
+  }
+  static sim::SimOptions options(const QuantModel& model, const RtlOptions& o) {
+    sim::SimOptions s;
+    const hw::HwConfig* cfg = hw::find_config(o.config);
+    if (cfg != nullptr) {
+      s.dram_bytes = std::max<std::uint64_t>(s.dram_bytes,
+                                             ModelCompiler(model, *cfg).dram_bytes());
+    }
+    s.trace_path = o.trace_path;
+    s.max_cycles = o.max_cycles;
+    return s;
+  }
+
+  sim::SimDevice device_;
+  LayerSummingDevice summing_;
+  DeviceBackend backend_;
+};
+
+}  // namespace
+
+RtlFactory simulator_factory() {
+  return [](const QuantModel& model, const RtlOptions& o) -> std::unique_ptr<RtlSession> {
+    return std::make_unique<SimSession>(model, o);
+  };
+}
+
+}  // namespace passim::app

@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file The `--backend rtl` hook of the CLI. The CLI library stays free of SystemC and
+/// Verilator; the `passim` executable supplies a factory when it is built with the simulator.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "passim/backend.hpp"
+#include "passim/device.hpp"
+#include "passim/quant_model.hpp"
+
+namespace passim::app {
+
+/// A compiled model running on the simulated accelerator.
+class RtlSession {
+ public:
+  virtual ~RtlSession() = default;
+  [[nodiscard]] virtual Backend& backend() = 0;
+  [[nodiscard]] virtual const hw::HwConfig& hw() const = 0;
+  /// Counters read from the RTL, summed over every program run so far (hw::Counter order).
+  [[nodiscard]] virtual std::vector<std::uint64_t> counters() const = 0;
+  /// Per-layer op-class counters summed over every run: [layer][i] is counter
+  /// kCyclesMatmul + i (cycles per class, then passes per class).
+  [[nodiscard]] virtual std::vector<std::vector<std::uint64_t>> layer_counters() const = 0;
+};
+
+struct RtlOptions {
+  std::string config = "small";  ///< tiny | small
+  std::string trace_path;        ///< FST waveform; empty = none
+  std::uint64_t max_cycles = 0;  ///< watchdog per program; 0 = none
+};
+
+using RtlFactory =
+    std::function<std::unique_ptr<RtlSession>(const QuantModel&, const RtlOptions&)>;
+
+/// The configurations the simulator was built for (empty without it).
+using RtlConfigs = std::vector<std::string>;
+
+}  // namespace passim::app
