@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The compiled stories260K model on the Verilated tiny accelerator: DeviceBackend on SimDevice
-// (SystemC/TLM-2.0) gives exactly the cpu backend's tokens and final int32 logits. Every run's
+// The compiled stories260K model on the Verilated tiny and small accelerators: DeviceBackend
+// on SimDevice (SystemC/TLM-2.0) gives exactly the cpu backend's tokens and final int32 logits. Every run's
 // counters, read from the RTL, split the total cycles exactly by op class, and SOFTMAX and
 // RMSNORM rows show 3 and 2 passes. The per-token cycles are printed and recorded.
 #include <chrono>
@@ -76,17 +76,17 @@ int steps_from_env(int fallback) {
   return (s != nullptr && *s != '\0') ? std::atoi(s) : fallback;
 }
 
-TEST(ModelRtl, Stories260KOnTinyMatchesCpuBackendBitForBit) {
-  PASSIM_REQUIRE_DATA();
+using ModelFactory = std::unique_ptr<sim::AccelModel> (*)(bool);
+
+void check_model(const hw::HwConfig& cfg, ModelFactory make_model) {
   const auto fm = load_llama2c(test::model_path());
   const QuantModel model = quantize(fm, calibrate(fm, self_generated_calibration(fm, 64)));
   const Tokenizer tok = Tokenizer::load(test::tokenizer_path(), 512);
-  const hw::HwConfig& cfg = hw::kTiny;
   const ModelCompiler probe(model, cfg);
   sim::SimOptions opts;
   opts.dram_bytes = (probe.dram_bytes() + 4095) / 4096 * 4096;
   opts.read_layer_counters = true;
-  sim::SimDevice sim(sim::make_accel_model_tiny(), opts);
+  sim::SimDevice sim(make_model(false), opts);
   CheckedDevice checked(sim);
   DeviceBackend dev(model, checked);
   CpuBackend cpu(model);
@@ -116,7 +116,7 @@ TEST(ModelRtl, Stories260KOnTinyMatchesCpuBackendBitForBit) {
   EXPECT_EQ(c(hw::Counter::kPassesNorm), 2 * checked.norm_rows_);
   EXPECT_EQ(checked.norm_rows_,
             std::uint64_t(positions) * std::uint64_t(2 * model.config.n_layers + 1));
-  std::cout << "tiny: " << positions << " positions, " << checked.runs_ << " programs, "
+  std::cout << cfg.name << ": " << positions << " positions, " << checked.runs_ << " programs, "
             << s.instructions << " instructions, " << total
             << " cycles = " << total / std::uint64_t(positions) << " cycles/token; " << sim.cycles()
             << " simulated cycles in " << wall << " s (" << double(sim.cycles()) / wall / 1e6
@@ -131,7 +131,18 @@ TEST(ModelRtl, Stories260KOnTinyMatchesCpuBackendBitForBit) {
   std::cout << "  mem_stall " << c(hw::Counter::kMemStall) << ", unit_stall "
             << c(hw::Counter::kUnitStall) << ", busy dma/matmul/vector " << c(hw::Counter::kBusyDma)
             << "/" << c(hw::Counter::kBusyMatmul) << "/" << c(hw::Counter::kBusyVector) << "\n";
-  RecordProperty("cycles_per_token", std::to_string(total / std::uint64_t(positions)));
+  ::testing::Test::RecordProperty("cycles_per_token",
+                                  std::to_string(total / std::uint64_t(positions)));
+}
+
+TEST(ModelRtl, Stories260KOnTinyMatchesCpuBackendBitForBit) {
+  PASSIM_REQUIRE_DATA();
+  check_model(hw::kTiny, &sim::make_accel_model_tiny);
+}
+
+TEST(ModelRtl, Stories260KOnSmallMatchesCpuBackendBitForBit) {
+  PASSIM_REQUIRE_DATA();
+  check_model(hw::kSmall, &sim::make_accel_model_small);
 }
 
 }  // namespace

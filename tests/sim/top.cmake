@@ -4,7 +4,8 @@
 #                    memory (no SystemC), against CpuDevice
 #   accel_rtl_test   directed programs through SimDevice (SystemC/TLM-2.0) against CpuDevice,
 #                    counters, errors, the simulation watchdog, tracing
-#   accel_model_test the compiled stories260K model: DeviceBackend on SimDevice == CpuBackend
+#   accel_model_test the compiled stories260K model on tiny and small: DeviceBackend on
+#                    SimDevice == CpuBackend
 # SimDevice elaborates SystemC once per process; ctest runs every test case in its own process.
 if(NOT TARGET passim_accel_tiny)
   return()
@@ -27,6 +28,7 @@ passim_top_test(dma_rtl_test LABELS sim SOURCES ${CMAKE_CURRENT_LIST_DIR}/dma_rt
 passim_top_test(accel_rtl_test LABELS sim SOURCES ${CMAKE_CURRENT_LIST_DIR}/accel_rtl_test.cpp)
 passim_top_test(accel_model_test LABELS "sim;slow"
                 SOURCES ${CMAKE_CURRENT_LIST_DIR}/accel_model_test.cpp)
+target_link_libraries(accel_model_test PRIVATE passim_accel_small)
 
 # The CLI end to end on the simulated accelerator (tiny): same text as the cpu backend, and a
 # cycle report whose class totals sum to the total.
