@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "passim/checkpoint.hpp"
+#include "passim/compiler.hpp"
 #include "passim/cpu_backend.hpp"
 #include "passim/float_model.hpp"
 #include "passim/generate.hpp"
@@ -163,19 +164,19 @@ json config_json(const ModelConfig& c) {
           {"seq_len", c.seq_len},   {"shared_classifier", c.shared_classifier}};
 }
 
-/// Fails early (before any work) when a report could not be written there.
-void check_report_path(const std::string& path) {
+/// Fails early (before any work) when an output file could not be written there.
+void check_output_path(const std::string& path, const char* option = "--report") {
   if (path.empty()) {
     return;
   }
   const fs::path parent = fs::absolute(path).parent_path();
   std::error_code ec;
   if (!fs::is_directory(parent, ec)) {
-    throw std::runtime_error(fmt::format("--report {}: folder {} does not exist", path,
+    throw std::runtime_error(fmt::format("{} {}: folder {} does not exist", option, path,
                                          parent.string()));
   }
   if (fs::is_directory(path, ec)) {
-    throw std::runtime_error(fmt::format("--report {}: is a folder", path));
+    throw std::runtime_error(fmt::format("{} {}: is a folder", option, path));
   }
 }
 
@@ -257,7 +258,8 @@ json cycle_report(const RtlSession& s, const ModelConfig& c,
     fmt::print(err, "{:<14}{:>14}{:>8.1f}%{:>12}\n", kClassNames[i], cyc, pct(cyc), passes);
   }
   fmt::print(err, "{:<14}{:>14}{:>8.1f}%\n", "total", total, 100.0);
-  fmt::print(err, "{:<14}{:>14}{:>8.1f}%   (DMA waiting on DRAM)\n", "memory stall",
+  fmt::print(err, "{:<14}{:>14}{:>8.1f}%   (DMA and program fetch waiting on DRAM)\n",
+             "memory stall",
              at(hw::Counter::kMemStall), pct(at(hw::Counter::kMemStall)));
   j["class_totals_sum_to_total"] = sum == total;
   // Per layer and class: one record each, with the layer's MACs on its matmul record.
@@ -288,7 +290,8 @@ json cycle_report(const RtlSession& s, const ModelConfig& c,
 }
 
 int cmd_run(const RunOptions& o, std::ostream& out, std::ostream& err, const RtlFactory& rtl) {
-  check_report_path(o.report);
+  check_output_path(o.report);
+  check_output_path(o.rtl.trace_path, "--trace");
   const bool is_float = o.model.backend == "float";
   const bool is_rtl = o.model.backend == "rtl";
   if (is_rtl && !rtl) {
@@ -299,6 +302,15 @@ int cmd_run(const RunOptions& o, std::ostream& out, std::ostream& err, const Rtl
   std::unique_ptr<RtlSession> session;
   std::unique_ptr<Backend> owned;
   if (is_rtl) {
+    // The config's vector scratchpad bounds the KV window: say so before simulating.
+    const int window = ModelCompiler(*L.quant_model, *hw::find_config(o.rtl.config))
+                           .max_positions();
+    const int wanted = o.steps <= 0 || o.steps > L.config.seq_len ? L.config.seq_len : o.steps;
+    if (wanted > window) {
+      throw std::runtime_error(fmt::format(
+          "--steps {}: config {} holds a KV window of {} positions in its vector scratchpad; "
+          "use --steps {} or less, or a larger config", wanted, o.rtl.config, window, window));
+    }
     session = rtl(*L.quant_model, o.rtl);
   } else {
     owned = make_backend(o.model.backend, L);
@@ -387,7 +399,7 @@ int cmd_quantize(const ModelOptions& o, const std::string& out_path, std::ostrea
 
 int cmd_perplexity(const ModelOptions& o, const std::string& text, const std::string& report,
                    std::ostream& out, std::ostream& err) {
-  check_report_path(report);
+  check_output_path(report);
   const auto docs = read_documents(text);
   const bool is_float = o.backend == "float";
   Loaded L = load(o, is_float, !is_float, err);
@@ -474,12 +486,21 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
                       "float | cpu | rtl (the simulated accelerator)")
       ->check(CLI::IsMember({"float", "cpu", "rtl"}))
       ->capture_default_str();
-  run_cmd->add_option("--config", run.rtl.config, "rtl: hardware configuration (tiny, small)")
-      ->check(CLI::IsMember({"tiny", "small", "base"}))
+  run_cmd->add_option("--config", run.rtl.config,
+                      "rtl: hardware configuration built into the simulator")
+      ->check(CLI::IsMember({"tiny", "small"}))
       ->capture_default_str();
   run_cmd->add_option("--trace", run.rtl.trace_path, "rtl: write an FST waveform here");
   run_cmd->add_option("--max-cycles", run.rtl.max_cycles,
-                      "rtl: watchdog, cycles per program (0 = none)");
+                      "rtl: watchdog, cycles per program (0 = none)")
+      ->check(CLI::Validator(
+          [](std::string& s) {
+            return !s.empty() && s.size() <= 15 &&
+                           s.find_first_not_of("0123456789") == std::string::npos
+                       ? std::string()
+                       : std::string("must be a non-negative integer below 10^15");
+          },
+          "CYCLES"));
   run_cmd->add_option("--report", run.report, "write a JSON report here");
 
   ModelOptions quant;
