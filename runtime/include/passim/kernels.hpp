@@ -80,17 +80,19 @@ void silu_i16(std::span<const std::int16_t> x, Requant to_q10, Requant out_rq,
 void rope_i16(std::span<std::int16_t> vec, std::size_t head_size,
               std::span<const std::int16_t> cos, std::span<const std::int16_t> sin);
 
-/// Residual add with int16 saturation; a and b share one scale. RTL twin: psm_vector OpAdd.
+/// Residual add with int16 saturation; a and b share one scale.
+/// RTL twin: rtl/vector/psm_eltwise.sv (ADD).
 void add_i16(std::span<const std::int16_t> a, std::span<const std::int16_t> b,
              std::span<std::int16_t> out);
 
 /// Elementwise product of int16 vectors to int8: out[i] = requantize(a[i] * b[i], rq[i], 8)
 /// (|a * b| <= 2^30 fits int32), one requantisation step per channel.
-/// RTL twin: psm_vector OpMul.
+/// RTL twin: rtl/vector/psm_eltwise.sv (MUL).
 void mul_i8(std::span<const std::int16_t> a, std::span<const std::int16_t> b,
             std::span<const Requant> rq, std::span<std::int8_t> out);
 
 /// Embedding row into the int16 residual stream: out = requantize(row, rq, 16).
+/// RTL twin: rtl/vector/psm_eltwise.sv (EMBED).
 void embed_i16(std::span<const std::int8_t> row, Requant rq, std::span<std::int16_t> out);
 
 /// Shapes and requantisation of one attention layer over the KV cache.
@@ -110,6 +112,8 @@ struct AttentionParams {
 ///   s[t] = requantize(q_h . k_t, score_rq[h], 32); p = softmax_i16(s);
 ///   out_h[i] = requantize(sum_t p[t] * v_t[i], out_rq[h], 8).
 /// Positions after `pos` are never read, which is the causal mask.
+/// RTL twins: rtl/vector/psm_attn.sv (ATTN_SCORE, ATTN_VALUE) around rtl/vector/psm_softmax.sv,
+/// one instruction each per head (docs/isa.md).
 ///   q: (n_heads * head_size) int16    k_cache: (>= t_len, kv_dim) int16 row-major
 ///   v_cache: (>= t_len, kv_dim) int8 row-major
 ///   scores: (t_len) int32 scratch  e: (t_len) scratch  probs: (t_len) int16 scratch

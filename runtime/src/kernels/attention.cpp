@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Golden causal attention of one query position over the int8 KV cache.
 // It is a composition of the matmul, requantise and Softmax twins; the accelerator runs the
-// same steps as separate instructions.
+// same steps as separate instructions (rtl/vector/psm_attn.sv, rtl/vector/psm_softmax.sv).
 #include <algorithm>
 #include <cassert>
 

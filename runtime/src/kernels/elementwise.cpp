@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Golden elementwise vector ops: RoPE, residual add, product, embedding.
-// RTL twins: rtl/vector/psm_rope.sv and the OpAdd / OpMul / OpEmbed modes of psm_vector.
+// RTL twins: rtl/vector/psm_rope.sv and rtl/vector/psm_eltwise.sv (ADD, MUL, EMBED).
 #include <cassert>
 
 #include "passim/kernels.hpp"
