@@ -52,13 +52,26 @@ std::vector<float> quantize_rows(std::span<const float> w, std::size_t rows, std
   return scales;
 }
 
-/// Per-output-channel requantisation: M[o] = s_in * s_w[o] / s_out.
-std::vector<Requant> channel_requant(double s_in, const std::vector<float>& s_w, double s_out) {
+/// Per-output-channel requantisation: M[o] = s_in * s_w[o] / s_out(o).
+template <typename OutScale>
+std::vector<Requant> channel_requant_by(double s_in, const std::vector<float>& s_w,
+                                        OutScale s_out) {
   std::vector<Requant> rq(s_w.size());
   for (std::size_t o = 0; o < s_w.size(); ++o) {
-    rq[o] = make_requant(s_in * double(s_w[o]) / s_out);
+    rq[o] = make_requant(s_in * double(s_w[o]) / s_out(o));
   }
   return rq;
+}
+
+/// One output scale per channel (e.g. per-head query/key/value scales).
+std::vector<Requant> channel_requant(double s_in, const std::vector<float>& s_w,
+                                     const std::vector<float>& s_out) {
+  return channel_requant_by(s_in, s_w, [&](std::size_t o) { return double(s_out[o]); });
+}
+
+/// One output scale for every channel.
+std::vector<Requant> channel_requant(double s_in, const std::vector<float>& s_w, double s_out) {
+  return channel_requant_by(s_in, s_w, [=](std::size_t) { return s_out; });
 }
 
 /// RMSNorm gain G[i] = g[i] * sqrt(n) / s_out in Q.F with F as large as fits int16 (<= 13).
@@ -305,16 +318,9 @@ QuantModel quantize(const FloatModel& model, const Calibration& calib_in) {
     const std::vector<float> hq = head_scales(Act::kQ, n_heads, qk_levels);
     const std::vector<float> hk = head_scales(Act::kK, n_kv, qk_levels);
     const std::vector<float> hv = head_scales(Act::kV, n_kv, 127.0);
-    auto ratio = [](double s_in, const std::vector<float>& s_w, const std::vector<float>& s_out) {
-      std::vector<Requant> rq(s_w.size());
-      for (std::size_t o = 0; o < s_w.size(); ++o) {
-        rq[o] = make_requant(s_in * double(s_w[o]) / double(s_out[o]));
-      }
-      return rq;
-    };
-    L.rq_q = ratio(s_an, sq, hq);
-    L.rq_k = ratio(s_an, sk, hk);
-    L.rq_v = ratio(s_an, sv, hv);
+    L.rq_q = channel_requant(s_an, sq, hq);
+    L.rq_k = channel_requant(s_an, sk, hk);
+    L.rq_v = channel_requant(s_an, sv, hv);
     L.rq_o = channel_requant(s_ao, so, s_res);
     const std::size_t group = n_heads / n_kv;
     for (std::size_t h = 0; h < n_heads; ++h) {
