@@ -352,6 +352,7 @@ module psm_matmul #(
 
     psm_requant u_requant (
       .clk_i,
+      .en_i      (busy_o),  // idle units do not toggle their requantisers
       .x_i       (sum),
       .mult_i    (mult),
       .shift_i   (shift),

@@ -163,6 +163,7 @@ module psm_attn #(
     // Inputs are sampled in StRound; the result arrives in StScore / StValueWrite.
     psm_requant u_requant (
       .clk_i,
+      .en_i      (busy_o),  // idle units do not toggle their requantisers
       .x_i       (rq_x),
       .mult_i    (rq_mult_q),
       .shift_i   (rq_shift_q),

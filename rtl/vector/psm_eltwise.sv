@@ -157,6 +157,7 @@ module psm_eltwise #(
     // Inputs are sampled in StCalc; the result is on rq_y in StWrite, two cycles later.
     psm_requant u_requant (
       .clk_i,
+      .en_i      (busy_o),  // idle units do not toggle their requantisers
       .x_i       (rq_x),
       .mult_i    (rq_mult),
       .shift_i   (rq_shift),

@@ -130,6 +130,7 @@ module psm_silu #(
 
     psm_requant u_requant (
       .clk_i,
+      .en_i      (busy_o),  // idle units do not toggle their requantisers
       .x_i       (rq_x),
       .mult_i    (rq_mult),
       .shift_i   (rq_shift),

@@ -477,7 +477,7 @@ TEST(RequantRtl, MatchesRequantizeOverFullRange) {
   std::vector<Case> cases;
   const std::vector<std::int32_t> xs{kMin, kMin + 1, -3, -1, 0, 1, 3, kMax - 1, kMax};
   const std::vector<std::int32_t> mults{0, 1, 1 << 30, kMax - 1, kMax};
-  for (int bits : {8, 16, 32}) {
+  for (int bits : {2, 8, 12, 16, 31, 32}) {
     for (int shift = 0; shift <= 63; ++shift) {
       for (std::int32_t x : xs) {
         for (std::int32_t mult : mults) {
@@ -499,21 +499,36 @@ TEST(RequantRtl, MatchesRequantizeOverFullRange) {
     top->clk_i = 1;
     top->eval();
   };
-  // Two register stages: case i, presented in cycle i, is on y_o in cycle i + 2, i.e. after
-  // the tick of iteration i + 1.
+  // Two register stages: a case presented with en_i in cycle t is on y_o in cycle t + 2, i.e.
+  // after the tick of cycle t + 1. About one cycle in four is a bubble (en_i low, garbage
+  // operands) that must neither be sampled nor disturb the cases in flight.
   std::vector<std::int32_t> rtl;
   std::vector<std::int32_t> golden;
-  for (std::size_t i = 0; i < cases.size() + 1; ++i) {
-    if (i < cases.size()) {
-      const Case& c = cases[i];
+  std::vector<bool> sampled;  // en_i of each cycle
+  std::size_t next = 0;
+  std::size_t drain = 2;  // cycles after the last case
+  for (std::size_t t = 0; drain > 0; ++t) {
+    if (next == cases.size()) {
+      --drain;
+    }
+    const bool en = next < cases.size() && rand_int(rng, 0, 3) != 0;
+    top->en_i = en ? 1 : 0;
+    if (en) {
+      const Case& c = cases[next++];
       top->x_i = static_cast<std::uint32_t>(c.x);
       top->mult_i = static_cast<std::uint32_t>(c.rq.mult);
       top->shift_i = static_cast<std::uint8_t>(c.rq.shift);
       top->out_bits_i = static_cast<std::uint8_t>(c.bits);
       golden.push_back(passim::requantize(c.x, c.rq, c.bits));
+    } else {
+      top->x_i = static_cast<std::uint32_t>(rng());
+      top->mult_i = static_cast<std::uint32_t>(rng() & 0x7fffffffU);
+      top->shift_i = static_cast<std::uint8_t>(rng() & 63U);
+      top->out_bits_i = static_cast<std::uint8_t>(rng() & 63U);
     }
+    sampled.push_back(en);
     tick();
-    if (i >= 1) {
+    if (t >= 1 && sampled[t - 1]) {
       rtl.push_back(static_cast<std::int32_t>(top->y_o));
     }
   }
