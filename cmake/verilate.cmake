@@ -1,21 +1,26 @@
 # SPDX-License-Identifier: Apache-2.0
 # passim_verilated_model(<target> TOP <module> PREFIX <class> SOURCES <sv...>
-#                        [PARAMS Name=Value...] [ARGS <verilator args...>])
+#                        [PARAMS Name=Value...] [ARGS <verilator args...>] [NO_ASSERT])
 # Verilates one RTL top ONCE into a static library; tests, benchmarks and tools link it.
+# Assertions are compiled in (--assert) unless NO_ASSERT is given.
 # PASSIM_VERILATOR_EXTRA_ARGS (cache list) adds arguments to every model, e.g. -fno-inline to
 # profile per module. Every build is a lint gate: -Wall with the waivers in rtl/lint/passim.vlt, warnings fatal.
 function(passim_verilated_model target)
-  cmake_parse_arguments(V "" "TOP;PREFIX" "SOURCES;PARAMS;ARGS" ${ARGN})
+  cmake_parse_arguments(V "NO_ASSERT" "TOP;PREFIX" "SOURCES;PARAMS;ARGS" ${ARGN})
   set(gparams "")
   foreach(p IN LISTS V_PARAMS)
     list(APPEND gparams "-G${p}")
   endforeach()
+  set(assert_arg --assert)
+  if(V_NO_ASSERT)
+    set(assert_arg "")
+  endif()
   add_library(${target} STATIC)
   verilate(${target}
     SOURCES ${PROJECT_SOURCE_DIR}/rtl/lint/passim.vlt ${V_SOURCES}
     TOP_MODULE ${V_TOP}
     PREFIX ${V_PREFIX}
-    VERILATOR_ARGS -Wall --assert -x-assign fast -x-initial fast ${gparams} ${V_ARGS}
+    VERILATOR_ARGS -Wall ${assert_arg} -x-assign fast -x-initial fast ${gparams} ${V_ARGS}
                    ${PASSIM_VERILATOR_EXTRA_ARGS})
   # Verilated code is generated: no project warnings on it, and its headers are SYSTEM
   # includes for the testbenches (they do not build under -Wconversion -Werror).

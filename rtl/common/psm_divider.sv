@@ -29,13 +29,25 @@ module psm_divider #(
   logic [Width-1:0] rem_q;
   logic [Width-1:0] divisor_q;
 
-  logic [Width:0] rem_shifted;  // 2 * rem + next dividend bit, one bit wider
-  logic           bit_is_one;
-  assign rem_shifted = {rem_q, quo_q[Width-1]};
-  assign bit_is_one  = (rem_shifted >= {1'b0, divisor_q});
-
-  logic [Width:0] rem_next;
-  assign rem_next = bit_is_one ? rem_shifted - {1'b0, divisor_q} : rem_shifted;
+  // One restoring step on Width bits: 2 * rem + next dividend bit is rem_hi * 2^Width + rem_lo.
+  // With rem_hi set it exceeds any divisor, and the difference (below the divisor) is exact
+  // modulo 2^Width, so no Width+1-bit arithmetic is needed. Evaluated only while iterating.
+  logic             rem_hi;      // bit Width of 2 * rem + next dividend bit
+  logic [Width-1:0] rem_lo;      // its low Width bits
+  logic             bit_is_one;  // the quotient bit of this step
+  logic [Width-1:0] rem_next;
+  always_comb begin
+    rem_hi     = 1'b0;
+    rem_lo     = '0;
+    bit_is_one = 1'b0;
+    rem_next   = '0;
+    if (count_q != '0) begin
+      rem_hi     = rem_q[Width-1];
+      rem_lo     = {rem_q[Width-2:0], quo_q[Width-1]};
+      bit_is_one = rem_hi || (rem_lo >= divisor_q);
+      rem_next   = bit_is_one ? rem_lo - divisor_q : rem_lo;
+    end
+  end
 
   always_ff @(posedge clk_i) begin  // control: reset
     if (rst_i) begin
@@ -55,17 +67,13 @@ module psm_divider #(
       divisor_q <= divisor_i;
     end else if (count_q != '0) begin
       quo_q <= {quo_q[Width-2:0], bit_is_one};
-      rem_q <= rem_next[Width-1:0];
+      rem_q <= rem_next;
     end
   end
 
   assign busy_o     = (count_q != '0);
   assign done_o     = done_q;
   assign quotient_o = quo_q;
-
-  // rem_next < divisor < 2^Width, so its top bit is always zero.
-  logic unused_rem;
-  assign unused_rem = rem_next[Width];
 
 `ifndef SYNTHESIS
   DivisorNonZero_A : assert property (@(posedge clk_i) disable iff (rst_i)

@@ -120,9 +120,19 @@ module psm_rmsnorm #(
     assign use_lane = rd_valid_q && rd_mask_q[l];
     assign rd       = mem_rdata_i[l*32 +: 16];
     assign rd_wide  = 32'(rd);
-    assign sq       = rd_wide * rd_wide;
-    assign xg       = 32'(x_q) * rd_wide;
-    assign y        = requantize_i8(xg, rq_mult, rq_shift);
+
+    // Squares in pass 0, products and their requantisation in pass 1: evaluated only on the
+    // lanes and in the state that use them (0 elsewhere).
+    always_comb begin
+      sq = '0;
+      xg = '0;
+      y  = '0;
+      if (use_lane && state_q == StSumRead) sq = rd_wide * rd_wide;
+      if (use_lane && state_q == StNormWrite) begin
+        xg = 32'(x_q) * rd_wide;
+        y  = requantize_i8(xg, rq_mult, rq_shift);
+      end
+    end
 
     always_ff @(posedge clk_i) begin  // datapath: no reset
       if (state_q == StIdle && start_i)          sumsq_q <= '0;
@@ -149,9 +159,11 @@ module psm_rmsnorm #(
   // eps = 0 then gives 0 whatever the scale).
   logic [63:0] row_ss;
   logic [63:0] rsqrt_x;
-  always_comb begin
+  always_comb begin  // only needed in StSumReduce, where psm_rsqrt samples it
     row_ss = eps_q;
-    for (int l = 0; l < Lanes; l++) row_ss = row_ss + lane_sumsq[l*64 +: 64];
+    if (state_q == StSumReduce) begin
+      for (int l = 0; l < Lanes; l++) row_ss = row_ss + lane_sumsq[l*64 +: 64];
+    end
   end
   assign rsqrt_x = (row_ss == 64'd0) ? 64'd1 : row_ss;
 

@@ -240,8 +240,6 @@ module psm_dma #(
     low_bytes = v & mask;
   endfunction
 
-  logic [BufBits-1:0] buf_popped;
-  assign buf_popped = buf_q >> (32'(pop_n) * 8);
 
   always_ff @(posedge clk_i) begin
     if (rst_i || start_i) begin  // control: the count resets, the data is masked by it
@@ -250,9 +248,10 @@ module psm_dma #(
     end else if (state_q == StStop) begin
       cnt_q <= '0;
       buf_q <= '0;
-    end else begin
+    end else if (pop_n != '0 || app_n != '0) begin  // otherwise both are unchanged
       cnt_q <= cnt_q - pop_n + app_n;
-      buf_q <= buf_popped | (BufBits'(app_data) << ((32'(cnt_q) - 32'(pop_n)) * 8));
+      buf_q <= (buf_q >> (32'(pop_n) * 8))
+               | (BufBits'(app_data) << ((32'(cnt_q) - 32'(pop_n)) * 8));
     end
   end
 
@@ -295,9 +294,9 @@ module psm_dma #(
 
   // Build the word: element e from bytes [e << esize, +2^esize), sign-extended.
   logic [SpadWidth-1:0] pk_word;
-  always_comb begin
+  always_comb begin  // only a load's write request carries it (0 otherwise)
     pk_word = '0;
-    unique case (mem_q)
+    if (pk_req) unique case (mem_q)
       psm_pkg::MemInput: begin
         for (int e = 0; e < ArrayRows; e++) begin
           if (9'(e) < pk_elems) pk_word[e*8 +: 8] = buf_q[e*8 +: 8];
@@ -391,9 +390,9 @@ module psm_dma #(
 
   // The low 2^esize bytes of each element of the word read, packed.
   logic [AppBits-1:0] st_bytes;
-  always_comb begin
+  always_comb begin  // only used when a store's read word arrives (0 otherwise)
     st_bytes = '0;
-    unique case (mem_q)
+    if (!load_q && rd_valid_q) unique case (mem_q)
       psm_pkg::MemInput: begin
         for (int e = 0; e < ArrayRows; e++) st_bytes[e*8 +: 8] = spad_rdata_i[e*8 +: 8];
       end

@@ -302,12 +302,23 @@ module psm_vector_unit #(
   );
 
   // Only the unit of the current instruction is busy: its port is the vector unit's port.
+  // Constant part-selects, one per unit: the wide write data is copied only for the unit that
+  // owns the port.
   always_comb begin
-    mem_req_o   = u_req[unit_q];
-    mem_we_o    = u_we[unit_q];
-    mem_addr_o  = u_addr[32'(unit_q)*VecAddrWidth +: VecAddrWidth];
-    mem_wdata_o = u_wdata[32'(unit_q)*Lanes*32 +: Lanes*32];
-    mem_wmask_o = u_wmask[32'(unit_q)*Lanes +: Lanes];
+    mem_req_o   = 1'b0;
+    mem_we_o    = 1'b0;
+    mem_addr_o  = '0;
+    mem_wdata_o = '0;
+    mem_wmask_o = '0;
+    for (int u = 0; u < NumUnits; u++) begin
+      if (unit_q == 3'(u)) begin
+        mem_req_o   = u_req[u];
+        mem_we_o    = u_we[u];
+        mem_addr_o  = u_addr[u*VecAddrWidth +: VecAddrWidth];
+        mem_wdata_o = u_wdata[u*Lanes*32 +: Lanes*32];
+        mem_wmask_o = u_wmask[u*Lanes +: Lanes];
+      end
+    end
   end
 
   //////////////////////////////////////////////////////////////////////////////////////////////

@@ -114,8 +114,7 @@ module psm_rope #(
   logic [Lanes*16-1:0]   rd16;    // the low 16 bits of each lane of mem_rdata_i
   logic [2*Lanes*16-1:0] v_q;     // elements 2kL .. 2kL + 2L - 1 of the row (words 2k, 2k+1)
   logic [Lanes*16-1:0]   cos_w_q; // cos[kL .. kL + L - 1], Q1.14
-  logic [Lanes*16-1:0]   sin_w_q; // sin[kL .. kL + L - 1], Q1.14
-  logic [2*Lanes*32-1:0] rot;     // rotated elements, sign-extended to 32 bits
+  logic [2*Lanes*32-1:0] rot_q;   // rotated elements, sign-extended to 32 bits
 
   for (genvar l = 0; l < Lanes; l++) begin : g_lane
     assign rd16[l*16 +: 16] = mem_rdata_i[l*32 +: 16];
@@ -124,29 +123,35 @@ module psm_rope #(
     assign unused_rdata = ^mem_rdata_i[l*32+16 +: 16];
   end : g_lane
 
+  // Pair p of the step uses elements 2p and 2p+1 of v and entry p of each table word.
+  function automatic logic [2*Lanes*32-1:0] rotate(input logic [2*Lanes*16-1:0] v,
+                                                   input logic [Lanes*16-1:0]   cos_w,
+                                                   input logic [Lanes*16-1:0]   sin_w);
+    logic signed [15:0] v0, v1, c, s;
+    logic signed [32:0] r0, r1;  // exact: each product is at most 2^30 in magnitude
+    for (int p = 0; p < Lanes; p++) begin
+      v0 = v[(2*p)*16 +: 16];
+      v1 = v[(2*p+1)*16 +: 16];
+      c  = cos_w[p*16 +: 16];
+      s  = sin_w[p*16 +: 16];
+      r0 = 33'(32'(v0) * 32'(c)) - 33'(32'(v1) * 32'(s));
+      r1 = 33'(32'(v0) * 32'(s)) + 33'(32'(v1) * 32'(c));
+      rotate[(2*p)*32 +: 32]   = 32'(round_sat(r0));
+      rotate[(2*p+1)*32 +: 32] = 32'(round_sat(r1));
+    end
+  endfunction
+
+  // The rotation is computed once per step, in StLatch, when the sin word arrives (the
+  // multipliers only switch then).
   always_ff @(posedge clk_i) begin  // datapath: no reset
     unique case (read_state_q)
       StReadV0:  v_q[0 +: Lanes*16]        <= rd16;
       StReadV1:  v_q[Lanes*16 +: Lanes*16] <= rd16;
       StReadCos: cos_w_q                   <= rd16;
-      StReadSin: sin_w_q                   <= rd16;
+      StReadSin: rot_q                     <= rotate(v_q, cos_w_q, rd16);
       default: ;  // no read data this cycle
     endcase
   end
-
-  // Pair p of the step uses elements 2p and 2p+1 of v_q and entry p of each table word.
-  for (genvar p = 0; p < Lanes; p++) begin : g_pair
-    logic signed [15:0] v0, v1, c, s;
-    logic signed [32:0] r0, r1;  // exact: each product is at most 2^30 in magnitude
-    assign v0 = v_q[(2*p)*16 +: 16];
-    assign v1 = v_q[(2*p+1)*16 +: 16];
-    assign c  = cos_w_q[p*16 +: 16];
-    assign s  = sin_w_q[p*16 +: 16];
-    assign r0 = 33'(32'(v0) * 32'(c)) - 33'(32'(v1) * 32'(s));
-    assign r1 = 33'(32'(v0) * 32'(s)) + 33'(32'(v1) * 32'(c));
-    assign rot[(2*p)*32 +: 32]   = 32'(round_sat(r0));
-    assign rot[(2*p+1)*32 +: 32] = 32'(round_sat(r1));
-  end : g_pair
 
   //////////////////////////////////////////////////////////////////////////////////////////////
   // Control                                                                                  //
@@ -165,7 +170,7 @@ module psm_rope #(
     mem_req_o   = 1'b0;
     mem_we_o    = 1'b0;
     mem_addr_o  = src_q + row_off_q + word0;
-    mem_wdata_o = rot[0 +: Lanes*32];
+    mem_wdata_o = rot_q[0 +: Lanes*32];
     mem_wmask_o = '0;
     unique case (state_q)
       // Wait for a command.
@@ -207,7 +212,7 @@ module psm_rope #(
         mem_req_o   = 1'b1;
         mem_we_o    = 1'b1;
         mem_addr_o  = dst_q + row_off_q + word0 + AddrWidth'(1);
-        mem_wdata_o = rot[Lanes*32 +: Lanes*32];
+        mem_wdata_o = rot_q[Lanes*32 +: Lanes*32];
         mem_wmask_o = mask1;
         step_end    = 1'b1;
       end

@@ -139,15 +139,20 @@ module psm_silu #(
     );
     assign t = rq_y;
 
-    // Sigmoid of |t| through i-exp, then the sign.
-    assign mag         = (t < 32'sd0) ? -(33'(t)) : 33'(t);
-    assign mag_clamped = (mag > MagMax) ? MagMax : mag;
-    assign neg         = -mag_clamped[31:0];
-
-    psm_iexp u_iexp (
-      .x_q10_i(neg),
-      .exp_o  (e)
-    );
+    // Sigmoid of |t| through i-exp, then the sign; evaluated only in StSigmoid, where the
+    // dividers sample it.
+    always_comb begin
+      mag         = '0;
+      mag_clamped = '0;
+      neg         = '0;
+      e           = '0;
+      if (state_q == StSigmoid) begin
+        mag         = (t < 32'sd0) ? -(33'(t)) : 33'(t);
+        mag_clamped = (mag > MagMax) ? MagMax : mag;
+        neg         = -mag_clamped[31:0];
+        e           = psm_iexp_pkg::iexp_q10(neg);
+      end
+    end
 
     psm_divider #(
       .Width(DivWidth)

@@ -108,14 +108,22 @@ module psm_softmax #(
     assign diff         = 33'(x) - 33'(max_q);
     assign diff_clamped = (diff < DiffMin) ? DiffMin : diff;
 
-    psm_iexp u_iexp (
-      .x_q10_i(diff_clamped[31:0]),
-      .exp_o  (e)
-    );
-
-    assign prod    = 48'(e) * 48'(recip);
-    assign rounded = (prod + (48'd1 << (RecipBits - 1))) >> RecipBits;
-    assign prob    = (rounded > 48'(ProbOne)) ? ProbOne[15:0] : rounded[15:0];
+    // The exponential and the probability are evaluated only on the lanes and in the states
+    // that use them (pass 1 sums, pass 2 writes); elsewhere they are 0.
+    always_comb begin
+      e       = '0;
+      prod    = '0;
+      rounded = '0;
+      prob    = '0;
+      if (use_lane && (state_q == StSumRead || state_q == StNormWrite)) begin
+        e = psm_iexp_pkg::iexp_q10(diff_clamped[31:0]);
+        if (state_q == StNormWrite) begin
+          prod    = 48'(e) * 48'(recip);
+          rounded = (prod + (48'd1 << (RecipBits - 1))) >> RecipBits;
+          prob    = (rounded > 48'(ProbOne)) ? ProbOne[15:0] : rounded[15:0];
+        end
+      end
+    end
 
     always_ff @(posedge clk_i) begin  // datapath: no reset
       if (state_q == StIdle && start_i)             lmax_q <= 32'sh8000_0000;  // INT32_MIN
@@ -142,12 +150,17 @@ module psm_softmax #(
   // Reductions over the lanes (combinational; registered by the FSM states that use them).
   logic signed [31:0] row_max;
   logic [63:0]        row_sum;  // exact: a row sum is below 2^LenWidth * 2^22
+  // Only evaluated in the state that registers each of them.
   always_comb begin
     row_max = lane_max[31:0];
     row_sum = '0;
-    for (int l = 0; l < Lanes; l++) begin
-      if ($signed(lane_max[l*32 +: 32]) > row_max) row_max = lane_max[l*32 +: 32];
-      row_sum = row_sum + lane_sum[l*64 +: 64];
+    if (state_q == StMaxReduce) begin
+      for (int l = 0; l < Lanes; l++) begin
+        if ($signed(lane_max[l*32 +: 32]) > row_max) row_max = lane_max[l*32 +: 32];
+      end
+    end
+    if (state_q == StSumReduce) begin
+      for (int l = 0; l < Lanes; l++) row_sum = row_sum + lane_sum[l*64 +: 64];
     end
   end
 

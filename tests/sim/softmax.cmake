@@ -2,6 +2,7 @@
 # psm_softmax (Lanes = 2 and 4), psm_iexp and psm_divider against softmax_i16(), iexp_q10()
 # and C++ unsigned division.
 set(PASSIM_SOFTMAX_RTL
+  ${PASSIM_RTL_DIR}/common/psm_iexp_pkg.sv
   ${PASSIM_RTL_DIR}/common/psm_iexp.sv
   ${PASSIM_RTL_DIR}/common/psm_divider.sv
   ${PASSIM_RTL_DIR}/vector/psm_softmax.sv)
@@ -13,7 +14,7 @@ passim_verilated_model(vpsm_softmax_l4 TOP psm_softmax PREFIX Vpsm_softmax_l4
 # psm_iexp is shared with other vector units (SiLU): define its model once.
 if(NOT TARGET vpsm_iexp)
   passim_verilated_model(vpsm_iexp TOP psm_iexp PREFIX Vpsm_iexp
-    SOURCES ${PASSIM_RTL_DIR}/common/psm_iexp.sv)
+    SOURCES ${PASSIM_RTL_DIR}/common/psm_iexp_pkg.sv ${PASSIM_RTL_DIR}/common/psm_iexp.sv)
 endif()
 passim_verilated_model(vpsm_divider64 TOP psm_divider PREFIX Vpsm_divider
   SOURCES ${PASSIM_RTL_DIR}/common/psm_divider.sv PARAMS Width=64)

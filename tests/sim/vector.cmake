@@ -8,6 +8,7 @@
 set(PASSIM_VECTOR_PKG ${PASSIM_RTL_DIR}/pkg/psm_pkg.sv)
 set(PASSIM_SILU_RTL ${PASSIM_VECTOR_PKG}
   ${PASSIM_RTL_DIR}/common/psm_requant.sv
+  ${PASSIM_RTL_DIR}/common/psm_iexp_pkg.sv
   ${PASSIM_RTL_DIR}/common/psm_iexp.sv
   ${PASSIM_RTL_DIR}/common/psm_divider.sv
   ${PASSIM_RTL_DIR}/vector/psm_silu.sv)
