@@ -19,6 +19,7 @@ top/psm_ram.sv
 top/psm_spad_arbiter.sv
 top/psm_regs.sv
 top/psm_counters.sv
+top/psm_trace.sv
 top/psm_instr_check.sv
 top/psm_controller.sv
 top/psm_dma.sv

@@ -13,16 +13,20 @@
 // Lanes past k (inputs, weights) are padding and may hold anything: the unit zeroes the
 // matching weights, so they contribute nothing. Output lanes past n are don't-care.
 //
-// Schedule, one (k tile, n tile) pair at a time, n tiles outer, k tiles inner:
-//   StLoadWgt  C cycles: read weight word of column j, load it into PE column j (k/n masked)
-//   StStream   m cycles: read activation row r, feed it to the array (skewed inside)
-//   StDrain    R+C+1 cycles: scratchpad read (1), skew + array + de-skew (R+C-1),
-//              accumulator read-modify-write (1) of the last row
+// Schedule: the (k tile, n tile) pairs in order, n tiles outer, k tiles inner, back to back in
+// slots of T = max(m, R, C) cycles. In slot cycle c the unit reads weight column c (c < C) of
+// the tile into the PEs' shadow weights and activation row c (c < m) into the array; the first
+// row carries the swap to the new weights through the array, so tile t+1's weights load while
+// tile t streams, and tile t's drain overlaps tile t+1's stream:
+//   StStream   KT*NT slots (the last one ends after its row m-1)
+//   StDrain    R+C+2 cycles: scratchpad read (1), activation register (1), skew + array +
+//              de-skew (R+C-1), accumulator read-modify-write (1) of the last row
 //   StFlush    2 cycles once at the end: requantiser pipeline empties into the output buffer
-// busy cycles = KT*NT*(m + R + 2C + 1) + 2; see docs/cycle-model.md.
+// busy cycles = (KT*NT - 1) * T + m + R + C + 4; see docs/cycle-model.md.
 //
 // Read-out: the accumulate stage adds the array output into the accumulator word of its row
-// (the first k tile overwrites). On the last k tile that sum also goes through C requantisers
+// (the first k tile overwrites) and keeps its own tile position, since it runs R+C+2 cycles
+// behind the scratchpad reads. On the last k tile that sum also goes through C requantisers
 // (psm_requant, 2 cycles) into the output buffer. requant_en = 0 writes raw int32 sums (the
 // requantiser runs with mult = 1, shift = 0, out_bits = 32, which is the identity).
 module psm_matmul #(
@@ -48,7 +52,7 @@ module psm_matmul #(
   input  logic [DimWidth-1:0]           m_i,           // rows of A and out, >= 1
   input  logic [DimWidth-1:0]           k_i,           // reduction length, >= 1
   input  logic [DimWidth-1:0]           n_i,           // rows of W = columns of out, >= 1
-  input  logic [5:0]                    out_bits_i,    // 8, 16 or 32
+  input  logic [5:0]                    out_bits_i,    // 2..32
   input  logic                          requant_en_i,  // 0: write raw int32 accumulators
   output logic                          busy_o,
   output logic                          done_o,        // one cycle, the last busy cycle
@@ -74,7 +78,6 @@ module psm_matmul #(
 );
   localparam int unsigned RowBits = ArrayRows * 8;   // one scratchpad word
   localparam int unsigned ColBits = ArrayCols * 32;  // one accumulator / output word
-  localparam int unsigned ColIdxWidth = $clog2(ArrayCols + 1);
 
   //////////////////////////////////////////////////////////////////////////////////////////////
   // Command registers                                                                        //
@@ -82,10 +85,18 @@ module psm_matmul #(
 
   logic [DimWidth-1:0] m_q, k_q, n_q;
   logic [DimWidth-1:0] ktiles_q, ntiles_q;  // KT = ceil(k / R), NT = ceil(n / C)
+  logic [DimWidth-1:0] period_q;            // T = max(m, R, C): cycles per tile slot
   logic [5:0]          out_bits_q;
   logic                requant_en_q;
 
   logic start_cmd;  // a command is accepted (start_i while idle)
+
+  // T >= R: a column's shadow weights are rewritten only after the previous tile's swap has
+  // left the column's bottom PE. T >= C: one weight column is read per cycle. T >= m: one row
+  // per cycle.
+  localparam int unsigned ArrayMax = (ArrayRows > ArrayCols) ? ArrayRows : ArrayCols;
+  logic [DimWidth-1:0] cmd_period;
+  assign cmd_period = (32'(m_i) > ArrayMax) ? m_i : DimWidth'(ArrayMax);
 
   always_ff @(posedge clk_i) begin  // configuration: no reset, loaded by a command
     if (start_cmd) begin
@@ -94,6 +105,7 @@ module psm_matmul #(
       n_q          <= n_i;
       ktiles_q     <= DimWidth'((32'(k_i) + ArrayRows - 1) / ArrayRows);
       ntiles_q     <= DimWidth'((32'(n_i) + ArrayCols - 1) / ArrayCols);
+      period_q     <= cmd_period;
       out_bits_q   <= out_bits_i;
       requant_en_q <= requant_en_i;
     end
@@ -103,54 +115,47 @@ module psm_matmul #(
   // Control FSM                                                                              //
   //////////////////////////////////////////////////////////////////////////////////////////////
 
-  typedef enum logic [2:0] {
+  typedef enum logic [1:0] {
     StIdle,     // wait for start_i
-    StLoadWgt,  // read one weight word per cycle into PE column col_q
-    StStream,   // read one activation row per cycle into the array
-    StDrain,    // wait until the tile's last row is in the accumulator
+    StStream,   // tile slots: weight column and activation row slot_q of tile (kt_q, nt_q)
+    StDrain,    // last tile: its last weight columns, then its last row into the accumulator
     StFlush     // wait until the requantiser pipeline has written the output buffer
   } mm_state_e;
 
   mm_state_e state_q, state_d;
 
-  logic [ColIdxWidth-1:0] col_q;        // weight column being read (StLoadWgt)
-  logic [DimWidth-1:0]    row_q;        // activation row being read (StStream)
-  logic [DimWidth-1:0]    kt_q, nt_q;   // current k tile and n tile
-  logic                   last_kt, last_nt;
-  logic                   wgt_rd_en, in_rd_en, tile_done;
-  logic                   acc_valid_q;  // accumulate stage holds a row (see below)
-  logic [DimWidth-1:0]    acc_row_q;
-  logic                   rq_valid_q, rq_valid_q2;
+  logic [DimWidth-1:0] slot_q;       // cycle in the tile slot: weight column, activation row
+  logic [DimWidth-1:0] kt_q, nt_q;   // tile being read from the scratchpads
+  logic                last_kt, last_nt, last_tile, slot_end;
+  logic                wgt_rd_en, in_rd_en, last_row_done;
+  logic                rq_valid_q, rq_valid_q2;
 
   assign start_cmd = start_i && (state_q == StIdle);
   assign last_kt   = (kt_q == ktiles_q - 1'b1);
   assign last_nt   = (nt_q == ntiles_q - 1'b1);
-  // The accumulate stage writes the tile's last row this cycle.
-  assign tile_done = acc_valid_q && (acc_row_q == m_q - 1'b1);
+  assign last_tile = last_kt && last_nt;
+  assign slot_end  = (slot_q == period_q - 1'b1);
+  // Weight column slot_q is read in every state that works on a tile (the last tile's columns
+  // may outlast its rows when m < C); activation rows only while streaming.
+  assign wgt_rd_en = (state_q == StStream || state_q == StDrain)
+                     && (32'(slot_q) < ArrayCols);
+  assign in_rd_en  = (state_q == StStream) && (slot_q < m_q);
 
   always_comb begin
-    state_d   = state_q;
-    wgt_rd_en = 1'b0;
-    in_rd_en  = 1'b0;
-    done_o    = 1'b0;
+    state_d = state_q;
+    done_o  = 1'b0;
     unique case (state_q)
       // Idle: the command is latched on start_i.
       StIdle: begin
-        if (start_i) state_d = StLoadWgt;
+        if (start_i) state_d = StStream;
       end
-      // Weight preload: column col_q, C cycles.
-      StLoadWgt: begin
-        wgt_rd_en = 1'b1;
-        if (col_q == ColIdxWidth'(ArrayCols - 1)) state_d = StStream;
-      end
-      // Stream: activation row row_q, m cycles.
+      // Stream: activation row slot_q; the last tile ends after its last row.
       StStream: begin
-        in_rd_en = 1'b1;
-        if (row_q == m_q - 1'b1) state_d = StDrain;
+        if (last_tile && slot_q == m_q - 1'b1) state_d = StDrain;
       end
-      // Drain: the array and the accumulate stage empty; then the next tile or the flush.
+      // Drain: the array and the accumulate stage empty.
       StDrain: begin
-        if (tile_done) state_d = (last_kt && last_nt) ? StFlush : StLoadWgt;
+        if (last_row_done) state_d = StFlush;
       end
       // Flush: stage 2 of the requantiser writes the last row in the cycle stage 1 is empty.
       StFlush: begin
@@ -169,22 +174,18 @@ module psm_matmul #(
   end
 
   always_ff @(posedge clk_i) begin  // control: reset
-    if (rst_i) begin
-      col_q <= '0;
-      row_q <= '0;
-      kt_q  <= '0;
-      nt_q  <= '0;
-    end else begin
-      if (start_cmd) begin
-        kt_q <= '0;
-        nt_q <= '0;
-      end
-      if (wgt_rd_en) col_q <= (state_d == StStream) ? '0 : col_q + 1'b1;
-      if (in_rd_en)  row_q <= (state_d == StDrain) ? '0 : row_q + 1'b1;
-      if (state_q == StDrain && tile_done) begin
-        kt_q <= last_kt ? '0 : kt_q + 1'b1;
-        if (last_kt) nt_q <= nt_q + 1'b1;
-      end
+    if (rst_i || start_cmd) begin
+      slot_q <= '0;
+      kt_q   <= '0;
+      nt_q   <= '0;
+    end else if (state_q == StStream && slot_end && !last_tile) begin
+      // Next slot: next k tile, or the first k tile of the next n tile.
+      slot_q <= '0;
+      kt_q   <= last_kt ? '0 : kt_q + 1'b1;
+      if (last_kt) nt_q <= nt_q + 1'b1;
+    end else if (state_q == StStream || wgt_rd_en) begin
+      // In the last tile slot_q runs on past m - 1 only until its columns are read (to C).
+      slot_q <= slot_q + 1'b1;
     end
   end
 
@@ -214,55 +215,73 @@ module psm_matmul #(
   assign n_base = DimWidth'(nt_q * ArrayCols);
 
   //////////////////////////////////////////////////////////////////////////////////////////////
-  // Weight preload: word (n_base + col) * KT + kt -> PE column col, padding forced to zero   //
+  // Weight preload: word (n_base + col) * KT + kt -> PE column col's shadow, padding zeroed  //
   //////////////////////////////////////////////////////////////////////////////////////////////
 
+  // Column c of tile t is read in slot cycle c and written into the shadow registers one cycle
+  // later; row 0 of the tile reaches PE (0, c) in slot cycle c + 2 (scratchpad read, activation
+  // register), just after. The previous tile's swap left the column's bottom PE in slot cycle
+  // c + 1 + R - T <= c + 1 of this slot, so the shadow is free again (T >= R).
   logic [DimWidth-1:0]     wgt_col;       // output column being read
   logic                    wgt_col_ok;    // wgt_col < n (else the column is padding)
   logic [WgtAddrWidth-1:0] wgt_rd_addr;
   logic [RowBits-1:0]      wgt_rdata_q;
-  logic                    wgt_col_ok_q;
+  logic [ArrayRows-1:0]    wgt_ok_q;      // lane i of the word read is a real weight
   logic [ArrayCols-1:0]    wgt_load_q;    // one-hot PE column to load, one cycle after the read
-  logic [ArrayRows-1:0]    k_lane_ok;     // lane i is a real k index (kt*R + i < k)
   logic [RowBits-1:0]      wgt_tile;      // masked weights for the PE column
 
-  assign wgt_col     = n_base + DimWidth'(col_q);
+  assign wgt_col     = n_base + slot_q;
   assign wgt_col_ok  = (wgt_col < n_q);
   assign wgt_rd_addr = wgt_col_ok ? WgtAddrWidth'(wgt_col * ktiles_q + kt_q) : '0;
 
   always_ff @(posedge clk_i) begin  // datapath: no reset
-    wgt_rdata_q  <= wgt_mem[wgt_rd_addr];
-    wgt_col_ok_q <= wgt_col_ok;
+    wgt_rdata_q <= wgt_mem[wgt_rd_addr];
+    for (int i = 0; i < ArrayRows; i++) begin
+      // Lane i is k index kt*R + i; past k it is padding (garbage in the scratchpad).
+      wgt_ok_q[i] <= wgt_col_ok && (32'(k_base) + 32'(i) < 32'(k_q));
+    end
   end
 
   always_ff @(posedge clk_i) begin  // control: reset
     if (rst_i)          wgt_load_q <= '0;
-    else if (wgt_rd_en) wgt_load_q <= ArrayCols'(1) << col_q;
+    else if (wgt_rd_en) wgt_load_q <= ArrayCols'(1) << slot_q;
     else                wgt_load_q <= '0;
   end
 
   for (genvar i = 0; i < ArrayRows; i++) begin : g_k_mask
-    assign k_lane_ok[i] = (32'(k_base) + i) < 32'(k_q);
-    assign wgt_tile[i*8+:8] = (k_lane_ok[i] && wgt_col_ok_q) ? wgt_rdata_q[i*8+:8] : 8'd0;
+    assign wgt_tile[i*8+:8] = wgt_ok_q[i] ? wgt_rdata_q[i*8+:8] : 8'd0;
   end
 
   //////////////////////////////////////////////////////////////////////////////////////////////
   // Activation stream: word row * KT + kt -> array (padding lanes meet zero weights)         //
   //////////////////////////////////////////////////////////////////////////////////////////////
 
+  // Two register stages (scratchpad read, then act_q2) so that a row read in the same slot
+  // cycle as a weight column reaches the PEs after that column's shadow load.
   logic [InAddrWidth-1:0] in_rd_addr;
-  logic [RowBits-1:0]     in_rdata_q;
-  logic                   act_valid_q;
+  logic [RowBits-1:0]     in_rdata_q, act_q2;
+  logic                   act_valid_q, act_valid_q2;
+  logic                   act_swap_q, act_swap_q2;  // the row is its tile's first
 
-  assign in_rd_addr = InAddrWidth'(row_q * ktiles_q + kt_q);
+  assign in_rd_addr = InAddrWidth'(slot_q * ktiles_q + kt_q);
 
   always_ff @(posedge clk_i) begin  // datapath: no reset
     in_rdata_q <= in_mem[in_rd_addr];
+    act_q2     <= in_rdata_q;
   end
 
   always_ff @(posedge clk_i) begin  // control: reset
-    if (rst_i) act_valid_q <= 1'b0;
-    else       act_valid_q <= in_rd_en;
+    if (rst_i) begin
+      act_valid_q  <= 1'b0;
+      act_valid_q2 <= 1'b0;
+      act_swap_q   <= 1'b0;
+      act_swap_q2  <= 1'b0;
+    end else begin
+      act_valid_q  <= in_rd_en;
+      act_valid_q2 <= act_valid_q;
+      act_swap_q   <= in_rd_en && (slot_q == '0);
+      act_swap_q2  <= act_swap_q;
+    end
   end
 
   logic               arr_valid;
@@ -278,8 +297,9 @@ module psm_matmul #(
     .rst_i,
     .wgt_load_i (wgt_load_q),
     .wgt_i      (wgt_tile),
-    .act_valid_i(act_valid_q),
-    .act_i      (in_rdata_q),
+    .act_valid_i(act_valid_q2),
+    .act_swap_i (act_swap_q2),
+    .act_i      (act_q2),
     .out_valid_o(arr_valid),
     .out_o      (arr_out)
   );
@@ -288,30 +308,59 @@ module psm_matmul #(
   // Accumulate stage: acc[row] = (first k tile ? 0 : acc[row]) + array output               //
   //////////////////////////////////////////////////////////////////////////////////////////////
 
+  // The array delivers rows in the order they were read: m rows per tile, tiles in order. The
+  // stage counts them to know the row, k tile and n tile of each output (it lags the reads).
   // Cycle A: the array output of row out_row_q is registered and its accumulator word read.
   // Cycle B: the sum is written back and, on the last k tile, enters the requantisers.
+  // Row r of the next tile is read T >= 2 cycles after row r of this one, so its cycle A comes
+  // after this one's cycle B (AccReadAfterWrite_A).
   logic [ColBits-1:0]  acc_mem [AccDepth];
-  logic [DimWidth-1:0] out_row_q;  // array outputs seen in this tile
+  logic [DimWidth-1:0] out_row_q, out_kt_q, out_nt_q;  // position of the array output
+  logic                acc_valid_q;                    // cycle B holds a row
+  logic [DimWidth-1:0] acc_row_q, acc_nt_q;
+  logic                acc_first_q, acc_last_q;        // first / last k tile
   logic [ColBits-1:0]  psum_q, acc_rdata_q, acc_sum;
 
   always_ff @(posedge clk_i) begin  // control: reset
-    if (rst_i) begin
+    if (rst_i || start_cmd) begin
       out_row_q   <= '0;
+      out_kt_q    <= '0;
+      out_nt_q    <= '0;
       acc_valid_q <= 1'b0;
-      acc_row_q   <= '0;
     end else begin
-      if (state_q == StLoadWgt) out_row_q <= '0;
-      else if (arr_valid)       out_row_q <= out_row_q + 1'b1;
+      if (arr_valid) begin
+        if (out_row_q == m_q - 1'b1) begin
+          out_row_q <= '0;
+          if (out_kt_q == ktiles_q - 1'b1) begin
+            out_kt_q <= '0;
+            out_nt_q <= out_nt_q + 1'b1;
+          end else begin
+            out_kt_q <= out_kt_q + 1'b1;
+          end
+        end else begin
+          out_row_q <= out_row_q + 1'b1;
+        end
+      end
       acc_valid_q <= arr_valid;
-      acc_row_q   <= out_row_q;
     end
   end
 
   always_ff @(posedge clk_i) begin  // datapath: no reset
+    acc_row_q   <= out_row_q;
+    acc_nt_q    <= out_nt_q;
+    acc_first_q <= (out_kt_q == '0);
+    acc_last_q  <= (out_kt_q == ktiles_q - 1'b1);
     psum_q      <= arr_out;
     acc_rdata_q <= acc_mem[AccAddrWidth'(out_row_q)];
     if (acc_valid_q) acc_mem[AccAddrWidth'(acc_row_q)] <= acc_sum;
   end
+
+  // The last tile's last row is written this cycle.
+  assign last_row_done = acc_valid_q && acc_last_q && (acc_nt_q == ntiles_q - 1'b1)
+                         && (acc_row_q == m_q - 1'b1);
+
+  logic [DimWidth-1:0] acc_n_base;  // first output column of the accumulate stage's n tile
+  assign acc_n_base = DimWidth'(acc_nt_q * ArrayCols);
 
   //////////////////////////////////////////////////////////////////////////////////////////////
   // Requantise the final sums (last k tile) into the output buffer                          //
@@ -331,10 +380,10 @@ module psm_matmul #(
     // int32 accumulator, wraps on overflow like the golden uint32 accumulation.
     assign psum    = psum_q[j*32+:32];
     assign acc_old = acc_rdata_q[j*32+:32];
-    assign sum     = psum + ((kt_q == '0) ? 32'sd0 : acc_old);
+    assign sum     = psum + (acc_first_q ? 32'sd0 : acc_old);
     assign acc_sum[j*32+:32] = sum;
 
-    assign col = n_base + DimWidth'(j);
+    assign col = acc_n_base + DimWidth'(j);
     always_comb begin
       mult     = 31'd1;  // raw int32: 1 * x, no shift, 32-bit saturation = identity
       shift    = 6'd0;
@@ -366,13 +415,13 @@ module psm_matmul #(
       rq_valid_q  <= 1'b0;
       rq_valid_q2 <= 1'b0;
     end else begin
-      rq_valid_q  <= acc_valid_q && last_kt;
+      rq_valid_q  <= acc_valid_q && acc_last_q;
       rq_valid_q2 <= rq_valid_q;
     end
   end
 
   always_ff @(posedge clk_i) begin  // datapath: no reset
-    out_addr_q  <= OutAddrWidth'(acc_row_q * ntiles_q + nt_q);
+    out_addr_q  <= OutAddrWidth'(acc_row_q * ntiles_q + acc_nt_q);
     out_addr_q2 <= out_addr_q;
     if (rq_valid_q2) out_mem[out_addr_q2] <= rq_out;
     out_rdata_q <= out_mem[out_addr_i];
@@ -392,7 +441,7 @@ module psm_matmul #(
       perf_mac_q  <= '0;
     end else begin
       if (busy_o)      perf_busy_q <= perf_busy_q + 1'b1;
-      if (act_valid_q) perf_mac_q  <= perf_mac_q + 1'b1;
+      if (act_valid_q2) perf_mac_q <= perf_mac_q + 1'b1;
     end
   end
 
@@ -413,8 +462,9 @@ module psm_matmul #(
                   && 32'(n_i) * ((32'(k_i) + ArrayRows - 1) / ArrayRows) <= WgtDepth
                   && 32'(m_i) * ((32'(n_i) + ArrayCols - 1) / ArrayCols) <= OutDepth);
   CmdOutBits_A: assert property (@(posedge clk_i) disable iff (rst_i)
-      start_i && requant_en_i |-> out_bits_i == 6'd8 || out_bits_i == 6'd16
-                                  || out_bits_i == 6'd32);
+      start_i && requant_en_i |-> out_bits_i >= 6'd2 && out_bits_i <= 6'd32);
+  AccReadAfterWrite_A: assert property (@(posedge clk_i) disable iff (rst_i)
+      acc_valid_q && arr_valid |-> acc_row_q != out_row_q);
   WriteWhenIdle_A: assert property (@(posedge clk_i) disable iff (rst_i)
       busy_o |-> !in_we_i && !wgt_we_i && !rq_we_i);
 `endif

@@ -8,6 +8,13 @@
 //   out[j] = sum_i a[i] * w[i][j]      (int32, wraps on overflow like the golden model)
 // for every column j at once. One vector may enter every cycle.
 //
+// Weights are double-buffered in the PEs: wgt_load_i[j] writes PE column j's shadow weights,
+// and a vector entered with act_swap_i (the first of a tile) switches each PE to its shadow
+// weight as it passes, so tiles stream back to back with no gap. For a tile whose first vector
+// enters at t' after the previous tile's first vector entered at t, column j's shadow may be
+// written in the cycles t + R - 1 + j .. t' + j - 1 (after the old swap has left the bottom PE,
+// before the new one reaches the top PE); loads in the same cycle as a swap are allowed.
+//
 // Skew and de-skew (R = 2, C = 3; numbers are the cycle an element of the vector entering at
 // t = 0 is used by that PE; psums leave the bottom row one cycle after the PE uses them):
 //
@@ -24,11 +31,12 @@ module psm_systolic_array #(
 ) (
   input  logic                           clk_i,
   input  logic                           rst_i,        // synchronous, active high
-  // Weight preload: column j latches wgt_i (lane i -> row i) when wgt_load_i[j] is high
+  // Weight preload: column j's shadow latches wgt_i (lane i -> row i) when wgt_load_i[j] is high
   input  logic [ArrayCols-1:0]           wgt_load_i,
   input  logic [ArrayRows*DataWidth-1:0] wgt_i,        // int8 lanes
-  // Activations: one unskewed vector per cycle, lane i -> row i
+  // Activations: one unskewed vector per cycle, lane i -> row i; act_swap_i marks a tile's first
   input  logic                           act_valid_i,
+  input  logic                           act_swap_i,
   input  logic [ArrayRows*DataWidth-1:0] act_i,        // int8 lanes
   // Results: de-skewed, lane j = column j, Latency cycles after the activation vector
   output logic                           out_valid_o,
@@ -38,6 +46,7 @@ module psm_systolic_array #(
   // down (row index 0 is the zero input at the top, row R the bottom edge).
   logic signed [DataWidth-1:0] act_h   [ArrayRows][ArrayCols+1];
   logic                        valid_h [ArrayRows][ArrayCols+1];
+  logic                        swap_h  [ArrayRows][ArrayCols+1];
   logic signed [AccWidth-1:0]  psum_v  [ArrayRows+1][ArrayCols];
 
   //////////////////////////////////////////////////////////////////////////////////////////////
@@ -48,16 +57,25 @@ module psm_systolic_array #(
     if (i == 0) begin : g_direct
       assign act_h[0][0]   = act_i[DataWidth-1:0];
       assign valid_h[0][0] = act_valid_i;
+      assign swap_h[0][0]  = act_swap_i;
     end else begin : g_delay
       logic signed [DataWidth-1:0] act_q   [i];
       logic                        valid_q [i];
+      logic                        swap_q  [i];
 
       always_ff @(posedge clk_i) begin  // control: reset
         if (rst_i) begin
-          for (int s = 0; s < i; s++) valid_q[s] <= 1'b0;
+          for (int s = 0; s < i; s++) begin
+            valid_q[s] <= 1'b0;
+            swap_q[s]  <= 1'b0;
+          end
         end else begin
           valid_q[0] <= act_valid_i;
-          for (int s = 1; s < i; s++) valid_q[s] <= valid_q[s-1];
+          swap_q[0]  <= act_swap_i;
+          for (int s = 1; s < i; s++) begin
+            valid_q[s] <= valid_q[s-1];
+            swap_q[s]  <= swap_q[s-1];
+          end
         end
       end
 
@@ -68,6 +86,7 @@ module psm_systolic_array #(
 
       assign act_h[i][0]   = act_q[i-1];
       assign valid_h[i][0] = valid_q[i-1];
+      assign swap_h[i][0]  = swap_q[i-1];
     end
   end
 
@@ -90,8 +109,10 @@ module psm_systolic_array #(
         .wgt_load_i (wgt_load_i[j]),
         .wgt_i      (wgt_i[i*DataWidth+:DataWidth]),
         .act_valid_i(valid_h[i][j]),
+        .act_swap_i (swap_h[i][j]),
         .act_i      (act_h[i][j]),
         .act_valid_o(valid_h[i][j+1]),
+        .act_swap_o (swap_h[i][j+1]),
         .act_o      (act_h[i][j+1]),
         .psum_i     (psum_v[i][j]),
         .psum_o     (psum_v[i+1][j])

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Passim accelerator top: host registers, controller with program memory, DMA engine on one
 // memory port, the input / weight / param / vector memories, the matmul and vector units,
-// and the performance counters (docs/isa.md, DESIGN.md section 3).
+// the performance counters and the per-instruction trace (docs/isa.md, DESIGN.md section 3).
 // Golden model: passim::CpuDevice in runtime/src/cpu_device.cpp (same DRAM contents after
 // every program).
 //
@@ -18,6 +18,9 @@
 //                      input, weight,   |  |  |  |       |  |  |  |           |          |
 //                      param, vector <--+--+--+--+-------+--+--+--+-----------+----------+
 //                      memories (psm_ram + psm_spad_arbiter: vector unit > matmul > DMA)
+//
+// psm_trace watches the same unit events and presents one record per unit instruction on
+// trace_* (the harness collects them into RunStats::records).
 //
 // Clock clk_i, synchronous active-high reset rst_i. CTRL.soft_reset resets the controller
 // and the units (not the registers, counters or memories); the memory side must then drop
@@ -56,7 +59,14 @@ module psm_accel #(
   output logic                               run_busy_o,       // STATUS.busy
   output logic [2:0]                         unit_busy_o,      // {vector, matmul, dma}
   output logic [31:0]                        pc_o,
-  output logic [95:0]                        unit_pc_o         // {vector, matmul, dma} index
+  output logic [95:0]                        unit_pc_o,        // {vector, matmul, dma} index
+  // Per-instruction trace (psm_trace): a record per unit {vector, matmul, dma} in the cycle
+  // its instruction ends
+  output logic [2:0]                         trace_valid_o,
+  output logic [95:0]                        trace_pc_o,       // instruction index
+  output logic [95:0]                        trace_cycles_o,   // busy cycles
+  output logic [95:0]                        trace_stall_o,    // stall cycles (DMA: memory)
+  output logic [71:0]                        trace_passes_o
 );
   localparam int unsigned InAddrWidth  = $clog2(InputDepth);
   localparam int unsigned WgtAddrWidth = $clog2(WeightDepth);
@@ -511,6 +521,29 @@ module psm_accel #(
     .sel_per_layer_i(cnt_per_layer),
     .sel_value_o    (cnt_value),
     .total_cycles_o (total_cycles)
+  );
+
+  //////////////////////////////////////////////////////////////////////////////////////////////
+  // Per-instruction trace                                                                   //
+  //////////////////////////////////////////////////////////////////////////////////////////////
+
+  // Only the DMA has a stall signal (the memory port); the matmul stage and the vector unit
+  // wait only on the memory arbiters, which compiled programs never contend for.
+  psm_trace #(
+    .Units    (3),
+    .PassWidth(24)
+  ) u_trace (
+    .clk_i,
+    .rst_i        (sys_rst),
+    .unit_busy_i  (unit_busy),
+    .unit_pc_i    (unit_pc_o),
+    .unit_stall_i ({2'b00, dma_stall}),
+    .unit_passes_i({vec_passes, mm_passes, 24'(dma_pass)}),
+    .trace_valid_o,
+    .trace_pc_o,
+    .trace_cycles_o,
+    .trace_stall_o,
+    .trace_passes_o
   );
 
   assign run_busy_o  = run_busy;

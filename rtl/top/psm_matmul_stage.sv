@@ -14,9 +14,9 @@
 //   run       psm_matmul (one pass per weight tile: KT * NW passes)
 //   copy out  psm_matmul output word r * NW + t (C int32) -> element gearbox ->
 //             vector word dst_addr + r * NV + w (L lanes, write mask on the row's tail)
+// out_bits (2..32) goes straight to psm_matmul, whose requantisers saturate to any width.
 // TODO(psm_matmul interface): reading the ISA memories directly would remove both copies
-// and psm_matmul's private memories; saturation to out_bits other than 8, 16 and 32 (the
-// 12-bit queries and keys) is done here until psm_requant supports every out_bits.
+// and psm_matmul's private memories.
 module psm_matmul_stage #(
   parameter int unsigned ArrayRows   = 2,
   parameter int unsigned ArrayCols   = 4,
@@ -84,7 +84,6 @@ module psm_matmul_stage #(
   logic [11:0] rq_addr_q;
   logic [5:0]  out_bits_q;
   logic        requant_en_q;
-  logic        clamp_q;      // saturate to out_bits here (not 8, 16 or 32)
 
   logic [15:0] start_kt, start_nw;
   assign start_kt = 16'((32'(cmd.k) + ArrayRows - 1) / ArrayRows);
@@ -102,8 +101,6 @@ module psm_matmul_stage #(
       rq_addr_q    <= cmd.rq_addr;
       out_bits_q   <= cmd.out_bits;
       requant_en_q <= cmd.requant_en;
-      clamp_q      <= cmd.requant_en && cmd.out_bits != 6'd8 && cmd.out_bits != 6'd16
-                      && cmd.out_bits != 6'd32;
     end
   end
 
@@ -147,7 +144,7 @@ module psm_matmul_stage #(
     .m_i               (m_q),
     .k_i               (k_q),
     .n_i               (n_q),
-    .out_bits_i        (clamp_q ? 6'd32 : out_bits_q),
+    .out_bits_i        (out_bits_q),
     .requant_en_i      (requant_en_q),
     .busy_o            (mm_busy),
     .done_o            (mm_done),
@@ -401,25 +398,6 @@ module psm_matmul_stage #(
     end
   end
 
-  // Saturation to out_bits (2..32) for the widths psm_requant does not do.
-  function automatic logic [31:0] sat_bits(input logic [31:0] x, input logic [5:0] bits);
-    logic signed [32:0] hi, lo, v;
-    hi = (33'sd1 <<< (bits - 6'd1)) - 33'sd1;
-    lo = -(33'sd1 <<< (bits - 6'd1));
-    v  = 33'($signed(x));
-    if (v > hi)      sat_bits = hi[31:0];
-    else if (v < lo) sat_bits = lo[31:0];
-    else             sat_bits = x;
-  endfunction
-
-  logic [ArrayCols*32-1:0] or_elems;
-  always_comb begin
-    for (int c = 0; c < ArrayCols; c++) begin
-      or_elems[c*32 +: 32] = clamp_q ? sat_bits(mm_out_rdata[c*32 +: 32], out_bits_q)
-                                     : mm_out_rdata[c*32 +: 32];
-    end
-  end
-
   // Write side: row r of the result, min(L, left) lanes per word.
   logic [GbElems*32-1:0] gb_q;
   logic [15:0]           ow_r_q;     // rows written
@@ -445,7 +423,7 @@ module psm_matmul_stage #(
   always_comb begin
     app_data = '0;
     for (int c = 0; c < ArrayCols; c++) begin
-      if (or_v_q && 16'(c) < or_n_q) app_data[c*32 +: 32] = or_elems[c*32 +: 32];
+      if (or_v_q && 16'(c) < or_n_q) app_data[c*32 +: 32] = mm_out_rdata[c*32 +: 32];
     end
   end
 

@@ -6,6 +6,8 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <verilated.h>
 #if VM_TRACE_FST
@@ -94,6 +96,10 @@ class VerilatedAccel final : public AccelModel {
     return top_->unit_pc_o[u % 3];
   }
 
+  [[nodiscard]] std::vector<InstrRecord> take_records() override {
+    return std::exchange(records_, {});
+  }
+
   void open_trace(const std::string& path) override {
 #if VM_TRACE_FST
     if (!trace_on_) {
@@ -113,8 +119,9 @@ class VerilatedAccel final : public AccelModel {
 
  private:
   /// One clock cycle: present this cycle's response and ready, settle with the clock low,
-  /// hand an accepted request to the memory, then the rising edge. Returns reg_rdata_o as
-  /// seen before the edge when `read` is set.
+  /// hand an accepted request to the memory, then the rising edge, after which the trace
+  /// port shows the records of the instructions that end in the new cycle. Returns
+  /// reg_rdata_o as seen before the edge when `read` is set.
   std::uint32_t tick(MemPort& port, bool read = false) {
     if (cycle_ >= port.next_response_cycle()) {
       const MemBeatResponse r = port.pop_response();
@@ -139,7 +146,31 @@ class VerilatedAccel final : public AccelModel {
     top_->eval();
     dump(2 * cycle_ + 1);
     ++cycle_;
+    if (top_->trace_valid_o != 0) [[unlikely]] {
+      collect_records();
+    }
     return rdata;
+  }
+
+  /// Appends a record for each unit whose trace_valid_o bit is set.
+  void collect_records() {
+    for (unsigned u = 0; u < 3; ++u) {
+      if (((top_->trace_valid_o >> u) & 1u) != 0) {
+        records_.push_back({top_->trace_pc_o[u], static_cast<std::uint8_t>(u),
+                            top_->trace_cycles_o[u], top_->trace_stall_o[u], passes_of(u)});
+      }
+    }
+  }
+
+  /// trace_passes_o holds 24 bits per unit, packed across 32-bit words.
+  [[nodiscard]] std::uint32_t passes_of(unsigned u) const noexcept {
+    constexpr unsigned kWidth = 24;
+    const unsigned lsb = u * kWidth;
+    std::uint64_t bits = top_->trace_passes_o[lsb / 32];
+    if (lsb / 32 + 1 < 3) {
+      bits |= std::uint64_t{top_->trace_passes_o[lsb / 32 + 1]} << 32;
+    }
+    return static_cast<std::uint32_t>((bits >> (lsb % 32)) & ((1u << kWidth) - 1u));
   }
 
   void dump([[maybe_unused]] std::uint64_t half_cycle) {
@@ -158,6 +189,7 @@ class VerilatedAccel final : public AccelModel {
   std::unique_ptr<VerilatedFstC> trace_;
 #endif
   std::uint64_t cycle_ = 0;
+  std::vector<InstrRecord> records_;
 };
 
 }  // namespace passim::sim

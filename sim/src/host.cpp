@@ -59,6 +59,7 @@ void start_program(AccelModel& m, MemPort& port, std::uint64_t prog_addr, std::u
   m.write_reg(reg::kProgAddr, static_cast<std::uint32_t>(prog_addr), port);
   m.write_reg(reg::kProgLen, len, port);
   m.write_reg(reg::kWatchdog, watchdog, port);
+  (void)m.take_records();  // records belong to the run they come from
   m.write_reg(reg::kCtrl, (1u << hw::reg::kCtrlStart.lsb) | (1u << hw::reg::kCtrlClearCounters.lsb),
               port);
 }
@@ -72,6 +73,7 @@ RunStats read_counters(AccelModel& m, MemPort& port,
     s.counters[i] = read_counter(m, port, i);
   }
   s.instructions = s.counters[static_cast<std::size_t>(hw::Counter::kInstret)];
+  s.records = m.take_records();
   if (layers != nullptr) {
     const auto first = static_cast<std::uint32_t>(hw::Counter::kCyclesMatmul);
     const auto last = static_cast<std::uint32_t>(hw::Counter::kPassesControl);

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // The compiled stories260K model on the Verilated tiny and small accelerators: DeviceBackend
-// on SimDevice (SystemC/TLM-2.0) gives exactly the cpu backend's tokens and final int32 logits. Every run's
-// counters, read from the RTL, split the total cycles exactly by op class, and SOFTMAX and
-// RMSNORM rows show 3 and 2 passes. The per-token cycles are printed and recorded.
+// on SimDevice (SystemC/TLM-2.0) gives exactly the cpu backend's tokens and final int32
+// logits. Every run's counters, read from the RTL, split the total cycles exactly by op class,
+// and SOFTMAX and RMSNORM rows show 3 and 2 passes, in the counters and in each instruction's
+// trace record; the records add up to the class counters. The per-token cycles are printed
+// and recorded.
 #include <chrono>
 #include <cstring>
 #include <iostream>
@@ -10,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include "accel_harness.hpp"
 #include "passim/checkpoint.hpp"
 #include "passim/compiler.hpp"
 #include "passim/cpu_backend.hpp"
@@ -22,8 +25,9 @@ namespace {
 
 using namespace passim;
 
-/// Forwards to the device under test and checks every run's counters against the program
-/// it ran (read back from DRAM): classes add up, SOFTMAX / RMSNORM passes per row.
+/// Forwards to the device under test and checks every run's counters and records against
+/// the program it ran (read back from DRAM): classes add up, one record per unit
+/// instruction, SOFTMAX / RMSNORM passes per row.
 class CheckedDevice final : public Device {
  public:
   explicit CheckedDevice(Device& dut) : dut_(dut) {}
@@ -60,12 +64,24 @@ class CheckedDevice final : public Device {
     EXPECT_EQ(c(hw::Counter::kPassesSoftmax), 3 * softmax_rows) << "run " << runs_;
     EXPECT_EQ(c(hw::Counter::kPassesNorm), 2 * norm_rows) << "run " << runs_;
     EXPECT_EQ(s.instructions, len);
+    const std::string what = "run " + std::to_string(runs_);
+    (void)sim::test::check_records(prog, s, what);
+    for (const InstrRecord& r : s.records) {
+      const hw::Instr& in = prog.at(r.index);
+      const auto op = static_cast<hw::Opcode>(hw::get_field(in, hw::fields::kOpcode));
+      if (op == hw::Opcode::kSoftmax) {
+        EXPECT_EQ(r.passes, 3 * hw::get_field(in, hw::fields::softmax::kRows)) << what;
+      } else if (op == hw::Opcode::kRmsnorm) {
+        EXPECT_EQ(r.passes, 2 * hw::get_field(in, hw::fields::rmsnorm::kRows)) << what;
+      }
+    }
+    records_ += s.records.size();
     softmax_rows_ += softmax_rows;
     norm_rows_ += norm_rows;
     ++runs_;
     return s;
   }
-  std::uint64_t runs_ = 0, softmax_rows_ = 0, norm_rows_ = 0;
+  std::uint64_t runs_ = 0, softmax_rows_ = 0, norm_rows_ = 0, records_ = 0;
 
  private:
   Device& dut_;
@@ -117,10 +133,10 @@ void check_model(const hw::HwConfig& cfg, ModelFactory make_model) {
   EXPECT_EQ(checked.norm_rows_,
             std::uint64_t(positions) * std::uint64_t(2 * model.config.n_layers + 1));
   std::cout << cfg.name << ": " << positions << " positions, " << checked.runs_ << " programs, "
-            << s.instructions << " instructions, " << total
-            << " cycles = " << total / std::uint64_t(positions) << " cycles/token; " << sim.cycles()
-            << " simulated cycles in " << wall << " s (" << double(sim.cycles()) / wall / 1e6
-            << " Mcycles/s incl. the cpu backend)\n";
+            << s.instructions << " instructions (" << checked.records_ << " with a record), "
+            << total << " cycles = " << total / std::uint64_t(positions) << " cycles/token; "
+            << sim.cycles() << " simulated cycles in " << wall << " s ("
+            << double(sim.cycles()) / wall / 1e6 << " Mcycles/s incl. the cpu backend)\n";
   const char* names[] = {"matmul", "softmax", "norm", "other_vector", "dma", "control"};
   for (std::size_t k = 0; k < 6; ++k) {
     const std::uint64_t cyc = s.counters[std::size_t(hw::Counter::kCyclesMatmul) + k];

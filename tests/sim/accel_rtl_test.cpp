@@ -22,10 +22,13 @@ using namespace passim;
 using passim::sim::SimDevice;
 using passim::sim::SimOptions;
 using passim::sim::test::bytes_of;
+using passim::sim::test::check_records;
+using passim::sim::test::index_of;
 using passim::sim::test::Lockstep;
 using passim::sim::test::param_entry;
 using passim::sim::test::ProgramBuilder;
 using passim::sim::test::random_values;
+using passim::sim::test::record_of;
 
 constexpr std::uint64_t kDram = 256 * 1024;
 constexpr std::uint32_t kSeed = 1234;
@@ -148,9 +151,15 @@ TEST(AccelRtl, SoftmaxRowsHaveThreePasses) {
     b.dma(true, hw::Mem::kVector, 2, kA, 20, rows, len, len * 4);
     b.vec(hw::Opcode::kSoftmax, 20, 0, 20, 0, len, rows);  // in place
     b.dma(false, hw::Mem::kVector, 1, kOut, 20, rows, len, len * 2);
-    const RunStats s = ls.run(b.finish(), "SOFTMAX len " + std::to_string(len));
+    const auto prog = b.finish();
+    const RunStats s = ls.run(prog, "SOFTMAX len " + std::to_string(len));
     EXPECT_EQ(counter(s, hw::Counter::kPassesSoftmax), 3u * rows);
     EXPECT_GT(counter(s, hw::Counter::kCyclesSoftmax), 0u);
+    const InstrRecord r = record_of(s, index_of(prog, hw::Opcode::kSoftmax));
+    EXPECT_EQ(r.passes, 3u * rows) << "the SOFTMAX record: 3 passes per row, len " << len;
+    EXPECT_EQ(r.unit, 2u);
+    EXPECT_EQ(r.cycles, counter(s, hw::Counter::kCyclesSoftmax));
+    EXPECT_EQ(r.stall_cycles, 0u);
   }
 }
 
@@ -170,8 +179,12 @@ TEST(AccelRtl, RmsNormRowsHaveTwoPasses) {
     b.dma(true, hw::Mem::kParam, 3, kP, 9, 1, 1, 8);
     b.vec(hw::Opcode::kRmsnorm, 0, 400, 200, 9, len, rows, 12);
     b.dma(false, hw::Mem::kVector, 0, kOut, 200, rows, len, len);
-    const RunStats s = ls.run(b.finish(), "RMSNORM len " + std::to_string(len));
+    const auto prog = b.finish();
+    const RunStats s = ls.run(prog, "RMSNORM len " + std::to_string(len));
     EXPECT_EQ(counter(s, hw::Counter::kPassesNorm), 2u * rows);
+    const InstrRecord r = record_of(s, index_of(prog, hw::Opcode::kRmsnorm));
+    EXPECT_EQ(r.passes, 2u * rows) << "the RMSNORM record: 2 passes per row, len " << len;
+    EXPECT_EQ(r.cycles, counter(s, hw::Counter::kCyclesNorm));
   }
 }
 
@@ -324,6 +337,61 @@ TEST(AccelRtl, CountersAddUpToTotalCycles) {
   EXPECT_EQ(layers[1][std::size_t(hw::Counter::kPassesSoftmax) - 4], 6u);
   EXPECT_GT(layers[3][std::size_t(hw::Counter::kCyclesMatmul) - 4], 0u);
   EXPECT_EQ(layers[0][std::size_t(hw::Counter::kCyclesMatmul) - 4], 0u);
+}
+
+// A DRAM latency of 2 us (200 cycles): each DMA instruction waits for its first response,
+// and its record shows that wait as stall cycles; the other units have no stall signal.
+TEST(AccelRtl, DmaRecordsCountMemoryStalls) {
+  SimOptions o = options();
+  o.dram_latency_ns = 2000.0;
+  SimDevice dev(sim::make_accel_model_tiny(), o);
+  Lockstep ls(dev, kDram);
+  std::mt19937 rng(kSeed);
+  ls.write(kA, random_values<std::uint8_t>(rng, 1024, 0, 255));
+  ProgramBuilder b;
+  b.dma(true, hw::Mem::kInput, 0, kA, 0, 2, 16, 16);
+  b.dma(true, hw::Mem::kWeight, 0, kA + 64, 0, 16, 4, 4);
+  ProgramBuilder::Matmul mm;
+  mm.m = 2;
+  mm.k = 16;
+  mm.n = 4;
+  mm.requant_en = false;
+  b.matmul(mm);
+  b.dma(false, hw::Mem::kVector, 2, kOut, 0, 2, 4, 16);
+  const auto prog = b.finish();
+  const RunStats s = ls.run(prog, "slow DRAM records");
+  std::uint64_t dma_stall = 0;
+  for (const InstrRecord& r : s.records) {
+    if (r.unit == 0) {
+      EXPECT_GE(r.stall_cycles, 150u) << "DMA instruction " << r.index << " waits ~200 cycles";
+      dma_stall += r.stall_cycles;
+    } else {
+      EXPECT_EQ(r.stall_cycles, 0u) << "instruction " << r.index;
+    }
+  }
+  EXPECT_EQ(s.records.size(), 4u);
+  // The memory-stall counter also counts the program fetch.
+  EXPECT_LE(dma_stall, counter(s, hw::Counter::kMemStall));
+  const InstrRecord m = record_of(s, index_of(prog, hw::Opcode::kMatmul));
+  EXPECT_EQ(m.passes, words(16, dev.hw().array_rows) * words(4, dev.hw().array_cols));
+  EXPECT_EQ(m.cycles, counter(s, hw::Counter::kBusyMatmul));
+}
+
+// LoopDevice (no SystemC) returns the same kind of records.
+TEST(AccelRtl, LoopDeviceReturnsRecords) {
+  sim::LoopDevice dev(sim::make_accel_model_tiny(), options());
+  Lockstep ls(dev, kDram);
+  std::mt19937 rng(kSeed);
+  ls.write(kA, bytes_of(random_values<std::int32_t>(rng, 2 * 40, -40000, 40000)));
+  ProgramBuilder b;
+  b.dma(true, hw::Mem::kVector, 2, kA, 0, 2, 40, 160);
+  b.vec(hw::Opcode::kSoftmax, 0, 0, 0, 0, 40, 2);
+  b.dma(false, hw::Mem::kVector, 1, kOut, 0, 2, 40, 80);
+  const auto prog = b.finish();
+  const RunStats s = ls.run(prog, "LoopDevice");
+  ASSERT_EQ(s.records.size(), 3u);
+  EXPECT_EQ(record_of(s, index_of(prog, hw::Opcode::kSoftmax)).passes, 6u);
+  EXPECT_EQ(record_of(s, 0).passes, 2u) << "one DMA pass per row";
 }
 
 TEST(AccelRtl, BadInstructionsStopTheRunWithTheirIndex) {

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # `passim run --backend rtl` prints the same text as `--backend cpu`, and its report's class
-# totals sum exactly to the total cycles, with 3 Softmax and 2 RMSNorm passes per row.
+# totals sum exactly to the total cycles, with 3 Softmax and 2 RMSNorm passes per row. The
+# per-op records add up to the class counters, show the same passes per row, and their MACs
+# are the model's.
 #   cli_rtl_check.sh <passim> <data-dir> <work-dir>
 set -euo pipefail
 passim=$1 data=$2 work=$3
@@ -26,5 +28,28 @@ steps, layers, heads = r["timings"]["positions"], r["model"]["config"]["n_layers
 assert c["by_class"]["softmax"]["passes"] == 3 * steps * layers * heads, c["by_class"]["softmax"]
 assert c["by_class"]["norm"]["passes"] == 2 * steps * (2 * layers + 1), c["by_class"]["norm"]
 assert r["hardware"]["config"] == "tiny" and len(r["hardware"]["config_hash"]) == 64
-print("rtl report ok:", c["total"], "cycles")
+# Per-op records: summed per class they equal the class counters (control has no records).
+recs = c["records"]
+assert c["records_sum_to_class_totals"] is True
+keys = {"layer", "op", "class", "shape", "count", "passes", "cycles", "stall_cycles", "macs"}
+assert recs and all(set(x) == keys for x in recs), recs[:1]
+for cls, v in c["by_class"].items():
+    mine = [x for x in recs if x["class"] == cls]
+    if cls != "control":
+        assert sum(x["cycles"] for x in mine) == v["cycles"], (cls, v)
+    assert sum(x["passes"] for x in mine) == v["passes"], (cls, v)
+for x in recs:
+    per_row = {"SOFTMAX": 3, "RMSNORM": 2}.get(x["op"])
+    if per_row:
+        assert x["passes"] == per_row * x["shape"]["rows"] * x["count"], x
+    assert x["stall_cycles"] <= x["cycles"], x
+assert sum(x["stall_cycles"] for x in recs if x["class"] == "dma") <= c["mem_stall"]
+# MACs from the instruction shapes = the model's: projections, attention, classifier.
+m = r["model"]["config"]
+dim, hid, kv = m["dim"], m["hidden_dim"], m["dim"] * m["n_kv_heads"] // m["n_heads"]
+per_layer = 2 * dim * dim + 2 * dim * kv + 3 * dim * hid
+want = sum(layers * (per_layer + 2 * dim * (pos + 1)) + dim * m["vocab_size"]
+           for pos in range(steps))
+assert sum(x["macs"] for x in recs) == want, (sum(x["macs"] for x in recs), want)
+print("rtl report ok:", c["total"], "cycles,", len(recs), "records")
 PY

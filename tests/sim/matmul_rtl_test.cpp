@@ -161,7 +161,7 @@ PSM_MM_TEST(SizesNotMultipleOfArray) {
   const std::uint32_t seed = 701;
   auto rng = seeded(seed);
   Driver drv(kCfg, seed + 1);
-  for (int bits : {8, 16, 32}) {
+  for (int bits : {2, 8, 12, 16, 32}) {
     ASSERT_NO_FATAL_FAILURE(check_job(drv, random_job(rng, s, bits, true), seed));
   }
   ASSERT_NO_FATAL_FAILURE(check_job(drv, random_job(rng, s, 32, false), seed));
@@ -185,6 +185,24 @@ PSM_MM_TEST(DimensionsOfOne) {
                                         {kC + 2, 1, kC + 3}, {5, 2 * kR + 1, 1},
                                         {1, 1, 2 * kC + 1},  {kR + kC, 1, 1}};
   for (const auto& s : shapes) {
+    if (!fits(kCfg, s)) {
+      continue;
+    }
+    SCOPED_TRACE(to_string(s));
+    ASSERT_NO_FATAL_FAILURE(check_job(drv, random_job(rng, s, 8, true), seed));
+    ASSERT_NO_FATAL_FAILURE(check_job(drv, random_job(rng, s, 32, false), seed));
+  }
+}
+
+PSM_MM_TEST(BackToBackTilesForEveryRowCount) {
+  // Tiles stream back to back in slots of T = max(m, R, C) cycles, so the weight swap of one
+  // tile follows the previous one as closely as the array allows when m <= max(R, C). Every m
+  // up to past both array dimensions, with several k and n tiles (m = 1 is the decode case).
+  const std::uint32_t seed = 3003;
+  auto rng = seeded(seed);
+  Driver drv(kCfg, seed + 1);
+  for (std::size_t m = 1; m <= std::max(kR, kC) + 2; ++m) {
+    const MatmulShape s{m, 3 * kR - 1, 2 * kC + 1};
     if (!fits(kCfg, s)) {
       continue;
     }
@@ -319,7 +337,7 @@ PSM_MM_TEST(SaturatesAtBothEnds) {
   Driver drv(kCfg, seed + 1);
   const MatmulShape s{4, 2 * kR + 1, std::min<std::size_t>(kC + 1, kCfg.rq_depth)};
   PSM_MM_REQUIRE_FITS(s);
-  for (int bits : {8, 16, 32}) {
+  for (int bits : {2, 8, 12, 16, 32}) {
     SCOPED_TRACE("out_bits " + std::to_string(bits));
     MatmulJob job = random_job(rng, s, bits, true);
     // Rows 0/1 give large positive/negative sums; big multipliers push them past the range.
@@ -431,12 +449,18 @@ PSM_MM_TEST(BusyCyclesMatchClosedForm) {
   const std::uint32_t seed = 5;
   auto rng = seeded(seed);
   Driver drv(kCfg, seed + 1);
+  // One tile; m below, between and above R and C with several tiles (the slot is
+  // T = max(m, R, C)); m = 1 with many tiles (decode); the accumulator's full height.
   const std::vector<MatmulShape> shapes{{1, 1, 1},
                                         {7, 13, 5},
                                         {1, 17, 1},
+                                        {1, 3 * kR, 2 * kC + 1},
+                                        {2, 2 * kR + 1, 2 * kC},
                                         {kR, kR, kC},
+                                        {kC, 2 * kR, 3 * kC},
                                         {kR + kC + 1, 2 * kR + 1, 2 * kC + 1},
-                                        {kCfg.acc_depth, kR, kC}};
+                                        {kCfg.acc_depth, kR, kC},
+                                        {kCfg.acc_depth, 2 * kR, 2 * kC}};
   int checked = 0;
   for (const auto& s : shapes) {
     if (!fits(kCfg, s)) {
@@ -453,10 +477,15 @@ PSM_MM_TEST(BusyCyclesMatchClosedForm) {
     EXPECT_EQ(stats.perf_mac, tiles * s.m);  // one activation row per cycle while streaming
     ++checked;
   }
-  EXPECT_GE(checked, 4);
-  // docs/cycle-model.md's worked example: 7x13x5 on 4x4 is 8 tiles * (4 + 7 + 9) + 2 = 162.
+  EXPECT_GE(checked, 6);
+  // docs/cycle-model.md's worked examples. 7x13x5 on 4x4: 8 tiles in slots of T = 7,
+  // (8 - 1) * 7 + 7 + (4 + 4 + 2) + 2 = 68. 256x256x256 on 16x16: 256 tiles, T = 256,
+  // 255 * 256 + 256 + 34 + 2 = 65572. 1x256x256 on 16x16 (decode): T = 16, 255 * 16 + 1 + 36.
   EXPECT_EQ(passim::sim::matmul_busy_cycles(MatmulConfig{4, 4, 256, 256, 64, 256, 64}, {7, 13, 5}),
-            162U);
+            68U);
+  const MatmulConfig base{16, 16, 4096, 8192, 256, 4096, 256};
+  EXPECT_EQ(passim::sim::matmul_busy_cycles(base, {256, 256, 256}), 65572U);
+  EXPECT_EQ(passim::sim::matmul_busy_cycles(base, {1, 256, 256}), 4117U);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -2,13 +2,15 @@
 // `passim run | quantize | perplexity`: argument parsing (CLI11), model loading, reports (JSON).
 #include "app.hpp"
 
-#include <cerrno>
+#include <algorithm>
 #include <array>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -216,25 +218,13 @@ struct RunOptions {
   std::string report;
 };
 
-/// Class names in counter order (hw::Counter::kCyclesMatmul + i).
-constexpr std::array<const char*, 6> kClassNames = {"matmul", "softmax",     "norm",
-                                                    "other_vector", "dma", "control"};
-
-/// MACs of one decoding step per layer (the head is layer n_layers): a property of the
-/// model and position, not a cycle count.
-std::vector<std::uint64_t> step_macs(const ModelConfig& c, int pos) {
-  const std::uint64_t dim = std::uint64_t(c.dim), hid = std::uint64_t(c.hidden_dim);
-  const std::uint64_t kv = c.kv_dim(), t = std::uint64_t(pos) + 1;
-  std::vector<std::uint64_t> macs(std::size_t(c.n_layers) + 1,
-                                  2 * dim * dim + 2 * dim * kv + 3 * dim * hid +
-                                      2 * std::uint64_t(c.n_heads) * c.head_size() * t);
-  macs.back() = dim * std::uint64_t(c.vocab_size);
-  return macs;
+/// "0".."n_layers-1" for the transformer layers, "head" for the final norm and classifier.
+std::string layer_label(std::uint32_t layer, const ModelConfig& c) {
+  return layer == std::uint32_t(c.n_layers) ? "head" : std::to_string(layer);
 }
 
-/// Prints the cycle tables from the RTL counters and returns the JSON "cycles" section.
-json cycle_report(const RtlSession& s, const ModelConfig& c,
-                  const std::vector<std::uint64_t>& macs, std::ostream& err) {
+/// Prints the class table from the counters; returns the JSON totals.
+json class_report(const RtlSession& s, std::ostream& err) {
   const auto cnt = s.counters();
   const auto at = [&](hw::Counter k) { return cnt.at(std::size_t(k)); };
   const std::uint64_t total = at(hw::Counter::kTotalCycles);
@@ -250,42 +240,127 @@ json cycle_report(const RtlSession& s, const ModelConfig& c,
   fmt::print(err, "\ncycles by op class ({} config, counters read from the RTL)\n", s.hw().name);
   fmt::print(err, "{:<14}{:>14}{:>9}{:>12}\n", "class", "cycles", "%", "passes");
   std::uint64_t sum = 0;
-  for (std::size_t i = 0; i < kClassNames.size(); ++i) {
+  for (std::size_t i = 0; i < kOpClassNames.size(); ++i) {
     const std::uint64_t cyc = cnt.at(std::size_t(hw::Counter::kCyclesMatmul) + i);
     const std::uint64_t passes = cnt.at(std::size_t(hw::Counter::kPassesMatmul) + i);
     sum += cyc;
-    j["by_class"][kClassNames[i]] = {{"cycles", cyc}, {"passes", passes}};
-    fmt::print(err, "{:<14}{:>14}{:>8.1f}%{:>12}\n", kClassNames[i], cyc, pct(cyc), passes);
+    j["by_class"][std::string(kOpClassNames[i])] = {{"cycles", cyc}, {"passes", passes}};
+    fmt::print(err, "{:<14}{:>14}{:>8.1f}%{:>12}\n", kOpClassNames[i], cyc, pct(cyc), passes);
   }
   fmt::print(err, "{:<14}{:>14}{:>8.1f}%\n", "total", total, 100.0);
   fmt::print(err, "{:<14}{:>14}{:>8.1f}%   (DMA and program fetch waiting on DRAM)\n",
-             "memory stall",
-             at(hw::Counter::kMemStall), pct(at(hw::Counter::kMemStall)));
+             "memory stall", at(hw::Counter::kMemStall), pct(at(hw::Counter::kMemStall)));
   j["class_totals_sum_to_total"] = sum == total;
-  // Per layer and class: one record each, with the layer's MACs on its matmul record.
-  const auto layers = s.layer_counters();
-  fmt::print(err, "\ncycles by layer\n{:<8}", "layer");
-  for (const char* name : kClassNames) {
-    fmt::print(err, "{:>13}", name);
+  return j;
+}
+
+/// True when, per op class, the records' cycles equal `cycles_<class>` (control excepted:
+/// no unit runs its cycles) and their passes equal `passes_<class>`.
+bool records_match_classes(const std::vector<OpRecord>& recs,
+                           const std::vector<std::uint64_t>& cnt) {
+  std::array<std::uint64_t, kOpClassNames.size()> cycles{}, passes{};
+  for (const OpRecord& r : recs) {
+    if (r.op_class >= cycles.size()) {
+      return false;
+    }
+    cycles[r.op_class] += r.cycles;
+    passes[r.op_class] += r.passes;
+  }
+  for (std::size_t i = 0; i < cycles.size(); ++i) {
+    const bool control = i == std::size_t(hw::OpClass::kControl);
+    if ((!control && cycles[i] != cnt.at(std::size_t(hw::Counter::kCyclesMatmul) + i)) ||
+        passes[i] != cnt.at(std::size_t(hw::Counter::kPassesMatmul) + i)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/// Prints the record cycles summed by layer (rows) and op class (columns, control has no
+/// records).
+void print_layer_table(const std::vector<OpRecord>& recs, const ModelConfig& c, std::ostream& err) {
+  std::map<std::uint32_t, std::array<std::uint64_t, kOpClassNames.size()>> by_layer;
+  for (const OpRecord& r : recs) {
+    by_layer[r.layer].at(std::min<std::size_t>(r.op_class, kOpClassNames.size() - 1)) += r.cycles;
+  }
+  const std::size_t classes = std::size_t(hw::OpClass::kControl);
+  fmt::print(err, "\ncycles by layer (sum of the instruction records)\n{:<8}", "layer");
+  for (std::size_t i = 0; i < classes; ++i) {
+    fmt::print(err, "{:>13}", kOpClassNames[i]);
   }
   fmt::print(err, "\n");
-  for (std::size_t l = 0; l < layers.size() && l <= std::size_t(c.n_layers); ++l) {
-    const std::string label = l == std::size_t(c.n_layers) ? "head" : std::to_string(l);
-    fmt::print(err, "{:<8}", label);
-    for (std::size_t i = 0; i < kClassNames.size() && i < layers[l].size(); ++i) {
-      const std::uint64_t cyc = layers[l][i];
-      const std::uint64_t passes =
-          i + kClassNames.size() < layers[l].size() ? layers[l][i + kClassNames.size()] : 0;
-      fmt::print(err, "{:>13}", cyc);
-      json rec = {{"layer", label}, {"op", kClassNames[i]}, {"class", kClassNames[i]},
-                  {"cycles", cyc}, {"passes", passes}};
-      rec["macs"] = i == 0 && l < macs.size() ? macs[l] : 0;
-      rec["shape"] = {{"dim", c.dim}, {"hidden_dim", c.hidden_dim}, {"n_heads", c.n_heads},
-                      {"head_size", c.head_size()}};
-      j["records"].push_back(rec);
+  for (const auto& [layer, cycles] : by_layer) {
+    fmt::print(err, "{:<8}", layer_label(layer, c));
+    for (std::size_t i = 0; i < classes; ++i) {
+      fmt::print(err, "{:>13}", cycles[i]);
     }
     fmt::print(err, "\n");
   }
+}
+
+/// Prints the records summed by opcode, most cycles first.
+void print_op_table(const std::vector<OpRecord>& recs, std::uint64_t total, std::ostream& err) {
+  std::map<hw::Opcode, OpRecord> by_op;
+  for (const OpRecord& r : recs) {
+    OpRecord& o = by_op[r.op];
+    o.op = r.op;
+    o.count += r.count;
+    o.passes += r.passes;
+    o.cycles += r.cycles;
+    o.stall_cycles += r.stall_cycles;
+    o.macs += r.macs;
+  }
+  std::vector<OpRecord> rows;
+  for (const auto& [op, r] : by_op) {
+    rows.push_back(r);
+  }
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const OpRecord& a, const OpRecord& b) { return a.cycles > b.cycles; });
+  fmt::print(err, "\ncycles by opcode (sum of the instruction records)\n");
+  fmt::print(err, "{:<12}{:>9}{:>14}{:>8}{:>11}{:>12}{:>13}\n", "opcode", "count", "cycles", "%",
+             "passes", "stall", "MACs");
+  for (const OpRecord& r : rows) {
+    fmt::print(err, "{:<12}{:>9}{:>14}{:>7.1f}%{:>11}{:>12}{:>13}\n", hw::opcode_name(r.op),
+               r.count, r.cycles, total ? 100.0 * double(r.cycles) / double(total) : 0.0, r.passes,
+               r.stall_cycles, r.macs);
+  }
+}
+
+/// The JSON records: one per (layer, opcode, op class, shape), by layer, then in order of
+/// first appearance.
+json records_json(std::vector<OpRecord> recs, const ModelConfig& c) {
+  std::stable_sort(recs.begin(), recs.end(),
+                   [](const OpRecord& a, const OpRecord& b) { return a.layer < b.layer; });
+  json out = json::array();
+  for (const OpRecord& r : recs) {
+    json shape = json::object();
+    for (const auto& [name, v] : r.shape) {
+      shape[std::string(name)] = v;
+    }
+    out.push_back(
+        {{"layer", layer_label(r.layer, c)},
+         {"op", std::string(hw::opcode_name(r.op))},
+         {"class", r.op_class < kOpClassNames.size() ? std::string(kOpClassNames[r.op_class])
+                                                     : std::string("unknown")},
+         {"shape", shape},
+         {"count", r.count},
+         {"passes", r.passes},
+         {"cycles", r.cycles},
+         {"stall_cycles", r.stall_cycles},
+         {"macs", r.macs}});
+  }
+  return out;
+}
+
+/// Prints the cycle tables from the RTL counters and the instruction records, and returns
+/// the JSON "cycles" section.
+json cycle_report(const RtlSession& s, const ModelConfig& c, std::ostream& err) {
+  json j = class_report(s, err);
+  const auto recs = s.op_records();
+  j["records_sum_to_class_totals"] = records_match_classes(recs, s.counters());
+  print_layer_table(recs, c, err);
+  print_op_table(recs, j["total"].get<std::uint64_t>(), err);
+  j["records"] = records_json(recs, c);
   return j;
 }
 
@@ -331,14 +406,7 @@ int cmd_run(const RunOptions& o, std::ostream& out, std::ostream& err, const Rtl
              backend->name(), r.steps, r.seconds, r.tokens_per_second);
   json cycles;
   if (session) {
-    std::vector<std::uint64_t> macs(std::size_t(L.config.n_layers) + 1, 0);
-    for (int pos = 0; pos < r.steps; ++pos) {
-      const auto m = step_macs(L.config, pos);
-      for (std::size_t i = 0; i < macs.size(); ++i) {
-        macs[i] += m[i];
-      }
-    }
-    cycles = cycle_report(*session, L.config, macs, err);
+    cycles = cycle_report(*session, L.config, err);
   }
   if (!o.report.empty()) {
     json j;

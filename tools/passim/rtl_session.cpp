@@ -13,10 +13,11 @@ namespace passim::app {
 
 namespace {
 
-/// Forwards to a SimDevice and sums its per-layer counters over every run.
-class LayerSummingDevice final : public Device {
+/// Forwards to a SimDevice and sums the records of every run, joined with the program it
+/// ran (read back from DRAM), into an OpRecordTable.
+class RecordingDevice final : public Device {
  public:
-  explicit LayerSummingDevice(sim::SimDevice& dev) : dev_(dev) {}
+  explicit RecordingDevice(sim::SimDevice& dev) : dev_(dev) {}
   [[nodiscard]] std::string_view name() const noexcept override { return "rtl"; }
   [[nodiscard]] const hw::HwConfig& hw() const noexcept override { return dev_.hw(); }
   [[nodiscard]] std::uint64_t dram_bytes() const noexcept override { return dev_.dram_bytes(); }
@@ -28,34 +29,29 @@ class LayerSummingDevice final : public Device {
   }
   RunStats run(std::uint64_t prog_addr, std::uint32_t len) override {
     RunStats s = dev_.run(prog_addr, len);
-    const auto& per_layer = dev_.layer_counters();
-    layers_.resize(std::max(layers_.size(), per_layer.size()));
-    for (std::size_t l = 0; l < per_layer.size(); ++l) {
-      layers_[l].resize(std::max(layers_[l].size(), per_layer[l].size()), 0);
-      for (std::size_t i = 0; i < per_layer[l].size(); ++i) {
-        layers_[l][i] += per_layer[l][i];
-      }
-    }
+    std::vector<hw::Instr> prog(len);
+    dev_.read_dram(prog_addr, {reinterpret_cast<std::uint8_t*>(prog.data()), prog.size() * 16});
+    table_.add(prog, s.records);
     return s;
   }
-  [[nodiscard]] const std::vector<std::vector<std::uint64_t>>& layers() const { return layers_; }
+  [[nodiscard]] const OpRecordTable& table() const noexcept { return table_; }
 
  private:
   sim::SimDevice& dev_;
-  std::vector<std::vector<std::uint64_t>> layers_;
+  OpRecordTable table_;
 };
 
 class SimSession final : public RtlSession {
  public:
   SimSession(const QuantModel& model, const RtlOptions& o)
-      : device_(make_model(o), options(model, o)), summing_(device_), backend_(model, summing_) {}
+      : device_(make_model(o), options(model, o)),
+        recording_(device_),
+        backend_(model, recording_) {}
 
   Backend& backend() override { return backend_; }
   const hw::HwConfig& hw() const override { return device_.hw(); }
   std::vector<std::uint64_t> counters() const override { return backend_.stats().counters; }
-  std::vector<std::vector<std::uint64_t>> layer_counters() const override {
-    return summing_.layers();
-  }
+  std::vector<OpRecord> op_records() const override { return recording_.table().records(); }
 
  private:
   static std::unique_ptr<sim::AccelModel> make_model(const RtlOptions& o) {
@@ -78,12 +74,13 @@ class SimSession final : public RtlSession {
                                              ModelCompiler(model, *cfg).dram_bytes());
     }
     s.trace_path = o.trace_path;
+    s.read_layer_counters = false;
     s.max_cycles = o.max_cycles;
     return s;
   }
 
   sim::SimDevice device_;
-  LayerSummingDevice summing_;
+  RecordingDevice recording_;
   DeviceBackend backend_;
 };
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "op_records.hpp"
 #include "passim/backend.hpp"
 #include "passim/device.hpp"
 #include "passim/quant_model.hpp"
@@ -23,9 +24,10 @@ class RtlSession {
   [[nodiscard]] virtual const hw::HwConfig& hw() const = 0;
   /// Counters read from the RTL, summed over every program run so far (hw::Counter order).
   [[nodiscard]] virtual std::vector<std::uint64_t> counters() const = 0;
-  /// Per-layer op-class counters summed over every run: [layer][i] is counter
-  /// kCyclesMatmul + i (cycles per class, then passes per class).
-  [[nodiscard]] virtual std::vector<std::vector<std::uint64_t>> layer_counters() const = 0;
+  /// The hardware's per-instruction records of every run so far, joined with their
+  /// instructions and summed per (layer, opcode, op class, shape), in order of first
+  /// appearance.
+  [[nodiscard]] virtual std::vector<OpRecord> op_records() const = 0;
 };
 
 struct RtlOptions {

@@ -99,7 +99,9 @@ class DeviceBackend final : public Backend {
   void reset() override {}
 
   [[nodiscard]] std::span<const std::int32_t> logits_i32() const noexcept { return logits_; }
-  /// Statistics summed over every run since construction.
+  /// Counters and instruction counts summed over every run since construction. `records`
+  /// stays empty: instruction indices only mean something within their own program, so a
+  /// caller that wants them wraps the Device and reads each run's records there.
   [[nodiscard]] const RunStats& stats() const noexcept { return stats_; }
   [[nodiscard]] const ModelCompiler& compiler() const noexcept { return compiler_; }
 

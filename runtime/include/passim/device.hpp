@@ -15,12 +15,26 @@
 
 namespace passim {
 
-/// What a run reports. Cycle numbers come only from hardware counters: a device without
-/// them (CpuDevice) leaves `has_cycles` false and every counter empty.
+/// The hardware's record of one unit instruction (psm_accel's trace port, rtl/top/psm_trace.sv).
+/// BARRIER, END and NOP have no unit and no record.
+struct InstrRecord {
+  std::uint32_t index = 0;         ///< instruction index in the program (0 = first)
+  std::uint8_t unit = 0;           ///< 0 DMA, 1 matmul, 2 vector
+  std::uint64_t cycles = 0;        ///< cycles the unit was busy with it
+  std::uint64_t stall_cycles = 0;  ///< of those, cycles it waited (DMA: on the memory port)
+  std::uint64_t passes = 0;        ///< passes it made (docs/isa.md "passes" column)
+};
+
+/// What a run reports. Cycle numbers come only from hardware counters and the hardware's
+/// trace: a device without them (CpuDevice) leaves `has_cycles` false and `counters` and
+/// `records` empty.
 struct RunStats {
   bool has_cycles = false;
   std::vector<std::uint64_t> counters;  ///< indexed like passim::hw counter indices
   std::uint64_t instructions = 0;       ///< instructions executed
+  /// One record per DMA, matmul and vector instruction of this run, in the order they
+  /// ended (instructions on different units may end out of program order).
+  std::vector<InstrRecord> records;
 };
 
 /// An accelerator with its own DRAM, driven through programs (docs/isa.md).

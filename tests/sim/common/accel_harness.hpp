@@ -2,11 +2,13 @@
 /// \file Whole-accelerator test helpers: a program builder that inserts a BARRIER whenever the
 /// issuing unit changes (like ModelCompiler's emitter), and a lockstep runner that executes
 /// every program on the reference CpuDevice and on the device under test and compares the
-/// whole DRAM afterwards, byte for byte.
+/// whole DRAM afterwards, byte for byte, and checks the hardware's per-instruction records
+/// against the program and the counters.
 #pragma once
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -115,7 +117,82 @@ inline std::uint64_t param_entry(Requant rq) {
   return std::uint64_t(std::uint32_t(rq.mult)) | (std::uint64_t(std::uint32_t(rq.shift)) << 32);
 }
 
-/// Runs programs on CpuDevice and on `dut` and compares their DRAMs after each run.
+/// A run's trace records summed per op class (`hw::OpClass` order).
+struct RecordSums {
+  std::array<std::uint64_t, 6> cycles{}, stall_cycles{}, passes{};
+};
+
+/// Checks the trace records of a run of `prog` that ended with END: exactly one record per
+/// DMA, matmul and vector instruction (BARRIER, END and NOP have none), from that
+/// instruction's unit, so `records.size() == instructions - (BARRIER + END + NOP)`. Units
+/// do not overlap in these programs (BARRIERs), so per class the record cycles add up to
+/// `cycles_<class>` (control excepted: its cycles have no unit) and the record passes to
+/// `passes_<class>`. Returns the sums.
+inline RecordSums check_records(const std::vector<hw::Instr>& prog, const RunStats& s,
+                                const std::string& what) {
+  RecordSums sums;
+  std::vector<int> seen(prog.size(), 0);
+  for (const InstrRecord& r : s.records) {
+    if (r.index >= prog.size()) {
+      ADD_FAILURE() << what << ": record of instruction " << r.index << " beyond the program";
+      continue;
+    }
+    const auto op = static_cast<hw::Opcode>(hw::get_field(prog[r.index], f::kOpcode));
+    EXPECT_EQ(unsigned(hw::unit_of(op)), r.unit + 1u)
+        << what << ": instruction " << r.index << " " << hw::opcode_name(op);
+    EXPECT_GT(r.cycles, 0u) << what << ": instruction " << r.index;
+    EXPECT_LE(r.stall_cycles, r.cycles) << what << ": instruction " << r.index;
+    ++seen[r.index];
+    const auto cls = hw::get_field(prog[r.index], f::kOpClass);
+    if (cls < sums.cycles.size()) {
+      sums.cycles[cls] += r.cycles;
+      sums.stall_cycles[cls] += r.stall_cycles;
+      sums.passes[cls] += r.passes;
+    }
+  }
+  std::uint64_t control = 0;
+  for (std::size_t i = 0; i < prog.size(); ++i) {
+    const auto op = static_cast<hw::Opcode>(hw::get_field(prog[i], f::kOpcode));
+    const bool has_unit = hw::unit_of(op) != hw::Unit::kControl;
+    control += has_unit ? 0 : 1;
+    EXPECT_EQ(seen[i], has_unit ? 1 : 0)
+        << what << ": records of instruction " << i << " " << hw::opcode_name(op);
+  }
+  EXPECT_EQ(s.records.size(), s.instructions - control) << what;
+  const auto ctl = std::size_t(hw::OpClass::kControl);
+  for (std::size_t c = 0; c < sums.cycles.size(); ++c) {
+    if (c != ctl) {
+      EXPECT_EQ(sums.cycles[c], s.counters.at(std::size_t(hw::Counter::kCyclesMatmul) + c))
+          << what << ": record cycles of class " << c;
+    }
+    EXPECT_EQ(sums.passes[c], s.counters.at(std::size_t(hw::Counter::kPassesMatmul) + c))
+        << what << ": record passes of class " << c;
+  }
+  return sums;
+}
+
+/// Index of the first instruction of `prog` with opcode `op` (prog.size() when none).
+inline std::uint32_t index_of(const std::vector<hw::Instr>& prog, hw::Opcode op) {
+  std::uint32_t i = 0;
+  while (i < prog.size() && hw::get_field(prog[i], f::kOpcode) != std::uint32_t(op)) {
+    ++i;
+  }
+  return i;
+}
+
+/// The record of instruction `index` (fails the test and returns zeros when there is none).
+inline InstrRecord record_of(const RunStats& s, std::uint32_t index) {
+  for (const InstrRecord& r : s.records) {
+    if (r.index == index) {
+      return r;
+    }
+  }
+  ADD_FAILURE() << "no record of instruction " << index;
+  return {};
+}
+
+/// Runs programs on CpuDevice and on `dut` and compares their DRAMs after each run; on a
+/// device with counters, checks its records too (check_records).
 class Lockstep {
  public:
   Lockstep(Device& dut, std::uint64_t dram_bytes)
@@ -140,6 +217,9 @@ class Lockstep {
     (void)ref_.run(prog_addr(), std::uint32_t(prog.size()));
     const RunStats s = dut_.run(prog_addr(), std::uint32_t(prog.size()));
     expect_same_dram(what);
+    if (s.has_cycles) {
+      (void)check_records(prog, s, what);
+    }
     return s;
   }
 

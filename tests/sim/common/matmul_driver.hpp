@@ -4,6 +4,7 @@
 /// psm_matmul (RTL or Yosys netlist) since both have the same ports.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -45,7 +46,7 @@ struct MatmulJob {
   std::vector<std::int8_t> a;  ///< (m, k) row-major activations
   std::vector<std::int8_t> w;  ///< (n, k) row-major weights
   std::vector<Requant> rq;     ///< (n) per output column
-  int out_bits = 8;            ///< 8, 16 or 32
+  int out_bits = 8;            ///< 2..32
   bool requant_en = true;      ///< false: raw int32 accumulators
 };
 
@@ -69,17 +70,19 @@ struct MatmulRunStats {
          s.m * kt <= cfg.in_depth && s.n * kt <= cfg.wgt_depth && s.m * nt <= cfg.out_depth;
 }
 
-/// The closed-form busy-cycle count of one isolated command (docs/cycle-model.md):
-/// per (k tile, n tile) C cycles weight preload, m cycles stream, R + C + 1 cycles drain;
-/// 2 cycles flush once. busy = KT * NT * (m + R + 2C + 1) + 2.
+/// The closed-form busy-cycle count of one isolated command (docs/cycle-model.md). The KT * NT
+/// tiles stream back to back in slots of T = max(m, R, C) cycles (weight preload of a tile runs
+/// in its own slot, into the PEs' shadow weights); after the last tile's last row come
+/// R + C + 2 cycles of fill/drain and 2 cycles of requantiser flush:
+///   busy = (KT * NT - 1) * T + m + (R + C + 2) + 2.
 [[nodiscard]] constexpr std::uint64_t matmul_busy_cycles(const MatmulConfig& cfg,
                                                          const MatmulShape& s) noexcept {
   const std::uint64_t tiles = ceil_div(s.k, cfg.rows) * ceil_div(s.n, cfg.cols);
-  const std::uint64_t preload = cfg.cols;
-  const std::uint64_t stream = s.m;
-  const std::uint64_t drain = cfg.rows + cfg.cols + 1;
+  const std::uint64_t slot = std::max({s.m, cfg.rows, cfg.cols});  // T
+  const std::uint64_t stream = (tiles - 1) * slot + s.m;  // first row read .. last row read
+  const std::uint64_t drain = cfg.rows + cfg.cols + 2;    // last row read .. accumulator write
   const std::uint64_t flush = 2;
-  return tiles * (preload + stream + drain) + flush;
+  return stream + drain + flush;
 }
 
 /// The golden output: matmul_i8, then requantize() per column (or the raw accumulators).

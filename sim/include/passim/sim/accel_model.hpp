@@ -9,7 +9,9 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "passim/device.hpp"
 #include "passim/hw/spec.hpp"
 
 namespace passim::sim {
@@ -108,6 +110,10 @@ class AccelModel {
   [[nodiscard]] virtual std::uint32_t pc() const noexcept = 0;
   /// Index of the instruction unit `u` (0 DMA, 1 matmul, 2 vector) runs or ran last.
   [[nodiscard]] virtual std::uint32_t unit_pc(unsigned u) const noexcept = 0;
+
+  /// The records of psm_accel's trace port (one per unit instruction, in the cycle it ended)
+  /// collected since the last call, in the order they ended; the collection restarts empty.
+  [[nodiscard]] virtual std::vector<InstrRecord> take_records() = 0;
 
   /// Starts FST tracing of every following cycle into `path` (throws if the model was built
   /// without tracing support or the file cannot be opened). Closed by the destructor.

@@ -15,12 +15,13 @@
 namespace passim::sim {
 
 /// Writes PROG_ADDR, PROG_LEN and WATCHDOG, then CTRL.clear_counters | CTRL.start (counters
-/// count this run only, as `RunStats` reports one run).
+/// count this run only, as `RunStats` reports one run); drops any earlier trace records.
 void start_program(AccelModel& m, MemPort& port, std::uint64_t prog_addr, std::uint32_t len,
                    std::uint32_t watchdog);
 
-/// Reads every counter through CNT_SEL / CNT_LO / CNT_HI (and, when `layers` is not null,
-/// the per-layer copies: `(*layers)[layer][i]` is counter CNT_CYCLES_MATMUL + i).
+/// Reads every counter through CNT_SEL / CNT_LO / CNT_HI, takes the trace records of the
+/// run (`RunStats::records`) and, when `layers` is not null, the per-layer copies:
+/// `(*layers)[layer][i]` is counter CNT_CYCLES_MATMUL + i.
 RunStats read_counters(AccelModel& m, MemPort& port,
                        std::vector<std::vector<std::uint64_t>>* layers);
 

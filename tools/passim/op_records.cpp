@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: Apache-2.0
+// Per-op records: the hardware's instruction records joined with their instructions.
+#include "op_records.hpp"
+
+namespace passim::app {
+
+namespace f = hw::fields;
+using hw::Opcode;
+
+Shape instr_shape(const hw::Instr& in) {
+  switch (static_cast<Opcode>(hw::get_field(in, f::kOpcode))) {
+    case Opcode::kNop:
+    case Opcode::kEnd:
+    case Opcode::kBarrier:
+      return {};
+    case Opcode::kDmaLoad:
+    case Opcode::kDmaStore:  // DMA_STORE has DMA_LOAD's layout
+      return {{"rows", hw::get_field(in, f::dma_load::kRows)},
+              {"row_len", hw::get_field(in, f::dma_load::kRowLen)}};
+    case Opcode::kMatmul:
+      return {{"m", hw::get_field(in, f::matmul::kM)},
+              {"k", hw::get_field(in, f::matmul::kK)},
+              {"n", hw::get_field(in, f::matmul::kN)}};
+    default:  // the vector opcodes share RMSNORM's rows and len fields
+      return {{"rows", hw::get_field(in, f::rmsnorm::kRows)},
+              {"len", hw::get_field(in, f::rmsnorm::kLen)}};
+  }
+}
+
+std::uint64_t instr_macs(const hw::Instr& in) {
+  switch (static_cast<Opcode>(hw::get_field(in, f::kOpcode))) {
+    case Opcode::kMatmul:
+      return std::uint64_t{hw::get_field(in, f::matmul::kM)} * hw::get_field(in, f::matmul::kK) *
+             hw::get_field(in, f::matmul::kN);
+    case Opcode::kAttnScore:
+    case Opcode::kAttnValue:
+      return std::uint64_t{hw::get_field(in, f::attn_score::kRows)} *
+             hw::get_field(in, f::attn_score::kLen);
+    default:
+      return 0;
+  }
+}
+
+void OpRecordTable::add(std::span<const hw::Instr> prog, std::span<const InstrRecord> records) {
+  for (const InstrRecord& r : records) {
+    if (r.index >= prog.size()) {
+      continue;
+    }
+    const hw::Instr& in = prog[r.index];
+    Shape shape = instr_shape(in);
+    std::vector<std::uint32_t> dims;
+    for (const auto& [name, v] : shape) {
+      dims.push_back(v);
+    }
+    const std::uint32_t layer = hw::get_field(in, f::kLayer);
+    const std::uint32_t op = hw::get_field(in, f::kOpcode);
+    const std::uint32_t cls = hw::get_field(in, f::kOpClass);
+    auto [it, inserted] = index_.try_emplace(Key{layer, op, cls, std::move(dims)}, rows_.size());
+    if (inserted) {
+      OpRecord row;
+      row.layer = layer;
+      row.op = static_cast<Opcode>(op);
+      row.op_class = cls;
+      row.shape = std::move(shape);
+      rows_.push_back(std::move(row));
+    }
+    OpRecord& row = rows_[it->second];
+    row.count += 1;
+    row.passes += r.passes;
+    row.cycles += r.cycles;
+    row.stall_cycles += r.stall_cycles;
+    row.macs += instr_macs(in);
+  }
+}
+
+}  // namespace passim::app
