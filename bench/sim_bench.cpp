@@ -44,7 +44,6 @@ void run_steps(benchmark::State& state, MakeDevice make) {
   const ModelCompiler probe(model, hw::kTiny);
   sim::SimOptions opts;
   opts.dram_bytes = (probe.dram_bytes() + 4095) / 4096 * 4096;
-  opts.read_layer_counters = false;
   auto device = make(opts);
   DeviceBackend backend(model, *device);
   const int steps = static_cast<int>(state.range(0));

@@ -182,8 +182,6 @@ def check_config(spec: dict, cfg: dict, errors: list[str]) -> None:
     if "max_macs" in cfg and macs > cfg["max_macs"]:
         errors.append(f"{where}: {cfg['array_rows']}x{cfg['array_cols']} = {macs} MACs "
                       f"exceeds max_macs {cfg['max_macs']}")
-    if not 0 <= cfg.get("layer_counters", -1) <= limit(spec, "max_layer_counters"):
-        errors.append(f"{where}.layer_counters: outside [0, max_layer_counters]")
     for mem in spec["memories"]:
         depth = cfg["depths"].get(mem["name"])
         top = limit(spec, f"max_{mem['name']}_depth")
@@ -424,7 +422,7 @@ def sv_configs(spec: dict) -> list[str]:
     lines = sv_banner("Named configurations")
     for cfg in spec["configs"]:
         lines += [""] + wrap(f"{cfg['name']}: {cfg['doc']}", "  // ")
-        for dim in CONFIG_DIMS + ("layer_counters",):
+        for dim in CONFIG_DIMS:
             lines += sv_int(sv_const(cfg["name"], dim), cfg[dim])
         for mem in spec["memories"]:
             depth = cfg["depths"][mem["name"]]
@@ -475,7 +473,7 @@ def sv_registers(spec: dict) -> list[str]:
 
 
 def sv_counters(spec: dict) -> list[str]:
-    """Counter indices and the mask of per-layer counters."""
+    """Counter indices."""
     cnt = spec["counters"]
     n = len(cnt["list"])
     lines = sv_banner("Performance counters")
@@ -484,10 +482,6 @@ def sv_counters(spec: dict) -> list[str]:
     for item in cnt["list"]:
         lines.append(f"  localparam logic [CNT_INDEX_WIDTH-1:0] {sv_const('cnt', item['name'])}"
                      f" = {cnt['index_width']}'d{item['index']};")
-    mask = sum(1 << c["index"] for c in cnt["list"] if c.get("per_layer"))
-    top = max(c["index"] for c in cnt["list"]) + 1
-    lines += ["  // Bit i is set when counter i also has per-layer copies (CNT_SEL.per_layer)."]
-    lines.append(f"  localparam logic [{top - 1}:0] CNT_PER_LAYER_MASK = {top}'h{mask:x};")
     return lines
 
 
@@ -613,7 +607,7 @@ def cpp_configs(spec: dict) -> list[str]:
     depth_names = [f"{m['name']}_depth" for m in spec["memories"]]
     lines = ["", "/// A hardware configuration: array and vector sizes, memory depths (entries).",
              "struct HwConfig {", "  std::string_view name;"]
-    lines += [f"  std::size_t {n} = 0;" for n in CONFIG_DIMS + ("layer_counters",)]
+    lines += [f"  std::size_t {n} = 0;" for n in CONFIG_DIMS]
     lines += [f"  std::size_t {n} = 0;" for n in depth_names]
     lines += ["  /// Multiply-accumulate units of the systolic array (R * C).",
               "  [[nodiscard]] constexpr std::size_t macs() const noexcept { return array_rows * "
@@ -623,7 +617,7 @@ def cpp_configs(spec: dict) -> list[str]:
         lines += [""] + wrap(f"`{cfg['name']}`: {cfg['doc']}", "/// ")
         lines.append(f"inline constexpr HwConfig {cpp_const(cfg['name'])}{{")
         lines.append(f"    .name = \"{cfg['name']}\",")
-        for dim in CONFIG_DIMS + ("layer_counters",):
+        for dim in CONFIG_DIMS:
             lines.append(f"    .{dim} = {cfg[dim]},")
         for mem in spec["memories"]:
             lines.append(f"    .{mem['name']}_depth = {cfg['depths'][mem['name']]},")
@@ -737,17 +731,11 @@ def cpp_registers(spec: dict) -> list[str]:
 
 
 def cpp_counters(spec: dict) -> list[str]:
-    """`enum class Counter`, `kNumCounters` and `is_per_layer`."""
+    """`enum class Counter` and `kNumCounters`."""
     cnt = spec["counters"]["list"]
     lines = ["", "/// Performance counter indices (CNT_SEL.index)."]
     lines += cpp_enum("Counter", "std::uint8_t", cnt, "index")
     lines += cpp_value("std::size_t", "kNumCounters", len(cnt), "number of counters")
-    per_layer = [c for c in cnt if c.get("per_layer")]
-    lines += ["", "/// True when counter `v` also has per-layer copies (CNT_SEL.per_layer).",
-              "[[nodiscard]] constexpr bool is_per_layer(Counter v) noexcept {",
-              "  switch (v) {"]
-    lines += [f"    case Counter::{cpp_const(c['name'])}:" for c in per_layer]
-    lines += ["      return true;", "    default:", "      return false;", "  }", "}"]
     return lines
 
 
@@ -807,7 +795,7 @@ def md_memories(spec: dict) -> list[str]:
 
 def md_configs(spec: dict) -> list[str]:
     cfgs = spec["configs"]
-    rows = [[f"`{d}`"] + [c[d] for c in cfgs] for d in CONFIG_DIMS + ("layer_counters",)]
+    rows = [[f"`{d}`"] + [c[d] for c in cfgs] for d in CONFIG_DIMS]
     rows.append(["MACs (R x C)"] + [c["array_rows"] * c["array_cols"] for c in cfgs])
     for mem in spec["memories"]:
         rows.append([f"`{mem['name']}` depth (word bits)"] +
@@ -871,9 +859,9 @@ def md_errors(spec: dict) -> list[str]:
 
 
 def md_counters(spec: dict) -> list[str]:
-    rows = [[c["index"], f"`CNT_{c['name'].upper()}`", "yes" if c.get("per_layer") else "",
-             c["doc"]] for c in spec["counters"]["list"]]
-    return md_table(["index", "name", "per layer", "counts"], rows)
+    rows = [[c["index"], f"`CNT_{c['name'].upper()}`", c["doc"]]
+            for c in spec["counters"]["list"]]
+    return md_table(["index", "name", "counts"], rows)
 
 
 MD_SECTIONS = {

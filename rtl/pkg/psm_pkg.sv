@@ -4,7 +4,7 @@
 // Use as psm_pkg::NAME (no `import`: Yosys 0.23 rejects it).
 package psm_pkg;
   // read back by the VERSION register
-  localparam int SPEC_VERSION = 1;
+  localparam int SPEC_VERSION = 2;
 
   ////////////
   // Widths //
@@ -61,8 +61,6 @@ package psm_pkg;
   localparam int MAX_PARAM_DEPTH = 4096;
   // program memory instructions
   localparam int MAX_PROG_DEPTH = 65536;
-  // layers with their own counters
-  localparam int MAX_LAYER_COUNTERS = 256;
   // DRAM byte address (bits)
   localparam int DRAM_ADDR_WIDTH = 32;
 
@@ -102,7 +100,6 @@ package psm_pkg;
   localparam int TINY_ARRAY_ROWS = 2;
   localparam int TINY_ARRAY_COLS = 4;
   localparam int TINY_LANES = 2;
-  localparam int TINY_LAYER_COUNTERS = 8;
   localparam int TINY_INPUT_DEPTH = 1024;
   localparam int TINY_INPUT_ADDR_WIDTH = 10;
   localparam int TINY_INPUT_WORD_WIDTH = 16;
@@ -126,7 +123,6 @@ package psm_pkg;
   localparam int SMALL_ARRAY_ROWS = 8;
   localparam int SMALL_ARRAY_COLS = 8;
   localparam int SMALL_LANES = 8;
-  localparam int SMALL_LAYER_COUNTERS = 16;
   localparam int SMALL_INPUT_DEPTH = 2048;
   localparam int SMALL_INPUT_ADDR_WIDTH = 11;
   localparam int SMALL_INPUT_WORD_WIDTH = 64;
@@ -150,7 +146,6 @@ package psm_pkg;
   localparam int BASE_ARRAY_ROWS = 16;
   localparam int BASE_ARRAY_COLS = 16;
   localparam int BASE_LANES = 16;
-  localparam int BASE_LAYER_COUNTERS = 32;
   localparam int BASE_INPUT_DEPTH = 4096;
   localparam int BASE_INPUT_ADDR_WIDTH = 12;
   localparam int BASE_INPUT_WORD_WIDTH = 128;
@@ -595,10 +590,6 @@ package psm_pkg;
   localparam logic [REG_ADDR_WIDTH-1:0] REG_CNT_SEL = 8'h18;
   localparam int REG_CNT_SEL_INDEX_LSB = 0;
   localparam int REG_CNT_SEL_INDEX_WIDTH = 8;
-  localparam int REG_CNT_SEL_LAYER_LSB = 8;
-  localparam int REG_CNT_SEL_LAYER_WIDTH = 8;
-  localparam int REG_CNT_SEL_PER_LAYER_LSB = 16;
-  localparam int REG_CNT_SEL_PER_LAYER_WIDTH = 1;
   // CNT_LO (ro): selected counter [31:0]; reading it latches CNT_HI
   localparam logic [REG_ADDR_WIDTH-1:0] REG_CNT_LO = 8'h1c;
   // CNT_HI (ro): selected counter [counter_width-1:32], as latched by the last CNT_LO read
@@ -662,7 +653,5 @@ package psm_pkg;
   localparam logic [CNT_INDEX_WIDTH-1:0] CNT_MEM_STALL = 8'd16;
   localparam logic [CNT_INDEX_WIDTH-1:0] CNT_UNIT_STALL = 8'd17;
   localparam logic [CNT_INDEX_WIDTH-1:0] CNT_INSTRET = 8'd18;
-  // Bit i is set when counter i also has per-layer copies (CNT_SEL.per_layer).
-  localparam logic [18:0] CNT_PER_LAYER_MASK = 19'hfff0;
 
 endpackage : psm_pkg

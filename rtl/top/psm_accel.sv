@@ -29,7 +29,6 @@ module psm_accel #(
   parameter int unsigned ArrayRows     = psm_pkg::TINY_ARRAY_ROWS,
   parameter int unsigned ArrayCols     = psm_pkg::TINY_ARRAY_COLS,
   parameter int unsigned Lanes         = psm_pkg::TINY_LANES,
-  parameter int unsigned LayerCounters = psm_pkg::TINY_LAYER_COUNTERS,
   parameter int unsigned InputDepth    = psm_pkg::TINY_INPUT_DEPTH,
   parameter int unsigned WeightDepth   = psm_pkg::TINY_WEIGHT_DEPTH,
   parameter int unsigned VectorDepth   = psm_pkg::TINY_VECTOR_DEPTH,
@@ -99,8 +98,6 @@ module psm_accel #(
   logic [7:0]  run_error;
   logic [31:0] error_info;
   logic [psm_pkg::CNT_INDEX_WIDTH-1:0] cnt_index;
-  logic [7:0]  cnt_layer;
-  logic        cnt_per_layer;
   logic [psm_pkg::COUNTER_WIDTH-1:0]   cnt_value, total_cycles;
 
   psm_regs #(
@@ -126,8 +123,6 @@ module psm_accel #(
     .error_i         (run_error),
     .error_info_i    (error_info),
     .cnt_index_o     (cnt_index),
-    .cnt_layer_o     (cnt_layer),
-    .cnt_per_layer_o (cnt_per_layer),
     .cnt_value_i     (cnt_value),
     .total_cycles_i  (total_cycles)
   );
@@ -148,8 +143,6 @@ module psm_accel #(
   logic [2:0]                      unit_start, unit_busy;
   logic                            dma_err;
   logic [11:0]                     unit_class;
-  logic [23:0]                     unit_layer;
-  logic [7:0]                      ctl_layer;
   logic                            unit_stall, instret;
 
   psm_controller #(
@@ -189,8 +182,6 @@ module psm_accel #(
     .dma_err_i      (dma_err),
     .abort_o        (abort),
     .unit_class_o   (unit_class),
-    .unit_layer_o   (unit_layer),
-    .ctl_layer_o    (ctl_layer),
     .unit_stall_o   (unit_stall),
     .instret_o      (instret),
     .pc_o,
@@ -500,9 +491,8 @@ module psm_accel #(
   //////////////////////////////////////////////////////////////////////////////////////////////
 
   psm_counters #(
-    .Units        (3),
-    .LayerCounters(LayerCounters),
-    .PassWidth    (24)
+    .Units    (3),
+    .PassWidth(24)
   ) u_counters (
     .clk_i,
     .rst_i,
@@ -510,15 +500,11 @@ module psm_accel #(
     .active_i       (run_busy),
     .unit_busy_i    (unit_busy),
     .unit_class_i   (unit_class),
-    .unit_layer_i   (unit_layer),
     .unit_passes_i  ({vec_passes, mm_passes, 24'(dma_pass)}),
-    .ctl_layer_i    (ctl_layer),
     .mem_stall_i    (dma_stall || fetch_stall),
     .unit_stall_i   (unit_stall),
     .instret_i      (instret),
     .sel_index_i    (cnt_index),
-    .sel_layer_i    (cnt_layer),
-    .sel_per_layer_i(cnt_per_layer),
     .sel_value_o    (cnt_value),
     .total_cycles_o (total_cycles)
   );

@@ -52,8 +52,6 @@ module psm_controller #(
   output logic                            abort_o,          // stop every unit (StAbort)
   // Counter attribution
   output logic [11:0]                     unit_class_o,     // op class per unit, 4 bits each
-  output logic [23:0]                     unit_layer_o,     // layer per unit, 8 bits each
-  output logic [7:0]                      ctl_layer_o,      // layer of the control work
   output logic                            unit_stall_o,
   output logic                            instret_o,
   output logic [31:0]                     pc_o,             // debug: instruction index
@@ -79,9 +77,7 @@ module psm_controller #(
   logic                         busy_q, done_q;
   logic [7:0]                   error_q;
   logic [31:0]                   error_info_q;
-  logic [7:0]                   ctl_layer_q;
   logic [11:0]                  unit_class_q;
-  logic [23:0]                  unit_layer_q;
   logic [95:0]                  unit_pc_q;  // index of the instruction each unit runs
 
   // Errors raised this cycle (state_d goes to StAbort / StFetchDrain / StIdle).
@@ -146,7 +142,7 @@ module psm_controller #(
 
   logic [1:0] ir_unit;   // 0 control, 1 dma, 2 matmul, 3 vector
   logic [7:0] ir_error;
-  logic [7:0] ir_opcode, ir_layer;
+  logic [7:0] ir_opcode;
   logic [3:0] ir_class;
 
   psm_instr_check #(
@@ -167,7 +163,6 @@ module psm_controller #(
   );
 
   assign ir_opcode = prog_rdata[psm_pkg::INSTR_OPCODE_LSB +: 8];
-  assign ir_layer  = prog_rdata[psm_pkg::INSTR_LAYER_LSB +: 8];
   assign ir_class  = prog_rdata[psm_pkg::INSTR_OP_CLASS_LSB +: 4];
 
   // Unit u of a unit instruction is ir_unit - 1.
@@ -310,9 +305,7 @@ module psm_controller #(
       error_q      <= psm_pkg::ErrNone;
       error_info_q <= '0;
       run_cycles_q <= '0;
-      ctl_layer_q  <= '0;
       unit_class_q <= '0;
-      unit_layer_q <= '0;
       unit_pc_q    <= '0;
     end else begin
       state_q <= state_d;
@@ -323,18 +316,15 @@ module psm_controller #(
         error_q      <= psm_pkg::ErrNone;
         error_info_q <= '0;
         run_cycles_q <= '0;
-        ctl_layer_q  <= '0;
         busy_q       <= (state_d == StFetch);
       end else if (busy_q) begin
         run_cycles_q <= run_cycles_q + 32'd1;
       end
-      if (state_q == StIssue) ctl_layer_q <= ir_layer;
       if (instret_o && state_q == StIssue) pc_q <= pc_q + 32'd1;
       for (int u = 0; u < 3; u++) begin
         if (unit_start_o[u]) begin
-          unit_class_q[u*4 +: 4]  <= ir_class;
-          unit_layer_q[u*8 +: 8]  <= ir_layer;
-          unit_pc_q[u*32 +: 32]   <= pc_q;
+          unit_class_q[u*4 +: 4] <= ir_class;
+          unit_pc_q[u*32 +: 32]  <= pc_q;
         end
       end
       // Keep the first error of a run (a start clears the previous run's error).
@@ -358,8 +348,6 @@ module psm_controller #(
   assign instr_o      = prog_rdata;
   assign abort_o      = (state_q == StAbort);
   assign unit_class_o = unit_class_q;
-  assign unit_layer_o = unit_layer_q;
-  assign ctl_layer_o  = ctl_layer_q;
   assign pc_o         = pc_q;
   assign unit_pc_o    = unit_pc_q;
 

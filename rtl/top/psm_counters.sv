@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Performance counters of docs/isa.md ("Performance counters"), COUNTER_WIDTH bits each,
-// plus one copy of every per-layer counter for each of the first LayerCounters layers.
+// Performance counters of docs/isa.md ("Performance counters"), COUNTER_WIDTH bits each.
 // Golden model: none; CpuDevice has no timing (RunStats::has_cycles is false there).
+// Per-instruction numbers come from psm_trace instead (one record per unit instruction).
 //
 // Every busy cycle is attributed to the op class of each unit that is busy, and to class
 // control when no unit is busy (program fetch, decode, NOP, the last cycle of BARRIER/END).
@@ -9,27 +9,22 @@
 // cycles_<class> counters add up to total_cycles exactly. Counters wrap at 2^48 (in practice
 // they never get there) and count only while the run is active; clear_i zeroes them all.
 module psm_counters #(
-  parameter int unsigned Units         = 3,   // dma, matmul, vector
-  parameter int unsigned LayerCounters = 8,   // layers with their own copies
-  parameter int unsigned PassWidth     = 24   // passes a unit may start in one cycle
+  parameter int unsigned Units     = 3,   // dma, matmul, vector
+  parameter int unsigned PassWidth = 24   // passes a unit may start in one cycle
 ) (
   input  logic                                clk_i,
   input  logic                                rst_i,          // synchronous, active high
   input  logic                                clear_i,        // CTRL.clear_counters
   input  logic                                active_i,       // STATUS.busy
-  // Per unit: busy, and the op class and layer of the instruction it runs
+  // Per unit: busy, and the op class of the instruction it runs
   input  logic [Units-1:0]                    unit_busy_i,
   input  logic [Units*4-1:0]                  unit_class_i,
-  input  logic [Units*8-1:0]                  unit_layer_i,
   input  logic [Units*PassWidth-1:0]          unit_passes_i,  // passes started this cycle
-  input  logic [7:0]                          ctl_layer_i,    // layer of the control work
   input  logic                                mem_stall_i,
   input  logic                                unit_stall_i,
   input  logic                                instret_i,
   // Read-out (CNT_SEL)
   input  logic [psm_pkg::CNT_INDEX_WIDTH-1:0] sel_index_i,
-  input  logic [7:0]                          sel_layer_i,
-  input  logic                                sel_per_layer_i,
   output logic [psm_pkg::COUNTER_WIDTH-1:0]   sel_value_o,
   output logic [psm_pkg::COUNTER_WIDTH-1:0]   total_cycles_o
 );
@@ -38,8 +33,6 @@ module psm_counters #(
   localparam int unsigned Classes    = 6;   // op_class_e values 0..5
   localparam int unsigned FirstCycle = 4;   // CNT_CYCLES_MATMUL: cycles_<class> = 4 + class
   localparam int unsigned FirstPass  = 10;  // CNT_PASSES_MATMUL: passes_<class> = 10 + class
-  localparam int unsigned PerLayer   = 2 * Classes;  // per-layer counters: indices 4..15
-  localparam int unsigned LayerIdx   = (LayerCounters > 1) ? $clog2(LayerCounters) : 1;
   // Counter indices as plain integers (array subscripts).
   localparam int unsigned CntTotal     = 32'(psm_pkg::CNT_TOTAL_CYCLES);
   localparam int unsigned CntBusyDma   = 32'(psm_pkg::CNT_BUSY_DMA);
@@ -55,14 +48,10 @@ module psm_counters #(
   //////////////////////////////////////////////////////////////////////////////////////////////
 
   logic [Units-1:0]     cls_ok;     // unit u's op class is a valid one
-  logic [Units-1:0]     lay_ok;     // ... and its layer has per-layer copies
   logic [CntWidth-1:0]  inc [NumCnt];
 
   always_comb begin
-    for (int u = 0; u < Units; u++) begin
-      cls_ok[u] = 32'(unit_class_i[u*4 +: 4]) < Classes;
-      lay_ok[u] = 32'(unit_layer_i[u*8 +: 8]) < LayerCounters;
-    end
+    for (int u = 0; u < Units; u++) cls_ok[u] = 32'(unit_class_i[u*4 +: 4]) < Classes;
   end
 
   always_comb begin
@@ -103,67 +92,12 @@ module psm_counters #(
   end
 
   //////////////////////////////////////////////////////////////////////////////////////////////
-  // Per-layer copies: only the entries of this cycle's units are written                    //
-  //////////////////////////////////////////////////////////////////////////////////////////////
-
-  // Units that share a (layer, class) write the same sum, so no event is lost.
-  logic [LayerIdx-1:0]  lay [Units];
-  logic [3:0]           cls [Units];
-  logic [Units-1:0]     cyc_hit, pass_hit;
-  logic [CntWidth-1:0]  pass_sum [Units];
-  logic                 ctl_hit;
-
-  always_comb begin
-    for (int u = 0; u < Units; u++) begin
-      lay[u]      = unit_layer_i[u*8 +: LayerIdx];
-      cls[u]      = unit_class_i[u*4 +: 4];
-      cyc_hit[u]  = active_i && unit_busy_i[u] && cls_ok[u] && lay_ok[u];
-      pass_sum[u] = '0;
-      for (int v = 0; v < Units; v++) begin
-        if (unit_layer_i[v*8 +: 8] == unit_layer_i[u*8 +: 8]
-            && unit_class_i[v*4 +: 4] == unit_class_i[u*4 +: 4]) begin
-          pass_sum[u] += CntWidth'(unit_passes_i[v*PassWidth +: PassWidth]);
-        end
-      end
-      pass_hit[u] = cls_ok[u] && lay_ok[u] && unit_passes_i[u*PassWidth +: PassWidth] != '0;
-    end
-    ctl_hit = active_i && (unit_busy_i == '0) && (32'(ctl_layer_i) < LayerCounters);
-  end
-
-  logic [CntWidth-1:0] layer_cnt_q [LayerCounters][PerLayer];
-
-  always_ff @(posedge clk_i) begin  // counters: reset and CTRL.clear_counters; wrap at 2^48
-    if (rst_i || clear_i) begin
-      for (int l = 0; l < LayerCounters; l++) begin
-        for (int c = 0; c < PerLayer; c++) layer_cnt_q[l][c] <= '0;
-      end
-    end else begin
-      for (int u = 0; u < Units; u++) begin
-        if (cyc_hit[u]) layer_cnt_q[lay[u]][cls[u]] <= layer_cnt_q[lay[u]][cls[u]] + CntWidth'(1);
-        if (pass_hit[u]) begin
-          layer_cnt_q[lay[u]][Classes + 32'(cls[u])] <=
-              layer_cnt_q[lay[u]][Classes + 32'(cls[u])] + pass_sum[u];
-        end
-      end
-      if (ctl_hit) begin
-        layer_cnt_q[ctl_layer_i[LayerIdx-1:0]][ClassControl] <=
-            layer_cnt_q[ctl_layer_i[LayerIdx-1:0]][ClassControl] + CntWidth'(1);
-      end
-    end
-  end
-
-  //////////////////////////////////////////////////////////////////////////////////////////////
   // Read-out                                                                                //
   //////////////////////////////////////////////////////////////////////////////////////////////
 
   always_comb begin
     sel_value_o = '0;
-    if (!sel_per_layer_i) begin
-      if (32'(sel_index_i) < NumCnt) sel_value_o = cnt_q[sel_index_i[$clog2(NumCnt)-1:0]];
-    end else if (32'(sel_index_i) >= FirstCycle && 32'(sel_index_i) < FirstCycle + PerLayer
-                 && 32'(sel_layer_i) < LayerCounters) begin
-      sel_value_o = layer_cnt_q[sel_layer_i[LayerIdx-1:0]][32'(sel_index_i) - FirstCycle];
-    end
+    if (32'(sel_index_i) < NumCnt) sel_value_o = cnt_q[sel_index_i[$clog2(NumCnt)-1:0]];
   end
 
   assign total_cycles_o = cnt_q[CntTotal];

@@ -216,7 +216,7 @@ module psm_instr_check #(
     end
   end
 
-  // Reserved fields are not checked; the layer only steers the counters.
+  // Reserved fields are not checked; the layer is for reports only (the hardware ignores it).
   logic unused_fields;
   assign unused_fields = ^{dma.dram_addr, dma.dram_stride, dma.rsvd_23_23, dma.rsvd_31_26,
                            dma.layer, dma.opcode, dma.op_class, vec.rsvd_31_24,

@@ -33,17 +33,16 @@ module psm_regs #(
   input  logic [31:0]                           error_info_i,
   // Counter read-out (psm_counters): CNT_SEL drives the selection, the value comes back
   output logic [psm_pkg::CNT_INDEX_WIDTH-1:0]   cnt_index_o,
-  output logic [7:0]                            cnt_layer_o,
-  output logic                                  cnt_per_layer_o,
   input  logic [psm_pkg::COUNTER_WIDTH-1:0]     cnt_value_i,
   input  logic [psm_pkg::COUNTER_WIDTH-1:0]     total_cycles_i
 );
   localparam int unsigned CntWidth = psm_pkg::COUNTER_WIDTH;
   localparam int unsigned HiWidth  = CntWidth - 32;
+  localparam int unsigned IdxWidth = psm_pkg::CNT_INDEX_WIDTH;
 
-  logic [31:0]        prog_addr_q, prog_len_q, watchdog_q;
-  logic [16:0]        cnt_sel_q;  // {per_layer, layer, index}
-  logic [HiWidth-1:0] cycles_hi_q, cnt_hi_q;
+  logic [31:0]         prog_addr_q, prog_len_q, watchdog_q;
+  logic [IdxWidth-1:0] cnt_sel_q;  // CNT_SEL.index
+  logic [HiWidth-1:0]  cycles_hi_q, cnt_hi_q;
 
   logic wr_ctrl, rd_cycles_lo, rd_cnt_lo;
   assign wr_ctrl      = reg_we_i && (reg_addr_i == psm_pkg::REG_CTRL);
@@ -68,7 +67,8 @@ module psm_regs #(
           psm_pkg::REG_PROG_ADDR: prog_addr_q <= reg_wdata_i;
           psm_pkg::REG_PROG_LEN:  prog_len_q  <= reg_wdata_i;
           psm_pkg::REG_WATCHDOG:  watchdog_q  <= reg_wdata_i;
-          psm_pkg::REG_CNT_SEL:   cnt_sel_q   <= reg_wdata_i[16:0];
+          psm_pkg::REG_CNT_SEL:
+            cnt_sel_q <= reg_wdata_i[psm_pkg::REG_CNT_SEL_INDEX_LSB +: IdxWidth];
           default: ;  // read-only registers and CTRL pulses keep no state here
         endcase
       end
@@ -77,12 +77,10 @@ module psm_regs #(
     end
   end
 
-  assign prog_addr_o     = prog_addr_q;
-  assign prog_len_o      = prog_len_q;
-  assign watchdog_o      = watchdog_q;
-  assign cnt_index_o     = cnt_sel_q[psm_pkg::REG_CNT_SEL_INDEX_LSB +: psm_pkg::CNT_INDEX_WIDTH];
-  assign cnt_layer_o     = cnt_sel_q[psm_pkg::REG_CNT_SEL_LAYER_LSB +: 8];
-  assign cnt_per_layer_o = cnt_sel_q[psm_pkg::REG_CNT_SEL_PER_LAYER_LSB];
+  assign prog_addr_o = prog_addr_q;
+  assign prog_len_o  = prog_len_q;
+  assign watchdog_o  = watchdog_q;
+  assign cnt_index_o = cnt_sel_q;
 
   always_comb begin
     reg_rdata_o = '0;
@@ -96,7 +94,8 @@ module psm_regs #(
       psm_pkg::REG_PROG_LEN:   reg_rdata_o = prog_len_q;
       psm_pkg::REG_CYCLES_LO:  reg_rdata_o = total_cycles_i[31:0];
       psm_pkg::REG_CYCLES_HI:  reg_rdata_o = 32'(cycles_hi_q);
-      psm_pkg::REG_CNT_SEL:    reg_rdata_o = 32'(cnt_sel_q);
+      psm_pkg::REG_CNT_SEL:
+        reg_rdata_o[psm_pkg::REG_CNT_SEL_INDEX_LSB +: IdxWidth] = cnt_sel_q;
       psm_pkg::REG_CNT_LO:     reg_rdata_o = cnt_value_i[31:0];
       psm_pkg::REG_CNT_HI:     reg_rdata_o = 32'(cnt_hi_q);
       psm_pkg::REG_WATCHDOG:   reg_rdata_o = watchdog_q;

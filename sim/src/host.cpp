@@ -64,8 +64,7 @@ void start_program(AccelModel& m, MemPort& port, std::uint64_t prog_addr, std::u
               port);
 }
 
-RunStats read_counters(AccelModel& m, MemPort& port,
-                       std::vector<std::vector<std::uint64_t>>* layers) {
+RunStats read_counters(AccelModel& m, MemPort& port) {
   RunStats s;
   s.has_cycles = true;
   s.counters.resize(hw::kNumCounters);
@@ -74,23 +73,10 @@ RunStats read_counters(AccelModel& m, MemPort& port,
   }
   s.instructions = s.counters[static_cast<std::size_t>(hw::Counter::kInstret)];
   s.records = m.take_records();
-  if (layers != nullptr) {
-    const auto first = static_cast<std::uint32_t>(hw::Counter::kCyclesMatmul);
-    const auto last = static_cast<std::uint32_t>(hw::Counter::kPassesControl);
-    layers->assign(m.config().layer_counters, std::vector<std::uint64_t>(last - first + 1));
-    for (std::uint32_t l = 0; l < m.config().layer_counters; ++l) {
-      for (std::uint32_t i = first; i <= last; ++i) {
-        const std::uint32_t sel =
-            i | (l << hw::reg::kCntSelLayer.lsb) | (1u << hw::reg::kCntSelPerLayer.lsb);
-        (*layers)[l][i - first] = read_counter(m, port, sel);
-      }
-    }
-  }
   return s;
 }
 
 RunStats finish_program(AccelModel& m, MemPort& port,
-                        std::vector<std::vector<std::uint64_t>>* layers,
                         const std::function<std::string(std::uint32_t)>& describe) {
   const std::uint32_t status = m.read_reg(reg::kStatus, port);
   const std::uint32_t err = field(status, hw::reg::kStatusError);
@@ -107,7 +93,7 @@ RunStats finish_program(AccelModel& m, MemPort& port,
   if (field(status, hw::reg::kStatusDone) == 0) {
     throw std::runtime_error("run ended without STATUS.done");
   }
-  return read_counters(m, port, layers);
+  return read_counters(m, port);
 }
 
 [[noreturn]] void abandon_program(AccelModel& m, MemPort& port, std::uint64_t max_cycles,
@@ -126,7 +112,7 @@ RunStats finish_program(AccelModel& m, MemPort& port,
     units = "no unit (the controller)";
   }
   // Counters still read the run so far; then stop everything.
-  RunStats partial = read_counters(m, port, nullptr);
+  RunStats partial = read_counters(m, port);
   m.write_reg(reg::kCtrl, 1u << hw::reg::kCtrlSoftReset.lsb, port);
   port.drop_responses();
   throw SimTimeout(fmt::format("simulation watchdog: the run did not end within {} cycles; "
@@ -137,7 +123,6 @@ RunStats finish_program(AccelModel& m, MemPort& port,
 
 RunStats run_program(AccelModel& m, MemPort& port, std::uint64_t prog_addr, std::uint32_t len,
                      std::uint32_t watchdog, std::uint64_t max_cycles,
-                     std::vector<std::vector<std::uint64_t>>* layers,
                      const std::function<std::string(std::uint32_t)>& describe) {
   const std::uint64_t limit = max_cycles != 0 ? max_cycles : (std::uint64_t{1} << 40);
   start_program(m, port, prog_addr, len, watchdog);
@@ -149,7 +134,7 @@ RunStats run_program(AccelModel& m, MemPort& port, std::uint64_t prog_addr, std:
     }
     m.run(limit - used, port);
   }
-  return finish_program(m, port, layers, describe);
+  return finish_program(m, port, describe);
 }
 
 std::string describe_instruction(const hw::Instr& in, std::uint32_t index) {

@@ -62,7 +62,6 @@ struct LoopDevice::Impl {
   std::unique_ptr<AccelModel> model;
   SimOptions opts;
   FixedLatencyDram dram;
-  std::vector<std::vector<std::uint64_t>> layers;
 };
 
 LoopDevice::LoopDevice(std::unique_ptr<AccelModel> model, const SimOptions& opts)
@@ -104,11 +103,7 @@ RunStats LoopDevice::run(std::uint64_t prog_addr, std::uint32_t len) {
     return describe_instruction(in, index);
   };
   return run_program(m, port, prog_addr, len, impl_->opts.rtl_watchdog, impl_->opts.max_cycles,
-                     impl_->opts.read_layer_counters ? &impl_->layers : nullptr, describe);
-}
-
-const std::vector<std::vector<std::uint64_t>>& LoopDevice::layer_counters() const noexcept {
-  return impl_->layers;
+                     describe);
 }
 
 std::uint64_t LoopDevice::cycles() const noexcept { return impl_->model->cycle(); }

@@ -72,10 +72,6 @@ class AccelSystem : public sc_core::sc_module, public MemPort {
     return job_.stats;
   }
 
-  [[nodiscard]] const std::vector<std::vector<std::uint64_t>>& layers() const noexcept {
-    return layers_;
-  }
-
   /// A beat accepted in cycle `cycle`: one b_transport.
   void request(const MemBeatRequest& r, std::uint64_t cycle) override {
     std::uint8_t data[8];
@@ -169,7 +165,7 @@ class AccelSystem : public sc_core::sc_module, public MemPort {
       model_.run(std::min(quantum_cycles_, max_cycles_ - used), *this);
       sync();
     }
-    return finish_program(model_, *this, opts_.read_layer_counters ? &layers_ : nullptr, describe);
+    return finish_program(model_, *this, describe);
   }
 
   AccelModel& model_;
@@ -182,7 +178,6 @@ class AccelSystem : public sc_core::sc_module, public MemPort {
   tlm_utils::tlm_quantumkeeper qk_;
   sc_core::sc_event job_event_;
   Job job_;
-  std::vector<std::vector<std::uint64_t>> layers_;
 };
 
 sc_time latency_of(const SimOptions& o) { return sc_time(o.dram_latency_ns, sc_core::SC_NS); }
@@ -251,10 +246,6 @@ RunStats SimDevice::run(std::uint64_t prog_addr, std::uint32_t len) {
   impl_->system.submit(prog_addr, len);
   sc_core::sc_start();  // returns when the thread waits for the next job
   return impl_->system.result();
-}
-
-const std::vector<std::vector<std::uint64_t>>& SimDevice::layer_counters() const noexcept {
-  return impl_->system.layers();
 }
 
 std::uint64_t SimDevice::cycles() const noexcept { return impl_->model->cycle(); }

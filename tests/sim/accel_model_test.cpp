@@ -101,7 +101,6 @@ void check_model(const hw::HwConfig& cfg, ModelFactory make_model) {
   const ModelCompiler probe(model, cfg);
   sim::SimOptions opts;
   opts.dram_bytes = (probe.dram_bytes() + 4095) / 4096 * 4096;
-  opts.read_layer_counters = true;
   sim::SimDevice sim(make_model(false), opts);
   CheckedDevice checked(sim);
   DeviceBackend dev(model, checked);

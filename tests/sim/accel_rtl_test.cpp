@@ -5,6 +5,7 @@
 // waveform tracing. The DRAM after every program must equal CpuDevice's, byte for byte.
 // SystemC elaborates once per process: each TEST builds one SimDevice (ctest runs each in its
 // own process; run the binary by hand with --gtest_filter=<one test>).
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <numeric>
@@ -283,11 +284,9 @@ TEST(AccelRtl, AttentionScoreAndValue) {
 }
 
 // The class counters split the busy cycles exactly (the units never overlap: BARRIERs), the
-// per-layer copies add up to the totals, and the busy and retired counts are consistent.
-TEST(AccelRtl, CountersAddUpToTotalCycles) {
-  SimOptions o = options();
-  o.read_layer_counters = true;
-  SimDevice dev(sim::make_accel_model_tiny(), o);
+// busy and retired counts are consistent, and the records add up to the counters.
+TEST(AccelRtl, CountersAndRecordsAddUp) {
+  SimDevice dev(sim::make_accel_model_tiny(), options());
   Lockstep ls(dev, kDram);
   std::mt19937 rng(kSeed);
   ls.write(kA, bytes_of(random_values<std::int32_t>(rng, 256, -30000, 30000)));
@@ -324,19 +323,27 @@ TEST(AccelRtl, CountersAddUpToTotalCycles) {
             total);
   EXPECT_EQ(counter(s, hw::Counter::kBusyMatmul), counter(s, hw::Counter::kCyclesMatmul));
   EXPECT_GT(counter(s, hw::Counter::kUnitStall), 0u) << "back-to-back DMAs wait for the DMA";
-  // Per layer: every cycle and pass lands in the layer of its instruction.
-  const auto& layers = dev.layer_counters();
-  ASSERT_EQ(layers.size(), dev.hw().layer_counters);
-  for (std::size_t i = 0; i < 12; ++i) {
-    std::uint64_t sum = 0;
-    for (const auto& l : layers) {
-      sum += l[i];
-    }
-    EXPECT_EQ(sum, s.counters[std::size_t(hw::Counter::kCyclesMatmul) + i]) << "counter " << i;
+  // Records: one per DMA, matmul and vector instruction. The back-to-back DMAs issue in
+  // the cycle their predecessor's record is presented; each record still has its own index.
+  const auto sums = check_records(prog, s, "counters");
+  std::uint64_t control = 0;
+  for (const hw::Instr& in : prog) {
+    const auto op = static_cast<hw::Opcode>(hw::get_field(in, hw::fields::kOpcode));
+    control += hw::unit_of(op) == hw::Unit::kControl ? 1 : 0;
   }
-  EXPECT_EQ(layers[1][std::size_t(hw::Counter::kPassesSoftmax) - 4], 6u);
-  EXPECT_GT(layers[3][std::size_t(hw::Counter::kCyclesMatmul) - 4], 0u);
-  EXPECT_EQ(layers[0][std::size_t(hw::Counter::kCyclesMatmul) - 4], 0u);
+  EXPECT_EQ(control, 6u) << "4 BARRIERs, 1 NOP, END";
+  EXPECT_EQ(s.records.size(), prog.size() - control);
+  std::array<std::uint64_t, 3> busy{};
+  for (const InstrRecord& r : s.records) {
+    busy.at(r.unit) += r.cycles;
+  }
+  EXPECT_EQ(busy[0], counter(s, hw::Counter::kBusyDma));
+  EXPECT_EQ(busy[1], counter(s, hw::Counter::kBusyMatmul));
+  EXPECT_EQ(busy[2], counter(s, hw::Counter::kBusyVector));
+  EXPECT_EQ(sums.passes[std::size_t(hw::OpClass::kSoftmax)], 6u);
+  EXPECT_EQ(record_of(s, index_of(prog, hw::Opcode::kSoftmax)).passes, 6u);
+  EXPECT_EQ(record_of(s, index_of(prog, hw::Opcode::kMatmul)).passes,
+            words(64, dev.hw().array_rows) * words(8, dev.hw().array_cols));
 }
 
 // A DRAM latency of 2 us (200 cycles): each DMA instruction waits for its first response,

@@ -75,7 +75,7 @@ class PortDevice final : public Device {
     std::copy_n(dram_.mem.begin() + std::ptrdiff_t(addr), b.size(), b.begin());
   }
   RunStats run(std::uint64_t prog_addr, std::uint32_t len) override {
-    return run_program(*model_, dram_, prog_addr, len, 0, 2'000'000, nullptr,
+    return run_program(*model_, dram_, prog_addr, len, 0, 2'000'000,
                        [](std::uint32_t i) { return std::to_string(i); });
   }
   AccelModel& model() { return *model_; }
@@ -128,7 +128,7 @@ TEST(DmaRtl, RegistersReadBack) {
     EXPECT_EQ(m.read_reg(r, p), 0xA5A5'0000u + r) << "register 0x" << std::hex << r;
   }
   m.write_reg(reg::kCntSel, 0xFFFF'FFFFu, p);
-  EXPECT_EQ(m.read_reg(reg::kCntSel, p), 0x1'FFFFu) << "CNT_SEL keeps index, layer, per_layer";
+  EXPECT_EQ(m.read_reg(reg::kCntSel, p), 0xFFu) << "CNT_SEL keeps only its index";
   EXPECT_EQ(m.read_reg(reg::kCntLo, p), 0u) << "index 255 is no counter";
   EXPECT_EQ(m.read_reg(reg::kCtrl, p), 0u) << "CTRL reads 0";
   EXPECT_EQ(m.read_reg(0xFC, p), 0u) << "unmapped offset reads 0";
@@ -304,14 +304,14 @@ TEST(DmaRtl, CountersAccumulateUntilCleared) {
   while (m.run_busy()) {
     (void)m.run(1000, p);
   }
-  const RunStats both = read_counters(m, p, nullptr);
+  const RunStats both = read_counters(m, p);
   EXPECT_EQ(both.counters[0], 2 * total);
   EXPECT_EQ(both.instructions, 2 * first.instructions);
   const std::uint64_t lo = m.read_reg(hw::reg::kCyclesLo, p);
   const std::uint64_t hi = m.read_reg(hw::reg::kCyclesHi, p);
   EXPECT_EQ(lo | (hi << 32), 2 * total);
   m.write_reg(hw::reg::kCtrl, 1u << hw::reg::kCtrlClearCounters.lsb, p);
-  EXPECT_EQ(read_counters(m, p, nullptr).counters, std::vector<std::uint64_t>(hw::kNumCounters));
+  EXPECT_EQ(read_counters(m, p).counters, std::vector<std::uint64_t>(hw::kNumCounters));
 }
 
 // Without BARRIERs the units overlap: a DMA fills vector-scratchpad rows while SOFTMAX runs on

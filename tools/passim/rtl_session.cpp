@@ -74,7 +74,6 @@ class SimSession final : public RtlSession {
                                              ModelCompiler(model, *cfg).dram_bytes());
     }
     s.trace_path = o.trace_path;
-    s.read_layer_counters = false;
     s.max_cycles = o.max_cycles;
     return s;
   }

@@ -11,7 +11,7 @@
 namespace passim::hw {
 
 /// read back by `reg::kVersion`
-inline constexpr int kSpecVersion = 1;
+inline constexpr int kSpecVersion = 2;
 
 // Widths (bits) and fixed-point formats. Those that also exist in the runtime
 // (fixed_point.hpp, quant_model.hpp) are checked equal by tools/gen_spec.py.
@@ -65,8 +65,6 @@ inline constexpr std::size_t kMaxVectorDepth = 65536;
 inline constexpr std::size_t kMaxParamDepth = 4096;
 /// program memory instructions
 inline constexpr std::size_t kMaxProgDepth = 65536;
-/// layers with their own counters
-inline constexpr std::size_t kMaxLayerCounters = 256;
 /// DRAM byte address (bits)
 inline constexpr int kDramAddrWidth = 32;
 
@@ -102,7 +100,6 @@ struct HwConfig {
   std::size_t array_rows = 0;
   std::size_t array_cols = 0;
   std::size_t lanes = 0;
-  std::size_t layer_counters = 0;
   std::size_t input_depth = 0;
   std::size_t weight_depth = 0;
   std::size_t vector_depth = 0;
@@ -119,7 +116,6 @@ inline constexpr HwConfig kTiny{
     .array_rows = 2,
     .array_cols = 4,
     .lanes = 2,
-    .layer_counters = 8,
     .input_depth = 1024,
     .weight_depth = 2048,
     .vector_depth = 1024,
@@ -134,7 +130,6 @@ inline constexpr HwConfig kSmall{
     .array_rows = 8,
     .array_cols = 8,
     .lanes = 8,
-    .layer_counters = 16,
     .input_depth = 2048,
     .weight_depth = 4096,
     .vector_depth = 4096,
@@ -149,7 +144,6 @@ inline constexpr HwConfig kBase{
     .array_rows = 16,
     .array_cols = 16,
     .lanes = 16,
-    .layer_counters = 32,
     .input_depth = 4096,
     .weight_depth = 8192,
     .vector_depth = 8192,
@@ -363,7 +357,7 @@ namespace fields {
 // Header fields, the same in every instruction.
 /// [7:0] an `opcode_e` value
 inline constexpr Field kOpcode{0, 8};
-/// [15:8] model layer this instruction belongs to (counter attribution only)
+/// [15:8] model layer this instruction belongs to (reports only; the hardware ignores it)
 inline constexpr Field kLayer{8, 8};
 /// [19:16] an `op_class_e` value: which class-of-op counters this instruction feeds
 inline constexpr Field kOpClass{16, 4};
@@ -640,10 +634,6 @@ inline constexpr Field kStatusDone{1, 1};
 inline constexpr Field kStatusError{8, 8};
 /// CNT_SEL[7:0] a counter index (CNT_...)
 inline constexpr Field kCntSelIndex{0, 8};
-/// CNT_SEL[15:8] layer, when per_layer is 1
-inline constexpr Field kCntSelLayer{8, 8};
-/// CNT_SEL[16:16] 1: read the per-layer copy of a per-layer counter (others read 0)
-inline constexpr Field kCntSelPerLayer{16, 1};
 /// CONFIG[7:0] R
 inline constexpr Field kConfigArrayRows{0, 8};
 /// CONFIG[15:8] C
@@ -715,26 +705,5 @@ enum class Counter : std::uint8_t {
 };
 /// number of counters
 inline constexpr std::size_t kNumCounters = 19;
-
-/// True when counter `v` also has per-layer copies (CNT_SEL.per_layer).
-[[nodiscard]] constexpr bool is_per_layer(Counter v) noexcept {
-  switch (v) {
-    case Counter::kCyclesMatmul:
-    case Counter::kCyclesSoftmax:
-    case Counter::kCyclesNorm:
-    case Counter::kCyclesOtherVector:
-    case Counter::kCyclesDma:
-    case Counter::kCyclesControl:
-    case Counter::kPassesMatmul:
-    case Counter::kPassesSoftmax:
-    case Counter::kPassesNorm:
-    case Counter::kPassesOtherVector:
-    case Counter::kPassesDma:
-    case Counter::kPassesControl:
-      return true;
-    default:
-      return false;
-  }
-}
 
 }  // namespace passim::hw

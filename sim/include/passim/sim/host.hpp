@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <functional>
 #include <string>
-#include <vector>
 
 #include "passim/device.hpp"
 #include "passim/sim/accel_model.hpp"
@@ -19,16 +18,13 @@ namespace passim::sim {
 void start_program(AccelModel& m, MemPort& port, std::uint64_t prog_addr, std::uint32_t len,
                    std::uint32_t watchdog);
 
-/// Reads every counter through CNT_SEL / CNT_LO / CNT_HI, takes the trace records of the
-/// run (`RunStats::records`) and, when `layers` is not null, the per-layer copies:
-/// `(*layers)[layer][i]` is counter CNT_CYCLES_MATMUL + i.
-RunStats read_counters(AccelModel& m, MemPort& port,
-                       std::vector<std::vector<std::uint64_t>>* layers);
+/// Reads every counter through CNT_SEL / CNT_LO / CNT_HI and takes the trace records of the
+/// run (`RunStats::records`).
+RunStats read_counters(AccelModel& m, MemPort& port);
 
 /// After STATUS.busy fell: throws std::runtime_error naming the instruction on STATUS.error
-/// (`describe` turns an instruction index into text), else returns the counters.
+/// (`describe` turns an instruction index into text), else returns the counters and records.
 RunStats finish_program(AccelModel& m, MemPort& port,
-                        std::vector<std::vector<std::uint64_t>>* layers,
                         const std::function<std::string(std::uint32_t)>& describe);
 
 /// A run that did not end within `max_cycles`: reads the partial counters, names the busy
@@ -44,7 +40,6 @@ std::string describe_instruction(const hw::Instr& in, std::uint32_t index);
 /// `max_cycles` (0 = 2^40) pass, then finish_program (or abandon_program).
 RunStats run_program(AccelModel& m, MemPort& port, std::uint64_t prog_addr, std::uint32_t len,
                      std::uint32_t watchdog, std::uint64_t max_cycles,
-                     std::vector<std::vector<std::uint64_t>>* layers,
                      const std::function<std::string(std::uint32_t)>& describe);
 
 }  // namespace passim::sim

@@ -10,7 +10,6 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "passim/device.hpp"
 #include "passim/sim/accel_model.hpp"
@@ -22,13 +21,12 @@ namespace passim::sim {
 struct SimOptions {
   std::uint64_t dram_bytes = std::uint64_t{64} << 20;  ///< DRAM size
   double clock_mhz = 100.0;                            ///< accelerator clock
-  double dram_latency_ns = 50.0;    ///< from the end of a transfer to its response
-  double dram_bytes_per_ns = 1.6;   ///< DRAM bandwidth (transfers are serialised)
-  double quantum_ns = 10'000.0;     ///< TLM global quantum (temporal decoupling)
-  std::uint64_t max_cycles = 0;     ///< per run(): 0 = 2^40 (no limit in practice)
-  std::uint32_t rtl_watchdog = 0;   ///< the WATCHDOG register; 0 = off
-  bool read_layer_counters = true;  ///< also read the per-layer counters after a run
-  std::string trace_path;           ///< FST waveform of every cycle; empty = none
+  double dram_latency_ns = 50.0;   ///< from the end of a transfer to its response
+  double dram_bytes_per_ns = 1.6;  ///< DRAM bandwidth (transfers are serialised)
+  double quantum_ns = 10'000.0;    ///< TLM global quantum (temporal decoupling)
+  std::uint64_t max_cycles = 0;    ///< per run(): 0 = 2^40 (no limit in practice)
+  std::uint32_t rtl_watchdog = 0;  ///< the WATCHDOG register; 0 = off
+  std::string trace_path;          ///< FST waveform of every cycle; empty = none
 };
 
 /// A run stopped by `SimOptions::max_cycles`; `stats()` holds the counters of the partial run.
@@ -62,12 +60,11 @@ class SimDevice final : public Device {
   void write_dram(std::uint64_t addr, std::span<const std::uint8_t> bytes) override;
   void read_dram(std::uint64_t addr, std::span<std::uint8_t> bytes) const override;
   /// Runs the program through the host registers. Counters (has_cycles = true) are read
-  /// from the RTL after the run. Throws std::runtime_error naming the instruction on
+  /// from the RTL after the run, with one trace record per DMA, matmul and vector
+  /// instruction (`RunStats::records`). Throws std::runtime_error naming the instruction on
   /// STATUS.error, SimTimeout after `max_cycles`.
   RunStats run(std::uint64_t prog_addr, std::uint32_t len) override;
 
-  /// Per-layer counters of the last run: [layer][i] is counter CNT_CYCLES_MATMUL + i.
-  [[nodiscard]] const std::vector<std::vector<std::uint64_t>>& layer_counters() const noexcept;
   /// Clock cycles simulated so far (runs, register accesses and reset).
   [[nodiscard]] std::uint64_t cycles() const noexcept;
   /// SystemC time simulated so far, in ns.
@@ -93,9 +90,10 @@ class LoopDevice final : public Device {
   [[nodiscard]] std::uint64_t dram_bytes() const noexcept override;
   void write_dram(std::uint64_t addr, std::span<const std::uint8_t> bytes) override;
   void read_dram(std::uint64_t addr, std::span<std::uint8_t> bytes) const override;
+  /// Like SimDevice::run (counters and trace records of the run).
   RunStats run(std::uint64_t prog_addr, std::uint32_t len) override;
 
-  [[nodiscard]] const std::vector<std::vector<std::uint64_t>>& layer_counters() const noexcept;
+  /// Clock cycles simulated so far (runs, register accesses and reset).
   [[nodiscard]] std::uint64_t cycles() const noexcept;
 
  private:
