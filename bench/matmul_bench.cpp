@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // MAC utilisation of the matmul unit, measured on the Verilated RTL: psm_matmul with the base
-// array (16 x 16, spec/passim.json) and scratchpads deep enough for a 256 x 256 x 256 GEMM,
-// driven by the testbench driver of tests/sim/common/matmul_driver.hpp. Each benchmark loads
-// one GEMM into the scratchpads, runs it, checks the result against
-// passim::kernels::matmul_i8 + passim::requantize exactly, and reports
+// array (16 x 16) and the base configuration's input and weight memories (spec/passim.json),
+// driven by the testbench driver of tests/sim/common/matmul_driver.hpp, which models those
+// memories behind the unit's read ports. Each benchmark loads one GEMM into the memories, runs
+// it, checks the result against passim::kernels::matmul_i8 + passim::requantize exactly, and
+// reports
 //   busy_cycles  cycles with busy_o high (the unit's perf_busy_cycles_o)
 //   closed_form  passim::sim::matmul_busy_cycles() (docs/cycle-model.md)
 //   mac_util     useful MACs / offered MACs = m * k * n / (busy * R * C)
@@ -72,7 +73,7 @@ void BM_MatmulRtl16x16(benchmark::State& state) {
                       static_cast<std::size_t>(state.range(1)),
                       static_cast<std::size_t>(state.range(2))};
   if (!passim::sim::fits(kBase, s)) {
-    state.SkipWithError((passim::sim::to_string(s) + " exceeds the scratchpads").c_str());
+    state.SkipWithError((passim::sim::to_string(s) + " exceeds the memories").c_str());
     return;
   }
   const std::uint32_t seed = 256;

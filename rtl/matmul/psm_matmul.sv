@@ -4,36 +4,39 @@
 // Golden model: passim::kernels::matmul_i8() in runtime/src/kernels/matmul.cpp, then
 // passim::requantize() per column (passim::kernels::requantize_i8/i16/i32).
 //
-// Memories (all "row-major in tiles"; KT = ceil(k / R), NT = ceil(n / C)):
-//   input scratchpad  InDepth  words of R int8: word r*KT + kt, lane i = A[r][kt*R + i]
-//   weight scratchpad WgtDepth words of R int8: word c*KT + kt, lane i = W[c][kt*R + i]
+// Memories (KT = ceil(k / R), NT = ceil(n / C)). A and W stay in the caller's memories (the
+// ISA's input and weight memories in the accelerator), read through two ports in the ISA's
+// layouts; word addresses are relative to the operand, data comes the cycle after the read:
+//   input   (read port) words of R int8: word r*KT + kt,  lane i = A[r][kt*R + i]
+//   weight  (read port) words of C int8: word kk*NT + nt, lane j = W[nt*C + j][kk]  (W^T)
 //   requant params    RqDepth  entries:          entry c = (mult, shift) of output column c
 //   accumulator       AccDepth words of C int32: word r = the current n tile's row r
 //   output buffer     OutDepth words of C int32: word r*NT + nt, lane j = out[r][nt*C + j]
-// Lanes past k (inputs, weights) are padding and may hold anything: the unit zeroes the
-// matching weights, so they contribute nothing. Output lanes past n are don't-care.
+// Input lanes past k and weight lanes past n are padding and may hold anything: the unit zeroes
+// the matching weights (and does not read the weight rows past k), so they contribute nothing.
+// Output lanes past n are don't-care.
 //
 // Schedule: the (k tile, n tile) pairs in order, n tiles outer, k tiles inner, back to back in
-// slots of T = max(m, R, C) cycles. In slot cycle c the unit reads weight column c (c < C) of
-// the tile into the PEs' shadow weights and activation row c (c < m) into the array; the first
-// row carries the swap to the new weights through the array, so tile t+1's weights load while
-// tile t streams, and tile t's drain overlaps tile t+1's stream:
+// slots of T = max(m, R, C) cycles. In slot cycle c the unit reads weight row c (c < R) of the
+// tile into the PEs' shadow weights and activation row c (c < m) into the array; the first
+// activation row carries the swap to the new weights through the array, so tile t+1's weights
+// load while tile t streams, and tile t's drain overlaps tile t+1's stream:
 //   StStream   KT*NT slots (the last one ends after its row m-1)
-//   StDrain    R+C+2 cycles: scratchpad read (1), activation register (1), skew + array +
+//   StDrain    R+C+2 cycles: memory read (1), activation register (1), skew + array +
 //              de-skew (R+C-1), accumulator read-modify-write (1) of the last row
 //   StFlush    2 cycles once at the end: requantiser pipeline empties into the output buffer
 // busy cycles = (KT*NT - 1) * T + m + R + C + 4; see docs/cycle-model.md.
 //
 // Read-out: the accumulate stage adds the array output into the accumulator word of its row
 // (the first k tile overwrites) and keeps its own tile position, since it runs R+C+2 cycles
-// behind the scratchpad reads. On the last k tile that sum also goes through C requantisers
+// behind the memory reads. On the last k tile that sum also goes through C requantisers
 // (psm_requant, 2 cycles) into the output buffer. requant_en = 0 writes raw int32 sums (the
 // requantiser runs with mult = 1, shift = 0, out_bits = 32, which is the identity).
 module psm_matmul #(
   parameter int unsigned ArrayRows = 2,    // R: k indices per tile
   parameter int unsigned ArrayCols = 4,    // C: output channels per tile
-  parameter int unsigned InDepth   = 256,  // input scratchpad words: m * KT <= InDepth
-  parameter int unsigned WgtDepth  = 256,  // weight scratchpad words: n * KT <= WgtDepth
+  parameter int unsigned InDepth   = 256,  // input memory words (address space): m * KT
+  parameter int unsigned WgtDepth  = 256,  // weight memory words (address space): k * NT
   parameter int unsigned AccDepth  = 64,   // accumulator words: m <= AccDepth
   parameter int unsigned OutDepth  = 256,  // output buffer words: m * NT <= OutDepth
   parameter int unsigned RqDepth   = 64,   // requant parameter entries: n <= RqDepth
@@ -56,14 +59,14 @@ module psm_matmul #(
   input  logic                          requant_en_i,  // 0: write raw int32 accumulators
   output logic                          busy_o,
   output logic                          done_o,        // one cycle, the last busy cycle
-  // Input scratchpad write port (int8 activations), only while idle
-  input  logic                          in_we_i,
-  input  logic [InAddrWidth-1:0]        in_addr_i,
-  input  logic [ArrayRows*8-1:0]        in_wdata_i,
-  // Weight scratchpad write port (int8 weights), only while idle
-  input  logic                          wgt_we_i,
-  input  logic [WgtAddrWidth-1:0]       wgt_addr_i,
-  input  logic [ArrayRows*8-1:0]        wgt_wdata_i,
+  // Input memory read port (int8 activations): rdata is the word read in the previous cycle
+  output logic                          in_rd_o,
+  output logic [InAddrWidth-1:0]        in_rd_addr_o,  // word r * KT + kt
+  input  logic [ArrayRows*8-1:0]        in_rdata_i,
+  // Weight memory read port (int8 W^T rows): rdata is the word read in the previous cycle
+  output logic                          wgt_rd_o,
+  output logic [WgtAddrWidth-1:0]       wgt_rd_addr_o, // word kk * NT + nt
+  input  logic [ArrayCols*8-1:0]        wgt_rdata_i,
   // Per-column requant parameter write port, only while idle
   input  logic                          rq_we_i,
   input  logic [RqAddrWidth-1:0]        rq_addr_i,     // output column
@@ -76,7 +79,8 @@ module psm_matmul #(
   output logic [31:0]                   perf_busy_cycles_o,  // cycles with busy_o high
   output logic [31:0]                   perf_mac_cycles_o    // cycles an activation row enters
 );
-  localparam int unsigned RowBits = ArrayRows * 8;   // one scratchpad word
+  localparam int unsigned RowBits = ArrayRows * 8;   // one input word
+  localparam int unsigned WgtBits = ArrayCols * 8;   // one weight word (a PE row)
   localparam int unsigned ColBits = ArrayCols * 32;  // one accumulator / output word
 
   //////////////////////////////////////////////////////////////////////////////////////////////
@@ -91,9 +95,9 @@ module psm_matmul #(
 
   logic start_cmd;  // a command is accepted (start_i while idle)
 
-  // T >= R: a column's shadow weights are rewritten only after the previous tile's swap has
-  // left the column's bottom PE. T >= C: one weight column is read per cycle. T >= m: one row
-  // per cycle.
+  // T >= C: a PE row's shadow weights are rewritten only after the previous tile's swap has
+  // left the row's rightmost PE. T >= R: one weight row is read per cycle. T >= m: one
+  // activation row per cycle.
   localparam int unsigned ArrayMax = (ArrayRows > ArrayCols) ? ArrayRows : ArrayCols;
   logic [DimWidth-1:0] cmd_period;
   assign cmd_period = (32'(m_i) > ArrayMax) ? m_i : DimWidth'(ArrayMax);
@@ -117,15 +121,15 @@ module psm_matmul #(
 
   typedef enum logic [1:0] {
     StIdle,     // wait for start_i
-    StStream,   // tile slots: weight column and activation row slot_q of tile (kt_q, nt_q)
-    StDrain,    // last tile: its last weight columns, then its last row into the accumulator
+    StStream,   // tile slots: weight row and activation row slot_q of tile (kt_q, nt_q)
+    StDrain,    // last tile: its last weight rows, then its last row into the accumulator
     StFlush     // wait until the requantiser pipeline has written the output buffer
   } mm_state_e;
 
   mm_state_e state_q, state_d;
 
-  logic [DimWidth-1:0] slot_q;       // cycle in the tile slot: weight column, activation row
-  logic [DimWidth-1:0] kt_q, nt_q;   // tile being read from the scratchpads
+  logic [DimWidth-1:0] slot_q;       // cycle in the tile slot: weight row, activation row
+  logic [DimWidth-1:0] kt_q, nt_q;   // tile being read from the memories
   logic                last_kt, last_nt, last_tile, slot_end;
   logic                wgt_rd_en, in_rd_en, last_row_done;
   logic                rq_valid_q, rq_valid_q2;
@@ -135,10 +139,10 @@ module psm_matmul #(
   assign last_nt   = (nt_q == ntiles_q - 1'b1);
   assign last_tile = last_kt && last_nt;
   assign slot_end  = (slot_q == period_q - 1'b1);
-  // Weight column slot_q is read in every state that works on a tile (the last tile's columns
-  // may outlast its rows when m < C); activation rows only while streaming.
+  // Weight row slot_q is loaded in every state that works on a tile (the last tile's weight
+  // rows may outlast its activation rows when m < R); activation rows only while streaming.
   assign wgt_rd_en = (state_q == StStream || state_q == StDrain)
-                     && (32'(slot_q) < ArrayCols);
+                     && (32'(slot_q) < ArrayRows);
   assign in_rd_en  = (state_q == StStream) && (slot_q < m_q);
 
   always_comb begin
@@ -184,7 +188,7 @@ module psm_matmul #(
       kt_q   <= last_kt ? '0 : kt_q + 1'b1;
       if (last_kt) nt_q <= nt_q + 1'b1;
     end else if (state_q == StStream || wgt_rd_en) begin
-      // In the last tile slot_q runs on past m - 1 only until its columns are read (to C).
+      // In the last tile slot_q runs on past m - 1 only until its weight rows are read (to R).
       slot_q <= slot_q + 1'b1;
     end
   end
@@ -192,17 +196,13 @@ module psm_matmul #(
   assign busy_o = (state_q != StIdle);
 
   //////////////////////////////////////////////////////////////////////////////////////////////
-  // Scratchpads (written by the port while idle, read by the FSM; synchronous read)          //
+  // Requant parameters (written by the port while idle, read C at a time)                  //
   //////////////////////////////////////////////////////////////////////////////////////////////
 
-  logic [RowBits-1:0] in_mem  [InDepth];
-  logic [RowBits-1:0] wgt_mem [WgtDepth];
-  logic [30:0]        rq_mult_mem  [RqDepth];
-  logic [5:0]         rq_shift_mem [RqDepth];
+  logic [30:0] rq_mult_mem  [RqDepth];
+  logic [5:0]  rq_shift_mem [RqDepth];
 
   always_ff @(posedge clk_i) begin
-    if (in_we_i)  in_mem[in_addr_i]   <= in_wdata_i;
-    if (wgt_we_i) wgt_mem[wgt_addr_i] <= wgt_wdata_i;
     if (rq_we_i) begin
       rq_mult_mem[rq_addr_i]  <= rq_mult_i;
       rq_shift_mem[rq_addr_i] <= rq_shift_i;
@@ -215,59 +215,56 @@ module psm_matmul #(
   assign n_base = DimWidth'(nt_q * ArrayCols);
 
   //////////////////////////////////////////////////////////////////////////////////////////////
-  // Weight preload: word (n_base + col) * KT + kt -> PE column col's shadow, padding zeroed  //
+  // Weight preload: W^T word (k_base + row) * NT + nt -> PE row row's shadow, padding zeroed //
   //////////////////////////////////////////////////////////////////////////////////////////////
 
-  // Column c of tile t is read in slot cycle c and written into the shadow registers one cycle
-  // later; row 0 of the tile reaches PE (0, c) in slot cycle c + 2 (scratchpad read, activation
-  // register), just after. The previous tile's swap left the column's bottom PE in slot cycle
-  // c + 1 + R - T <= c + 1 of this slot, so the shadow is free again (T >= R).
-  logic [DimWidth-1:0]     wgt_col;       // output column being read
-  logic                    wgt_col_ok;    // wgt_col < n (else the column is padding)
-  logic [WgtAddrWidth-1:0] wgt_rd_addr;
-  logic [RowBits-1:0]      wgt_rdata_q;
-  logic [ArrayRows-1:0]    wgt_ok_q;      // lane i of the word read is a real weight
-  logic [ArrayCols-1:0]    wgt_load_q;    // one-hot PE column to load, one cycle after the read
-  logic [RowBits-1:0]      wgt_tile;      // masked weights for the PE column
+  // Row i of tile t is read in slot cycle i and written into the shadow registers one cycle
+  // later; activation row 0 of the tile reaches PE (i, 0) in slot cycle i + 2 (memory read,
+  // activation register), just after. The previous tile's swap left the row's rightmost PE in
+  // slot cycle i + 1 + C - T <= i + 1 of this slot, so the shadow is free again (T >= C).
+  logic [DimWidth-1:0]  wgt_kk;        // k index of the weight row
+  logic                 wgt_kk_ok;     // wgt_kk < k (else the row is padding: zeros, no read)
+  logic [ArrayCols-1:0] wgt_ok_q;      // lane j of the word read is a real weight
+  logic [ArrayRows-1:0] wgt_load_q;    // one-hot PE row to load, one cycle after the read
+  logic [WgtBits-1:0]   wgt_tile;      // masked weights for the PE row
 
-  assign wgt_col     = n_base + slot_q;
-  assign wgt_col_ok  = (wgt_col < n_q);
-  assign wgt_rd_addr = wgt_col_ok ? WgtAddrWidth'(wgt_col * ktiles_q + kt_q) : '0;
+  assign wgt_kk        = k_base + slot_q;
+  assign wgt_kk_ok     = (wgt_kk < k_q);
+  assign wgt_rd_o      = wgt_rd_en && wgt_kk_ok;
+  assign wgt_rd_addr_o = WgtAddrWidth'(wgt_kk * ntiles_q + nt_q);
 
   always_ff @(posedge clk_i) begin  // datapath: no reset
-    wgt_rdata_q <= wgt_mem[wgt_rd_addr];
-    for (int i = 0; i < ArrayRows; i++) begin
-      // Lane i is k index kt*R + i; past k it is padding (garbage in the scratchpad).
-      wgt_ok_q[i] <= wgt_col_ok && (32'(k_base) + 32'(i) < 32'(k_q));
+    for (int j = 0; j < ArrayCols; j++) begin
+      // Lane j is output column nt*C + j; past n it is padding (garbage in the memory).
+      wgt_ok_q[j] <= wgt_kk_ok && (32'(n_base) + 32'(j) < 32'(n_q));
     end
   end
 
   always_ff @(posedge clk_i) begin  // control: reset
     if (rst_i)          wgt_load_q <= '0;
-    else if (wgt_rd_en) wgt_load_q <= ArrayCols'(1) << slot_q;
+    else if (wgt_rd_en) wgt_load_q <= ArrayRows'(1) << slot_q;
     else                wgt_load_q <= '0;
   end
 
-  for (genvar i = 0; i < ArrayRows; i++) begin : g_k_mask
-    assign wgt_tile[i*8+:8] = wgt_ok_q[i] ? wgt_rdata_q[i*8+:8] : 8'd0;
+  for (genvar j = 0; j < ArrayCols; j++) begin : g_n_mask
+    assign wgt_tile[j*8+:8] = wgt_ok_q[j] ? wgt_rdata_i[j*8+:8] : 8'd0;
   end
 
   //////////////////////////////////////////////////////////////////////////////////////////////
-  // Activation stream: word row * KT + kt -> array (padding lanes meet zero weights)         //
+  // Activation stream: input word row * KT + kt -> array (padding lanes meet zero weights)   //
   //////////////////////////////////////////////////////////////////////////////////////////////
 
-  // Two register stages (scratchpad read, then act_q2) so that a row read in the same slot
-  // cycle as a weight column reaches the PEs after that column's shadow load.
-  logic [InAddrWidth-1:0] in_rd_addr;
-  logic [RowBits-1:0]     in_rdata_q, act_q2;
-  logic                   act_valid_q, act_valid_q2;
-  logic                   act_swap_q, act_swap_q2;  // the row is its tile's first
+  // Two register stages (memory read, then act_q2) so that a row read in the same slot cycle
+  // as a weight row reaches the PEs after that row's shadow load.
+  logic [RowBits-1:0] act_q2;
+  logic               act_valid_q, act_valid_q2;  // in_rdata_i / act_q2 hold a row
+  logic               act_swap_q, act_swap_q2;    // the row is its tile's first
 
-  assign in_rd_addr = InAddrWidth'(slot_q * ktiles_q + kt_q);
+  assign in_rd_o      = in_rd_en;
+  assign in_rd_addr_o = InAddrWidth'(slot_q * ktiles_q + kt_q);
 
   always_ff @(posedge clk_i) begin  // datapath: no reset
-    in_rdata_q <= in_mem[in_rd_addr];
-    act_q2     <= in_rdata_q;
+    act_q2 <= in_rdata_i;
   end
 
   always_ff @(posedge clk_i) begin  // control: reset
@@ -459,14 +456,14 @@ module psm_matmul #(
       start_i |-> m_i != '0 && k_i != '0 && n_i != '0 && 32'(m_i) <= AccDepth
                   && 32'(n_i) <= RqDepth
                   && 32'(m_i) * ((32'(k_i) + ArrayRows - 1) / ArrayRows) <= InDepth
-                  && 32'(n_i) * ((32'(k_i) + ArrayRows - 1) / ArrayRows) <= WgtDepth
+                  && 32'(k_i) * ((32'(n_i) + ArrayCols - 1) / ArrayCols) <= WgtDepth
                   && 32'(m_i) * ((32'(n_i) + ArrayCols - 1) / ArrayCols) <= OutDepth);
   CmdOutBits_A: assert property (@(posedge clk_i) disable iff (rst_i)
       start_i && requant_en_i |-> out_bits_i >= 6'd2 && out_bits_i <= 6'd32);
   AccReadAfterWrite_A: assert property (@(posedge clk_i) disable iff (rst_i)
       acc_valid_q && arr_valid |-> acc_row_q != out_row_q);
   WriteWhenIdle_A: assert property (@(posedge clk_i) disable iff (rst_i)
-      busy_o |-> !in_we_i && !wgt_we_i && !rq_we_i);
+      busy_o |-> !rq_we_i);
 `endif
 
 endmodule : psm_matmul

@@ -8,12 +8,13 @@
 //   out[j] = sum_i a[i] * w[i][j]      (int32, wraps on overflow like the golden model)
 // for every column j at once. One vector may enter every cycle.
 //
-// Weights are double-buffered in the PEs: wgt_load_i[j] writes PE column j's shadow weights,
+// Weights are double-buffered in the PEs: wgt_load_i[i] writes PE row i's shadow weights,
 // and a vector entered with act_swap_i (the first of a tile) switches each PE to its shadow
 // weight as it passes, so tiles stream back to back with no gap. For a tile whose first vector
-// enters at t' after the previous tile's first vector entered at t, column j's shadow may be
-// written in the cycles t + R - 1 + j .. t' + j - 1 (after the old swap has left the bottom PE,
-// before the new one reaches the top PE); loads in the same cycle as a swap are allowed.
+// enters at t' after the previous tile's first vector entered at t, row i's shadow may be
+// written in the cycles t + i + C - 1 .. t' + i - 1 (after the old swap has left the row's
+// rightmost PE, before the new one reaches its leftmost PE); a load in the same cycle as a swap
+// is allowed.
 //
 // Skew and de-skew (R = 2, C = 3; numbers are the cycle an element of the vector entering at
 // t = 0 is used by that PE; psums leave the bottom row one cycle after the PE uses them):
@@ -31,9 +32,9 @@ module psm_systolic_array #(
 ) (
   input  logic                           clk_i,
   input  logic                           rst_i,        // synchronous, active high
-  // Weight preload: column j's shadow latches wgt_i (lane i -> row i) when wgt_load_i[j] is high
-  input  logic [ArrayCols-1:0]           wgt_load_i,
-  input  logic [ArrayRows*DataWidth-1:0] wgt_i,        // int8 lanes
+  // Weight preload: row i's shadow latches wgt_i (lane j -> column j) when wgt_load_i[i] is high
+  input  logic [ArrayRows-1:0]           wgt_load_i,
+  input  logic [ArrayCols*DataWidth-1:0] wgt_i,        // int8 lanes
   // Activations: one unskewed vector per cycle, lane i -> row i; act_swap_i marks a tile's first
   input  logic                           act_valid_i,
   input  logic                           act_swap_i,
@@ -106,8 +107,8 @@ module psm_systolic_array #(
       ) u_pe (
         .clk_i,
         .rst_i,
-        .wgt_load_i (wgt_load_i[j]),
-        .wgt_i      (wgt_i[i*DataWidth+:DataWidth]),
+        .wgt_load_i (wgt_load_i[i]),
+        .wgt_i      (wgt_i[j*DataWidth+:DataWidth]),
         .act_valid_i(valid_h[i][j]),
         .act_swap_i (swap_h[i][j]),
         .act_i      (act_h[i][j]),

@@ -1,22 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
-// Runs one MATMUL instruction (docs/isa.md) on psm_matmul, which keeps its operands in its
-// own memories and its own layouts: this wrapper copies the operands in from the ISA's input,
-// weight and param memories, starts the unit, and copies the result rows out to the vector
-// scratchpad.
+// Runs one MATMUL instruction (docs/isa.md) on psm_matmul. psm_matmul reads a and W^T
+// straight from the ISA's input and weight memories (its read ports use the ISA layouts; this
+// wrapper adds a_addr and w_addr); the requantisation steps are copied into psm_matmul first
+// (it reads C of them per cycle), and the result rows are copied out to the vector scratchpad.
 // Golden model: passim::CpuDevice::matmul() in runtime/src/cpu_device.cpp.
 //
 // With KT = ceil(k / R), NW = ceil(n / C), NV = ceil(n / L):
-//   copy in   (three copiers run in parallel, each one word per cycle)
-//     input:  input[a_addr + i]                      -> psm_matmul input word i, i < m * KT
-//     param:  param[rq_addr + c] (when requant_en)   -> psm_matmul requant entry c, c < n
-//     weight: per block (kt, j): R words W^T rows kt*R + i, word group j (R reads), then
-//             C writes of psm_matmul weight word c * KT + kt = W[c][kt*R +: R], c = j*C + l
-//   run       psm_matmul (one pass per weight tile: KT * NW passes)
+//   copy in   param[rq_addr + c] (when requant_en) -> psm_matmul requant entry c, c < n
+//   run       psm_matmul (one pass per weight tile: KT * NW passes); it reads
+//               input[a_addr + r * KT + kt]  (R int8: a's row r, k tile kt)
+//               weight[w_addr + kk * NW + j] (C int8: W^T row kk, word group j)
+//             The matmul stage is the input and weight memories' highest-priority requester,
+//             so every read is granted at once (InGranted_A, WtGranted_A).
 //   copy out  psm_matmul output word r * NW + t (C int32) -> element gearbox ->
 //             vector word dst_addr + r * NV + w (L lanes, write mask on the row's tail)
 // out_bits (2..32) goes straight to psm_matmul, whose requantisers saturate to any width.
-// TODO(psm_matmul interface): reading the ISA memories directly would remove both copies
-// and psm_matmul's private memories.
 module psm_matmul_stage #(
   parameter int unsigned ArrayRows   = 2,
   parameter int unsigned ArrayCols   = 4,
@@ -26,7 +24,7 @@ module psm_matmul_stage #(
   parameter int unsigned VectorDepth = 1024,
   parameter int unsigned ParamDepth  = 256,
   parameter int unsigned AccDepth    = 128,
-  parameter int unsigned MmWgtDepth  = 4096,
+  parameter int unsigned MmWgtDepth  = 4096,  // unused: psm_matmul reads the weight memory
   parameter int unsigned MmOutDepth  = 1024,
   // Derived
   localparam int unsigned InAddrWidth  = $clog2(InputDepth),
@@ -63,8 +61,6 @@ module psm_matmul_stage #(
   output logic [Lanes-1:0]                vs_wmask_o,
   input  logic                            vs_gnt_i
 );
-  localparam int unsigned MmInAddrWidth  = $clog2(InputDepth);
-  localparam int unsigned MmWgtAddrWidth = $clog2(MmWgtDepth);
   localparam int unsigned MmOutAddrWidth = $clog2(MmOutDepth);
   localparam int unsigned MmRqAddrWidth  = $clog2(ParamDepth);
   localparam int unsigned GbElems        = 2 * (ArrayCols + Lanes);  // gearbox capacity
@@ -106,7 +102,7 @@ module psm_matmul_stage #(
 
   typedef enum logic [2:0] {
     StIdle,     // wait for start_i
-    StCopyIn,   // the three copiers fill psm_matmul's memories
+    StCopyIn,   // the requantisation steps into psm_matmul
     StStart,    // start psm_matmul
     StRun,      // wait for it
     StCopyOut   // result rows to the vector scratchpad
@@ -119,11 +115,10 @@ module psm_matmul_stage #(
   //////////////////////////////////////////////////////////////////////////////////////////////
 
   logic                        mm_start, mm_busy, mm_done;
-  logic                        mm_in_we, mm_wgt_we, mm_rq_we;
-  logic [MmInAddrWidth-1:0]    mm_in_addr;
-  logic [MmWgtAddrWidth-1:0]   mm_wgt_addr;
+  logic                        mm_in_rd, mm_wgt_rd, mm_rq_we;
+  logic [InAddrWidth-1:0]      mm_in_rd_addr;   // word r * KT + kt of a
+  logic [WgtAddrWidth-1:0]     mm_wgt_rd_addr;  // word kk * NW + j of W^T
   logic [MmRqAddrWidth-1:0]    mm_rq_addr;
-  logic [ArrayRows*8-1:0]      mm_in_wdata, mm_wgt_wdata;
   logic [MmOutAddrWidth-1:0]   mm_out_addr;
   logic [ArrayCols*32-1:0]     mm_out_rdata;
   logic [31:0]                 mm_perf_busy, mm_perf_mac;
@@ -132,7 +127,7 @@ module psm_matmul_stage #(
     .ArrayRows(ArrayRows),
     .ArrayCols(ArrayCols),
     .InDepth  (InputDepth),
-    .WgtDepth (MmWgtDepth),
+    .WgtDepth (WeightDepth),
     .AccDepth (AccDepth),
     .OutDepth (MmOutDepth),
     .RqDepth  (ParamDepth),
@@ -148,12 +143,12 @@ module psm_matmul_stage #(
     .requant_en_i      (requant_en_q),
     .busy_o            (mm_busy),
     .done_o            (mm_done),
-    .in_we_i           (mm_in_we),
-    .in_addr_i         (mm_in_addr),
-    .in_wdata_i        (mm_in_wdata),
-    .wgt_we_i          (mm_wgt_we),
-    .wgt_addr_i        (mm_wgt_addr),
-    .wgt_wdata_i       (mm_wgt_wdata),
+    .in_rd_o           (mm_in_rd),
+    .in_rd_addr_o      (mm_in_rd_addr),
+    .in_rdata_i        (in_rdata_i),
+    .wgt_rd_o          (mm_wgt_rd),
+    .wgt_rd_addr_o     (mm_wgt_rd_addr),
+    .wgt_rdata_i       (wt_rdata_i),
     .rq_we_i           (mm_rq_we),
     .rq_addr_i         (mm_rq_addr),
     .rq_mult_i         (pm_rdata_i[30:0]),
@@ -164,39 +159,15 @@ module psm_matmul_stage #(
     .perf_mac_cycles_o (mm_perf_mac)
   );
 
-  //////////////////////////////////////////////////////////////////////////////////////////////
-  // Copy in: input words                                                                    //
-  //////////////////////////////////////////////////////////////////////////////////////////////
+  // The operands' read ports, at the instruction's base addresses (wrapping like the copies
+  // did). Data comes back the next cycle on in_rdata_i / wt_rdata_i, as psm_matmul expects.
+  assign in_req_o  = mm_in_rd;
+  assign in_addr_o = InAddrWidth'(32'(a_addr_q) + 32'(mm_in_rd_addr));
+  assign wt_req_o  = mm_wgt_rd;
+  assign wt_addr_o = WgtAddrWidth'(32'(w_addr_q) + 32'(mm_wgt_rd_addr));
 
-  logic        copy_in;       // StCopyIn
-  logic [31:0] in_total;      // m * KT
-  logic [31:0] in_rd_q;       // words requested and granted
-  logic        in_v_q;        // the word granted last cycle is on in_rdata_i
-  logic [MmInAddrWidth-1:0] in_wa_q;  // its psm_matmul address
-  logic        in_done;
-
-  assign copy_in  = (state_q == StCopyIn);
-  assign in_total = 32'(m_q) * 32'(kt_n_q);
-  assign in_req_o = copy_in && (in_rd_q != in_total);
-  assign in_addr_o = InAddrWidth'(32'(a_addr_q) + in_rd_q);
-  assign in_done  = (in_rd_q == in_total) && !in_v_q;
-
-  always_ff @(posedge clk_i) begin  // control: reset
-    if (rst_i || start_i) begin
-      in_rd_q <= '0;
-      in_v_q  <= 1'b0;
-    end else begin
-      in_v_q <= in_req_o && in_gnt_i;
-      if (in_req_o && in_gnt_i) in_rd_q <= in_rd_q + 32'd1;
-    end
-  end
-  always_ff @(posedge clk_i) begin  // datapath: no reset
-    in_wa_q <= MmInAddrWidth'(in_rd_q);
-  end
-
-  assign mm_in_we    = in_v_q;
-  assign mm_in_addr  = in_wa_q;
-  assign mm_in_wdata = in_rdata_i;
+  logic copy_in;
+  assign copy_in = (state_q == StCopyIn);
 
   //////////////////////////////////////////////////////////////////////////////////////////////
   // Copy in: requantisation steps                                                          //
@@ -228,131 +199,6 @@ module psm_matmul_stage #(
 
   assign mm_rq_we   = pm_v_q;
   assign mm_rq_addr = pm_wa_q;
-
-  //////////////////////////////////////////////////////////////////////////////////////////////
-  // Copy in: weights, R x C blocks through two block buffers                                //
-  //////////////////////////////////////////////////////////////////////////////////////////////
-
-  // The reader fills one buffer with block (kt, j) - R reads of W^T rows kt*R + i, word group
-  // j - while the writer empties the other into C psm_matmul words. Blocks go j-major, kt
-  // inner. Per block: R + 1 cycles to read, min(C, n - j*C) to write, overlapped.
-  localparam int unsigned RowIdxWidth = (ArrayRows > 1) ? $clog2(ArrayRows + 1) : 1;
-  localparam int unsigned ColIdxWidth = (ArrayCols > 1) ? $clog2(ArrayCols + 1) : 1;
-  localparam int unsigned RowSelWidth = (ArrayRows > 1) ? $clog2(ArrayRows) : 1;
-  localparam int unsigned ColSelWidth = (ArrayCols > 1) ? $clog2(ArrayCols) : 1;
-
-  logic [7:0]  blk_q [2][ArrayRows][ArrayCols];
-  logic [1:0]  full_q;                 // buffer holds a complete block for the writer
-  logic [15:0] blk_kt_q [2];           // the block each buffer holds
-  logic [15:0] blk_j_q [2];
-
-  // Reader
-  logic                   rd_slot_q;   // buffer being filled
-  logic [15:0]            rd_kt_q, rd_j_q;
-  logic [RowIdxWidth-1:0] rd_i_q;      // next row to read
-  logic                   rd_done_q;   // every block read
-  logic                   wb_v_q;      // the row granted last cycle is on wt_rdata_i
-  logic                   wb_vslot_q;  // its buffer
-  logic [RowSelWidth-1:0] wb_vi_q;     // its row
-  logic [31:0]            rd_kk;       // W^T row of the next read
-  logic                   rd_kk_ok;    // a real row (< k); padding rows are zero, no read
-  logic                   rd_active;   // the reader works on an empty buffer
-  logic                   rd_block_end;
-
-  assign rd_kk        = 32'(rd_kt_q) * ArrayRows + 32'(rd_i_q);
-  assign rd_kk_ok     = rd_kk < 32'(k_q);
-  assign rd_active    = copy_in && !rd_done_q && !full_q[rd_slot_q];
-  assign rd_block_end = rd_active && (32'(rd_i_q) == ArrayRows);
-  assign wt_req_o     = rd_active && !rd_block_end && rd_kk_ok;
-  assign wt_addr_o    = WgtAddrWidth'(32'(w_addr_q) + rd_kk * 32'(nw_q) + 32'(rd_j_q));
-
-  // Writer
-  logic                   wr_slot_q;   // buffer being emptied
-  logic [ColIdxWidth-1:0] wr_l_q;      // next column to write
-  logic [31:0]            wr_blocks_q; // blocks written
-  logic                   wb_done_q;   // every block written
-  logic [15:0]            wr_cols;     // columns of the block: min(C, n - j*C)
-  logic                   wr_active, wr_block_end;
-  logic [31:0]            wr_c;        // column of this write
-
-  assign wr_cols      = (n_q - blk_j_q[wr_slot_q] * 16'(ArrayCols) < 16'(ArrayCols))
-                        ? n_q - blk_j_q[wr_slot_q] * 16'(ArrayCols) : 16'(ArrayCols);
-  assign wr_active    = copy_in && full_q[wr_slot_q];
-  assign wr_block_end = wr_active && (16'(wr_l_q) + 16'd1 == wr_cols);
-  assign wr_c         = 32'(blk_j_q[wr_slot_q]) * ArrayCols + 32'(wr_l_q);
-
-  logic last_block;  // the reader completes the last block
-  assign last_block = (rd_kt_q + 16'd1 == kt_n_q) && (rd_j_q + 16'd1 == nw_q);
-
-  always_ff @(posedge clk_i) begin  // control: reset
-    if (rst_i || start_i) begin
-      full_q    <= '0;
-      rd_slot_q <= 1'b0;
-      rd_kt_q   <= '0;
-      rd_j_q    <= '0;
-      rd_i_q    <= '0;
-      rd_done_q <= 1'b0;
-      wb_v_q    <= 1'b0;
-      wr_slot_q <= 1'b0;
-      wr_l_q      <= '0;
-      wr_blocks_q <= '0;
-      wb_done_q   <= 1'b0;
-    end else begin
-      wb_v_q <= wt_req_o && wt_gnt_i;
-      // Reader: a real row advances on its grant, a padding row at once; the block ends in the
-      // cycle after its last row (whose data is captured in that cycle).
-      if (rd_active && !rd_block_end && (!rd_kk_ok || wt_gnt_i)) begin
-        rd_i_q <= rd_i_q + RowIdxWidth'(1);
-      end
-      if (rd_block_end) begin
-        rd_i_q    <= '0;
-        rd_slot_q <= !rd_slot_q;
-        if (last_block) rd_done_q <= 1'b1;
-        if (rd_kt_q + 16'd1 == kt_n_q) begin
-          rd_kt_q <= '0;
-          rd_j_q  <= rd_j_q + 16'd1;
-        end else begin
-          rd_kt_q <= rd_kt_q + 16'd1;
-        end
-      end
-      // Writer: one psm_matmul word per cycle; the last one frees the buffer.
-      if (wr_active) wr_l_q <= wr_l_q + ColIdxWidth'(1);
-      if (wr_block_end) begin
-        wr_l_q    <= '0;
-        wr_slot_q   <= !wr_slot_q;
-        wr_blocks_q <= wr_blocks_q + 32'd1;
-        if (wr_blocks_q + 32'd1 == 32'(kt_n_q) * 32'(nw_q)) wb_done_q <= 1'b1;
-      end
-      // Buffer states: set by the reader, cleared by the writer (never the same buffer).
-      for (int b = 0; b < 2; b++) begin
-        if (rd_block_end && rd_slot_q == 1'(b)) full_q[b] <= 1'b1;
-        if (wr_block_end && wr_slot_q == 1'(b)) full_q[b] <= 1'b0;
-      end
-    end
-  end
-
-  always_ff @(posedge clk_i) begin  // datapath: no reset
-    wb_vi_q    <= rd_i_q[RowSelWidth-1:0];
-    wb_vslot_q <= rd_slot_q;
-    if (wb_v_q) begin
-      for (int l = 0; l < ArrayCols; l++) blk_q[wb_vslot_q][wb_vi_q][l] <= wt_rdata_i[l*8 +: 8];
-    end
-    if (rd_active && !rd_block_end && !rd_kk_ok) begin
-      for (int l = 0; l < ArrayCols; l++) blk_q[rd_slot_q][rd_i_q[RowSelWidth-1:0]][l] <= 8'd0;
-    end
-    if (rd_block_end) begin
-      blk_kt_q[rd_slot_q] <= rd_kt_q;
-      blk_j_q[rd_slot_q]  <= rd_j_q;
-    end
-  end
-
-  always_comb begin
-    for (int i = 0; i < ArrayRows; i++) begin
-      mm_wgt_wdata[i*8 +: 8] = blk_q[wr_slot_q][i][wr_l_q[ColSelWidth-1:0]];
-    end
-  end
-  assign mm_wgt_we   = wr_active;
-  assign mm_wgt_addr = MmWgtAddrWidth'(wr_c * 32'(kt_n_q) + 32'(blk_kt_q[wr_slot_q]));
 
   //////////////////////////////////////////////////////////////////////////////////////////////
   // Copy out: psm_matmul output words -> element gearbox -> vector words                    //
@@ -461,8 +307,8 @@ module psm_matmul_stage #(
     unique case (state_q)
       // Wait for a MATMUL.
       StIdle: if (start_i) state_d = StCopyIn;
-      // All three copies complete.
-      StCopyIn: if (in_done && pm_done && wb_done_q) state_d = StStart;
+      // The requantisation steps are in psm_matmul.
+      StCopyIn: if (pm_done) state_d = StStart;
       // One pass per weight tile.
       StStart: begin
         mm_start = 1'b1;
@@ -484,8 +330,21 @@ module psm_matmul_stage #(
 
   assign busy_o = (state_q != StIdle);
 
-  // psm_matmul's own counters duplicate the controller's; the upper param bits are zero.
+  // psm_matmul's own counters duplicate the controller's; the upper param bits are zero; the
+  // input and weight reads are always granted (see the assertions).
   logic unused_bits;
   assign unused_bits = ^{mm_perf_busy, mm_perf_mac, mm_busy, pm_rdata_i[63:38], pm_rdata_i[31],
-                         cmd.rsvd_31_27, cmd.rsvd_95_92, cmd.opcode, cmd.layer, cmd.op_class};
+                         in_gnt_i, wt_gnt_i, cmd.rsvd_31_27, cmd.rsvd_95_92, cmd.opcode,
+                         cmd.layer, cmd.op_class};
+
+  //////////////////////////////////////////////////////////////////////////////////////////////
+  // Assertions                                                                              //
+  //////////////////////////////////////////////////////////////////////////////////////////////
+
+`ifndef SYNTHESIS
+  // psm_matmul cannot wait for its operands: the accelerator gives the matmul stage the input
+  // and weight memories' highest priority (requester 0 of their psm_spad_arbiter).
+  InGranted_A: assert property (@(posedge clk_i) disable iff (rst_i) in_req_o |-> in_gnt_i);
+  WtGranted_A: assert property (@(posedge clk_i) disable iff (rst_i) wt_req_o |-> wt_gnt_i);
+`endif
 endmodule : psm_matmul_stage

@@ -227,8 +227,8 @@ PSM_MM_TEST(LargerThanOneTileInEveryDimension) {
 }
 
 PSM_MM_TEST(LongestReductionFillsScratchpad) {
-  // k as long as the scratchpads allow: one row, one column, KT = min(InDepth, WgtDepth).
-  const MatmulShape s{1, std::min(kCfg.in_depth, kCfg.wgt_depth) * kR, 1};
+  // k as long as the memories allow: one row (KT input words), one column (k weight words).
+  const MatmulShape s{1, std::min(kCfg.in_depth * kR, kCfg.wgt_depth), 1};
   const std::uint32_t seed = 4242;
   auto rng = seeded(seed);
   Driver drv(kCfg, seed + 1);
@@ -256,7 +256,7 @@ PSM_MM_TEST(RandomShapesAndModes) {
   const std::uint32_t seed = 20250101;
   auto rng = seeded(seed);
   Driver drv(kCfg, seed + 1);
-  const int max_k = static_cast<int>(std::min(kCfg.in_depth, kCfg.wgt_depth) * kR);
+  const int max_k = static_cast<int>(std::min(kCfg.in_depth * kR, kCfg.wgt_depth));
   int done = 0;
   while (done < 40) {
     const MatmulShape s{
@@ -282,7 +282,7 @@ PSM_MM_TEST(Int8ExtremesAccumulateExactly) {
   const std::uint32_t seed = 128;
   auto rng = seeded(seed);
   Driver drv(kCfg, seed + 1);
-  const MatmulShape s{3, std::min(kCfg.in_depth / 3, kCfg.wgt_depth / (2 * kC)) * kR, 2 * kC};
+  const MatmulShape s{3, std::min(kCfg.in_depth / 3 * kR, kCfg.wgt_depth / 2), 2 * kC};
   PSM_MM_REQUIRE_FITS(s);
   MatmulJob job = random_job(rng, s, 32, false);
   // Row 0 all -128, row 1 all 127, row 2 alternating; weights -128 except column 1 (127).
@@ -409,7 +409,7 @@ PSM_MM_TEST(PaddingGarbageAndStaleAccumulatorsAreIgnored) {
 }
 
 PSM_MM_TEST(BackToBackCommandsGiveTheSameResult) {
-  // The second start_i comes in the cycle right after done_o, on unchanged scratchpads.
+  // The second start_i comes in the cycle right after done_o, on unchanged memories.
   const std::uint32_t seed = 77;
   auto rng = seeded(seed);
   Driver drv(kCfg, seed + 1);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-/// \file Testbench driver for rtl/matmul/psm_matmul.sv: loads the scratchpads through the write
-/// ports, runs one command, reads the output buffer back. Works with any Verilated model of
-/// psm_matmul (RTL or Yosys netlist) since both have the same ports.
+/// \file Testbench driver for rtl/matmul/psm_matmul.sv: models the input and weight memories
+/// behind the unit's read ports (in the ISA's layouts), writes the requant parameters, runs one
+/// command, reads the output buffer back. Works with any Verilated model of psm_matmul (RTL or
+/// Yosys netlist) since both have the same ports.
 #pragma once
 
 #include <algorithm>
@@ -27,8 +28,8 @@ namespace passim::sim {
 struct MatmulConfig {
   std::size_t rows = 0;       ///< ArrayRows (R)
   std::size_t cols = 0;       ///< ArrayCols (C)
-  std::size_t in_depth = 0;   ///< InDepth, words of R int8
-  std::size_t wgt_depth = 0;  ///< WgtDepth, words of R int8
+  std::size_t in_depth = 0;   ///< InDepth, input memory words of R int8
+  std::size_t wgt_depth = 0;  ///< WgtDepth, weight memory words of C int8 (W^T rows)
   std::size_t acc_depth = 0;  ///< AccDepth, words of C int32
   std::size_t out_depth = 0;  ///< OutDepth, words of C int32
   std::size_t rq_depth = 0;   ///< RqDepth, per-column requant entries
@@ -67,7 +68,7 @@ struct MatmulRunStats {
   const std::size_t kt = ceil_div(s.k, cfg.rows);
   const std::size_t nt = ceil_div(s.n, cfg.cols);
   return s.m >= 1 && s.k >= 1 && s.n >= 1 && s.m <= cfg.acc_depth && s.n <= cfg.rq_depth &&
-         s.m * kt <= cfg.in_depth && s.n * kt <= cfg.wgt_depth && s.m * nt <= cfg.out_depth;
+         s.m * kt <= cfg.in_depth && s.k * nt <= cfg.wgt_depth && s.m * nt <= cfg.out_depth;
 }
 
 /// The closed-form busy-cycle count of one isolated command (docs/cycle-model.md). The KT * NT
@@ -105,16 +106,17 @@ struct MatmulRunStats {
 template <typename Model>
 class MatmulDriver {
  public:
-  /// `garbage_seed` seeds the random bytes written into every scratchpad word and padding lane.
+  /// `garbage_seed` seeds the random bytes in every memory word and padding lane, and on the
+  /// read data lines in cycles without a read.
   MatmulDriver(const MatmulConfig& cfg, std::uint32_t garbage_seed)
       : cfg_(cfg),
         ctx_(std::make_unique<VerilatedContext>()),
         top_(std::make_unique<Model>(ctx_.get(), "top")),
-        garbage_(garbage_seed) {
+        garbage_(garbage_seed),
+        in_mem_(cfg.in_depth * cfg.rows),
+        wgt_mem_(cfg.wgt_depth * cfg.cols) {
     top_->clk_i = 0;
     top_->start_i = 0;
-    top_->in_we_i = 0;
-    top_->wgt_we_i = 0;
     top_->rq_we_i = 0;
     top_->out_addr_i = 0;
     top_->rst_i = 1;
@@ -128,21 +130,46 @@ class MatmulDriver {
   MatmulDriver(const MatmulDriver&) = delete;
   MatmulDriver& operator=(const MatmulDriver&) = delete;
 
-  /// One clock cycle: inputs set before the call are sampled at its rising edge.
+  /// One clock cycle: inputs set before the call are sampled at its rising edge. The input and
+  /// weight memories answer a read issued in this cycle in the next one (synchronous RAMs);
+  /// without a read their data lines carry garbage, which the unit must ignore. Throws if the
+  /// unit reads outside the loaded operands (e.g. a weight row past k).
   void tick() {
     top_->clk_i = 0;
     top_->eval();
+    const bool in_rd = top_->in_rd_o != 0;
+    const bool wgt_rd = top_->wgt_rd_o != 0;
+    const auto in_addr = static_cast<std::size_t>(top_->in_rd_addr_o);
+    const auto wgt_addr = static_cast<std::size_t>(top_->wgt_rd_addr_o);
     top_->clk_i = 1;
     top_->eval();
+    if (in_rd && in_addr >= in_words_) {
+      throw std::runtime_error("psm_matmul read input word " + std::to_string(in_addr) +
+                               " outside the operand (" + std::to_string(in_words_) + " words)");
+    }
+    if (wgt_rd && wgt_addr >= wgt_words_) {
+      throw std::runtime_error("psm_matmul read weight word " + std::to_string(wgt_addr) +
+                               " outside the operand (" + std::to_string(wgt_words_) + " words)");
+    }
+    if (in_rd) {
+      set_bytes(top_->in_rdata_i, word(in_mem_, in_addr, cfg_.rows));
+    } else {
+      set_bytes(top_->in_rdata_i, random_bytes(cfg_.rows));
+    }
+    if (wgt_rd) {
+      set_bytes(top_->wgt_rdata_i, word(wgt_mem_, wgt_addr, cfg_.cols));
+    } else {
+      set_bytes(top_->wgt_rdata_i, random_bytes(cfg_.cols));
+    }
   }
 
-  /// Writes random bytes into every word of both scratchpads and every requant entry.
+  /// Writes random bytes into every word of both memories and every requant entry.
   void fill_garbage() {
-    for (std::size_t a = 0; a < cfg_.in_depth; ++a) {
-      write_word(top_->in_we_i, top_->in_addr_i, top_->in_wdata_i, a, random_bytes(cfg_.rows));
+    for (auto& b : in_mem_) {
+      b = static_cast<std::uint8_t>(garbage_());
     }
-    for (std::size_t a = 0; a < cfg_.wgt_depth; ++a) {
-      write_word(top_->wgt_we_i, top_->wgt_addr_i, top_->wgt_wdata_i, a, random_bytes(cfg_.rows));
+    for (auto& b : wgt_mem_) {
+      b = static_cast<std::uint8_t>(garbage_());
     }
     for (std::size_t c = 0; c < cfg_.rq_depth; ++c) {
       write_rq(c, Requant{static_cast<std::int32_t>(garbage_() & 0x7fffffffU),
@@ -150,22 +177,35 @@ class MatmulDriver {
     }
   }
 
-  /// Loads A, W and the requant parameters; padding lanes of the last k tile get garbage.
+  /// Loads A and W^T into the memories in the ISA's layouts (input word r * KT + kt, lane i =
+  /// A[r][kt*R + i]; weight word kk * NT + nt, lane j = W[nt*C + j][kk]) and writes the requant
+  /// parameters. Padding lanes (k past the last k tile, n past the last n tile) get garbage.
   void load(const MatmulJob& job) {
     const auto& s = job.shape;
     const std::size_t kt = ceil_div(s.k, cfg_.rows);
+    const std::size_t nt = ceil_div(s.n, cfg_.cols);
     for (std::size_t r = 0; r < s.m; ++r) {
       for (std::size_t t = 0; t < kt; ++t) {
-        write_word(top_->in_we_i, top_->in_addr_i, top_->in_wdata_i, r * kt + t,
-                   tile_bytes(job.a, r, t, s.k));
+        for (std::size_t i = 0; i < cfg_.rows; ++i) {
+          const std::size_t kk = t * cfg_.rows + i;
+          in_mem_[(r * kt + t) * cfg_.rows + i] =
+              kk < s.k ? static_cast<std::uint8_t>(job.a[r * s.k + kk])
+                       : static_cast<std::uint8_t>(garbage_());
+        }
       }
     }
-    for (std::size_t c = 0; c < s.n; ++c) {
-      for (std::size_t t = 0; t < kt; ++t) {
-        write_word(top_->wgt_we_i, top_->wgt_addr_i, top_->wgt_wdata_i, c * kt + t,
-                   tile_bytes(job.w, c, t, s.k));
+    for (std::size_t kk = 0; kk < s.k; ++kk) {
+      for (std::size_t t = 0; t < nt; ++t) {
+        for (std::size_t j = 0; j < cfg_.cols; ++j) {
+          const std::size_t c = t * cfg_.cols + j;
+          wgt_mem_[(kk * nt + t) * cfg_.cols + j] =
+              c < s.n ? static_cast<std::uint8_t>(job.w[c * s.k + kk])
+                      : static_cast<std::uint8_t>(garbage_());
+        }
       }
     }
+    in_words_ = s.m * kt;
+    wgt_words_ = s.k * nt;
     for (std::size_t c = 0; c < s.n; ++c) {
       write_rq(c, job.rq[c]);
     }
@@ -228,26 +268,10 @@ class MatmulDriver {
     return b;
   }
 
-  /// Lanes of word (row, tile t) of a (rows, k) row-major int8 matrix; padding is garbage.
-  std::vector<std::uint8_t> tile_bytes(std::span<const std::int8_t> mat, std::size_t row,
-                                       std::size_t t, std::size_t k) {
-    std::vector<std::uint8_t> b = random_bytes(cfg_.rows);
-    for (std::size_t i = 0; i < cfg_.rows; ++i) {
-      const std::size_t col = t * cfg_.rows + i;
-      if (col < k) {
-        b[i] = static_cast<std::uint8_t>(mat[row * k + col]);
-      }
-    }
-    return b;
-  }
-
-  template <typename We, typename Addr, typename Data>
-  void write_word(We& we, Addr& addr, Data& data, std::size_t a, std::span<const std::uint8_t> b) {
-    we = 1;
-    set_port(addr, a);
-    set_bytes(data, b);
-    tick();
-    we = 0;
+  /// Word `a` (`lanes` bytes) of a memory.
+  static std::span<const std::uint8_t> word(const std::vector<std::uint8_t>& mem, std::size_t a,
+                                            std::size_t lanes) {
+    return std::span<const std::uint8_t>(mem).subspan(a * lanes, lanes);
   }
 
   void write_rq(std::size_t c, Requant rq) {
@@ -299,6 +323,10 @@ class MatmulDriver {
   std::unique_ptr<VerilatedContext> ctx_;
   std::unique_ptr<Model> top_;
   std::mt19937 garbage_;
+  std::vector<std::uint8_t> in_mem_;   ///< input memory, in_depth words of R bytes
+  std::vector<std::uint8_t> wgt_mem_;  ///< weight memory, wgt_depth words of C bytes
+  std::size_t in_words_ = 0;           ///< words of the loaded operands (reads must stay below)
+  std::size_t wgt_words_ = 0;
 };
 
 /// "m x k x n" for messages.
