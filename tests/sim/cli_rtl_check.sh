@@ -4,9 +4,9 @@
 # totals sum exactly to the total cycles, with 3 Softmax and 2 RMSNorm passes per row. The
 # per-op records add up to the class counters, show the same passes per row, and their MACs
 # are the model's.
-#   cli_rtl_check.sh <passim> <data-dir> <work-dir>
+#   cli_rtl_check.sh <passim> <data-dir> <work-dir> [config, default tiny]
 set -euo pipefail
-passim=$1 data=$2 work=$3
+passim=$1 data=$2 work=$3 config=${4:-tiny}
 model="$data/models/stories260K.bin" tok="$data/models/tok512.bin"
 if [[ ! -f "$model" ]]; then
   echo "stories260K not found in $data: skipped"
@@ -16,9 +16,9 @@ mkdir -p "$work"
 "$passim" quantize -m "$model" -z "$tok" -o "$work/m.psm" 2>/dev/null
 args=(-m "$work/m.psm" -z "$tok" -i "Once upon a time" -n 6)
 "$passim" run "${args[@]}" -b cpu > "$work/cpu.txt" 2>/dev/null
-"$passim" run "${args[@]}" -b rtl --config tiny --report "$work/rtl.json" > "$work/rtl.txt"
+"$passim" run "${args[@]}" -b rtl --config "$config" --report "$work/rtl.json" > "$work/rtl.txt"
 cmp "$work/cpu.txt" "$work/rtl.txt"
-python3 - "$work/rtl.json" <<'PY'
+python3 - "$work/rtl.json" "$config" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 c = r["cycles"]
@@ -27,7 +27,7 @@ assert c["class_totals_sum_to_total"] and total == c["total"], (total, c["total"
 steps, layers, heads = r["timings"]["positions"], r["model"]["config"]["n_layers"], r["model"]["config"]["n_heads"]
 assert c["by_class"]["softmax"]["passes"] == 3 * steps * layers * heads, c["by_class"]["softmax"]
 assert c["by_class"]["norm"]["passes"] == 2 * steps * (2 * layers + 1), c["by_class"]["norm"]
-assert r["hardware"]["config"] == "tiny" and len(r["hardware"]["config_hash"]) == 64
+assert r["hardware"]["config"] == sys.argv[2] and len(r["hardware"]["config_hash"]) == 64
 # Per-op records: summed per class they equal the class counters (control has no records).
 recs = c["records"]
 assert c["records_sum_to_class_totals"] is True

@@ -556,7 +556,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       ->capture_default_str();
   run_cmd->add_option("--config", run.rtl.config,
                       "rtl: hardware configuration built into the simulator")
-      ->check(CLI::IsMember({"tiny", "small"}))
+      ->check(CLI::IsMember({"tiny", "small", "base"}))
       ->capture_default_str();
   run_cmd->add_option("--trace", run.rtl.trace_path, "rtl: write an FST waveform here");
   run_cmd->add_option("--max-cycles", run.rtl.max_cycles,

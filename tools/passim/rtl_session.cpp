@@ -62,9 +62,12 @@ class SimSession final : public RtlSession {
     if (o.config == "small") {
       return sim::make_accel_model_small(trace);
     }
+    if (o.config == "base") {
+      return sim::make_accel_model_base(trace);
+    }
     throw std::runtime_error(fmt::format(
-        "--config: expected tiny or small (the configurations this simulator was built for), "
-        "found {}", o.config));
+        "--config: expected tiny, small or base (the configurations this simulator was built "
+        "for), found {}", o.config));
   }
   static sim::SimOptions options(const QuantModel& model, const RtlOptions& o) {
     sim::SimOptions s;

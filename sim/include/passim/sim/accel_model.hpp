@@ -120,9 +120,10 @@ class AccelModel {
   virtual void open_trace(const std::string& path) = 0;
 };
 
-/// The tiny and small configurations (each links its own Verilated library).
+/// The tiny, small and base configurations (each links its own Verilated library).
 /// `trace` must be true for open_trace() to work (it enables Verilator's tracing first).
 [[nodiscard]] std::unique_ptr<AccelModel> make_accel_model_tiny(bool trace = false);
 [[nodiscard]] std::unique_ptr<AccelModel> make_accel_model_small(bool trace = false);
+[[nodiscard]] std::unique_ptr<AccelModel> make_accel_model_base(bool trace = false);
 
 }  // namespace passim::sim
