@@ -71,10 +71,8 @@ module psm_accel #(
   localparam int unsigned WgtAddrWidth = $clog2(WeightDepth);
   localparam int unsigned VecAddrWidth = $clog2(VectorDepth);
   localparam int unsigned PrmAddrWidth = $clog2(ParamDepth);
-  // psm_matmul's private memories: enough for every MATMUL whose k is a multiple of R (the
-  // weights) and whose result fits the vector scratchpad (the output); psm_instr_check
-  // rejects the others with ErrBadOperand.
-  localparam int unsigned MmWgtDepth = 1 << $clog2(ArrayCols * WeightDepth / ArrayRows);
+  // psm_matmul's private output buffer: enough for every MATMUL whose result fits the vector
+  // scratchpad; psm_instr_check rejects the others with ErrBadOperand.
   localparam int unsigned MmOutDepth = 1 << $clog2(VectorDepth * Lanes / ArrayCols + AccDepth);
   localparam int unsigned SpadWidth  = psm_accel_max4(ArrayRows * 8, ArrayCols * 8, Lanes * 32, 64);
 
@@ -155,7 +153,6 @@ module psm_accel #(
     .ParamDepth (ParamDepth),
     .AccDepth   (AccDepth),
     .ProgDepth  (ProgDepth),
-    .MmWgtDepth (MmWgtDepth),
     .MmOutDepth (MmOutDepth)
   ) u_controller (
     .clk_i,
@@ -270,7 +267,6 @@ module psm_accel #(
     .VectorDepth(VectorDepth),
     .ParamDepth (ParamDepth),
     .AccDepth   (AccDepth),
-    .MmWgtDepth (MmWgtDepth),
     .MmOutDepth (MmOutDepth)
   ) u_matmul_stage (
     .clk_i,

@@ -20,7 +20,6 @@ module psm_controller #(
   parameter int unsigned ParamDepth  = 256,
   parameter int unsigned AccDepth    = 128,
   parameter int unsigned ProgDepth   = 256,
-  parameter int unsigned MmWgtDepth  = 4096,
   parameter int unsigned MmOutDepth  = 1024,
   parameter int unsigned FetchDepth  = 8     // outstanding program-fetch requests
 ) (
@@ -154,7 +153,6 @@ module psm_controller #(
     .VectorDepth(VectorDepth),
     .ParamDepth (ParamDepth),
     .AccDepth   (AccDepth),
-    .MmWgtDepth (MmWgtDepth),
     .MmOutDepth (MmOutDepth)
   ) u_check (
     .instr_i(prog_rdata),

@@ -16,7 +16,6 @@ module psm_instr_check #(
   parameter int unsigned VectorDepth = 1024,
   parameter int unsigned ParamDepth  = 256,
   parameter int unsigned AccDepth    = 128,   // most rows m of a MATMUL
-  parameter int unsigned MmWgtDepth  = 4096,  // psm_matmul weight words (n * ceil(k / R))
   parameter int unsigned MmOutDepth  = 1024   // psm_matmul output words (m * ceil(n / C))
 ) (
   input  logic [psm_pkg::INSTR_WIDTH-1:0] instr_i,
@@ -102,7 +101,7 @@ module psm_instr_check #(
     if (mm.m == '0 || mm.k == '0 || mm.n == '0
         || (mm.requant_en && (mm.out_bits < 6'd2 || mm.out_bits > 6'd32))
         || 32'(mm.m) > AccDepth || 32'(mm.n) > ParamDepth
-        || 32'(mm.n) * mm_kt > MmWgtDepth || 32'(mm.m) * mm_nt_c > MmOutDepth) begin
+        || 32'(mm.m) * mm_nt_c > MmOutDepth) begin
       mm_err = psm_pkg::ErrBadOperand;
     end else if (!fits(32'(mm.a_addr), 32'(mm.m) * mm_kt, InputDepth)
                  || !fits(32'(mm.w_addr), 32'(mm.k) * mm_nt_w, WeightDepth)

@@ -24,7 +24,6 @@ module psm_matmul_stage #(
   parameter int unsigned VectorDepth = 1024,
   parameter int unsigned ParamDepth  = 256,
   parameter int unsigned AccDepth    = 128,
-  parameter int unsigned MmWgtDepth  = 4096,  // unused: psm_matmul reads the weight memory
   parameter int unsigned MmOutDepth  = 1024,
   // Derived
   localparam int unsigned InAddrWidth  = $clog2(InputDepth),
