@@ -22,6 +22,10 @@ inline std::filesystem::path data_dir() {
 
 inline std::filesystem::path model_path() { return data_dir() / "models" / "stories260K.bin"; }
 inline std::filesystem::path tokenizer_path() { return data_dir() / "models" / "tok512.bin"; }
+/// The same model and tokenizer in one GGUF file.
+inline std::filesystem::path gguf_model_path() {
+  return data_dir() / "models" / "stories260K.gguf";
+}
 inline std::filesystem::path sample_text_path() {
   return data_dir() / "text" / "tinystories_sample.txt";
 }
@@ -33,6 +37,17 @@ inline std::filesystem::path sample_text_path() {
   do {                                                                                        \
     if (!std::filesystem::exists(::passim::test::model_path())) {                             \
       GTEST_SKIP() << "stories260K not found at " << ::passim::test::model_path()             \
+                   << " (set PASSIM_DATA to the folder holding models/ and text/)";           \
+    }                                                                                         \
+  } while (0)
+
+/// Skips the current test when the GGUF copy of stories260K (or the .bin it is compared
+/// with) is not present.
+#define PASSIM_REQUIRE_GGUF()                                                                 \
+  do {                                                                                        \
+    PASSIM_REQUIRE_DATA();                                                                    \
+    if (!std::filesystem::exists(::passim::test::gguf_model_path())) {                        \
+      GTEST_SKIP() << "stories260K.gguf not found at " << ::passim::test::gguf_model_path()   \
                    << " (set PASSIM_DATA to the folder holding models/ and text/)";           \
     }                                                                                         \
   } while (0)
