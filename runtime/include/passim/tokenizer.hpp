@@ -38,6 +38,8 @@ class Tokenizer {
 
   [[nodiscard]] int vocab_size() const noexcept { return static_cast<int>(vocab_.size()); }
   [[nodiscard]] const std::string& piece(int id) const { return vocab_.at(std::size_t(id)); }
+  /// Merge score of `id` (higher merges first).
+  [[nodiscard]] float score(int id) const { return scores_.at(std::size_t(id)); }
 
  private:
   [[nodiscard]] int lookup(const std::string& s) const;
