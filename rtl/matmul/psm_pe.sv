@@ -9,6 +9,7 @@ module psm_pe #(
 ) (
   input  logic                        clk_i,
   input  logic                        rst_i,        // synchronous, active high
+  input  logic                        en_i,         // clock enable of the activation/psum path
   // Weight load into the shadow register, at any time; the active weight is not disturbed
   input  logic                        wgt_load_i,
   input  logic signed [DataWidth-1:0] wgt_i,
@@ -26,20 +27,24 @@ module psm_pe #(
 );
   logic signed [DataWidth-1:0]   wgt_q, wgt_shadow_q, wgt, act_q;
   logic signed [2*DataWidth-1:0] prod;
-  logic signed [AccWidth-1:0]    psum_d, psum_q;
+  logic signed [AccWidth-1:0]    psum_q;
   logic                          act_valid_q, act_swap_q, swap;
 
   // A shadow load in the same cycle as a swap is fine: the swap takes the old shadow value.
-  assign swap   = act_valid_i && act_swap_i;
-  assign wgt    = swap ? wgt_shadow_q : wgt_q;
-  assign prod   = act_i * wgt;  // full precision, then sign-extend below
-  assign psum_d = act_valid_i ? psum_i + AccWidth'(prod) : psum_i;  // wraps (int32)
+  // The product is formed only for a valid activation (0 otherwise).
+  assign swap = act_valid_i && act_swap_i;
+  assign wgt  = swap ? wgt_shadow_q : wgt_q;
+  always_comb begin
+    prod = '0;
+    if (act_valid_i) prod = act_i * wgt;  // full precision, then sign-extend below
+  end
 
+  // en_i low (the array holds no valid activation): the path holds its state.
   always_ff @(posedge clk_i) begin  // control: reset
     if (rst_i) begin
       act_valid_q <= 1'b0;
       act_swap_q  <= 1'b0;
-    end else begin
+    end else if (en_i) begin
       act_valid_q <= act_valid_i;
       act_swap_q  <= swap;
     end
@@ -47,9 +52,11 @@ module psm_pe #(
 
   always_ff @(posedge clk_i) begin  // datapath: no reset, maps to DSP
     if (wgt_load_i) wgt_shadow_q <= wgt_i;
-    if (swap)       wgt_q <= wgt_shadow_q;
-    act_q  <= act_i;
-    psum_q <= psum_d;
+    if (en_i) begin
+      if (swap) wgt_q <= wgt_shadow_q;
+      act_q  <= act_i;
+      psum_q <= psum_i + AccWidth'(prod);  // wraps (int32); prod is 0 for an invalid activation
+    end
   end
 
   assign act_valid_o = act_valid_q;

@@ -50,6 +50,21 @@ module psm_systolic_array #(
   logic                        swap_h  [ArrayRows][ArrayCols+1];
   logic signed [AccWidth-1:0]  psum_v  [ArrayRows+1][ArrayCols];
 
+  // Clock enable of the whole activation/psum path: high from a valid activation until it has
+  // left the de-skew (R + C - 1 cycles later, with margin). While it is low every valid bit in
+  // the array is 0, and holding the registers changes nothing a caller sees (out_o matters
+  // only with out_valid_o). Shadow weight loads are not gated.
+  localparam int unsigned LiveCycles = ArrayRows + ArrayCols + 1;
+  logic [$clog2(LiveCycles+1)-1:0] live_q;
+  logic                            en;
+  assign en = act_valid_i || live_q != '0;
+
+  always_ff @(posedge clk_i) begin  // control: reset
+    if (rst_i)                live_q <= '0;
+    else if (act_valid_i)     live_q <= ($clog2(LiveCycles+1))'(LiveCycles);
+    else if (live_q != '0)    live_q <= live_q - 1'b1;
+  end
+
   //////////////////////////////////////////////////////////////////////////////////////////////
   // Input skew: row i sees its lane i cycles late                                            //
   //////////////////////////////////////////////////////////////////////////////////////////////
@@ -70,7 +85,7 @@ module psm_systolic_array #(
             valid_q[s] <= 1'b0;
             swap_q[s]  <= 1'b0;
           end
-        end else begin
+        end else if (en) begin
           valid_q[0] <= act_valid_i;
           swap_q[0]  <= act_swap_i;
           for (int s = 1; s < i; s++) begin
@@ -81,8 +96,10 @@ module psm_systolic_array #(
       end
 
       always_ff @(posedge clk_i) begin  // datapath: no reset
-        act_q[0] <= act_i[i*DataWidth+:DataWidth];
-        for (int s = 1; s < i; s++) act_q[s] <= act_q[s-1];
+        if (en) begin
+          act_q[0] <= act_i[i*DataWidth+:DataWidth];
+          for (int s = 1; s < i; s++) act_q[s] <= act_q[s-1];
+        end
       end
 
       assign act_h[i][0]   = act_q[i-1];
@@ -107,6 +124,7 @@ module psm_systolic_array #(
       ) u_pe (
         .clk_i,
         .rst_i,
+        .en_i       (en),
         .wgt_load_i (wgt_load_i[i]),
         .wgt_i      (wgt_i[j*DataWidth+:DataWidth]),
         .act_valid_i(valid_h[i][j]),
@@ -133,8 +151,10 @@ module psm_systolic_array #(
       logic signed [AccWidth-1:0] psum_q [Delay];
 
       always_ff @(posedge clk_i) begin  // datapath: no reset
-        psum_q[0] <= psum_v[ArrayRows][j];
-        for (int s = 1; s < Delay; s++) psum_q[s] <= psum_q[s-1];
+        if (en) begin
+          psum_q[0] <= psum_v[ArrayRows][j];
+          for (int s = 1; s < Delay; s++) psum_q[s] <= psum_q[s-1];
+        end
       end
 
       assign out_o[j*AccWidth+:AccWidth] = psum_q[Delay-1];
