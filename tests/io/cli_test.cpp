@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -413,15 +414,111 @@ TEST(CliQuantize, NeverOverwritesTheInputOrAFolder) {
   }
 }
 
-TEST(CliRun, GgufIsRecognisedAndRejectedClearly) {
-  PASSIM_REQUIRE_DATA();
-  const auto gguf = passim::test::data_dir() / "models" / "stories260K.gguf";
-  if (!std::filesystem::exists(gguf)) {
-    GTEST_SKIP() << "no GGUF file in the data folder";
+std::string gguf_model() { return passim::test::gguf_model_path().string(); }
+constexpr char kGgufSha256[] = "270cba1bd5109f42d03350f60406024560464db173c0e387d91f0426d3bd256d";
+
+/// `passim run <args> --report <file>`; returns the result and the report.
+std::pair<CliResult, nlohmann::json> run_with_report(std::vector<std::string> args) {
+  const ScratchDir dir;
+  const auto report = dir / "run.json";
+  args.insert(args.begin(), "run");
+  args.push_back("--report");
+  args.push_back(report.string());
+  CliResult r = run_cli(args);
+  nlohmann::json j;
+  if (r.code == 0) {
+    j = read_json(report);
   }
-  const auto r = run_cli({"run", "-m", gguf.string(), "-z", tokenizer(), "-n", "4"});
+  return {r, j};
+}
+
+TEST(CliRunGguf, FloatTextMatchesRunC) {
+  PASSIM_REQUIRE_GGUF();
+  // No --tokenizer: it comes from the GGUF metadata.
+  const auto r = run_cli(
+      {"run", "-b", "float", "-m", gguf_model(), "-i", "Once upon a time", "-n", "64"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, kOnceUponText64);
+}
+
+TEST(CliRunGguf, SameTokenIdsAsBinOnFloatAndCpu) {
+  PASSIM_REQUIRE_GGUF();
+  for (const char* backend : {"float", "cpu"}) {
+    SCOPED_TRACE(backend);
+    const auto [g, jg] = run_with_report(
+        {"-b", backend, "-m", gguf_model(), "-i", "Once upon a time", "-n", "32"});
+    ASSERT_EQ(g.code, 0) << g.err;
+    const auto [b, jb] = run_with_report(
+        {"-b", backend, "-m", model(), "-z", tokenizer(), "-i", "Once upon a time", "-n", "32"});
+    ASSERT_EQ(b.code, 0) << b.err;
+    EXPECT_EQ(g.out, b.out);
+    EXPECT_EQ(jg.at("prompt_tokens"), jb.at("prompt_tokens"));
+    EXPECT_EQ(jg.at("generated_tokens"), jb.at("generated_tokens"));
+    EXPECT_EQ(jg.at("generated_tokens").size(), 28u);  // positions 4..31
+    EXPECT_EQ(jg.at("model").at("sha256"), kGgufSha256);
+    EXPECT_EQ(jg.at("model").at("config").at("seq_len"), 2048);  // llama.context_length
+    EXPECT_EQ(jg.at("model").at("config").at("shared_classifier"), true);
+  }
+}
+
+TEST(CliRunGguf, FormatIsToldByContentNotName) {
+  PASSIM_REQUIRE_GGUF();
+  const ScratchDir dir;
+  const auto gguf_as_bin = dir / "model.bin";  // no tokenizer next to it: none is needed
+  const auto bin_as_gguf = dir / "model.gguf";
+  std::filesystem::copy_file(gguf_model(), gguf_as_bin);
+  std::filesystem::copy_file(model(), bin_as_gguf);
+  const auto a = run_cli({"run", "-b", "float", "-m", gguf_as_bin.string(), "-i",
+                          "Once upon a time", "-n", "64"});
+  ASSERT_EQ(a.code, 0) << a.err;
+  EXPECT_EQ(a.out, kOnceUponText64);
+  const auto b = run_cli({"run", "-b", "float", "-m", bin_as_gguf.string(), "-z", tokenizer(),
+                          "-i", "Once upon a time", "-n", "64"});
+  ASSERT_EQ(b.code, 0) << b.err;
+  EXPECT_EQ(b.out, kOnceUponText64);
+}
+
+TEST(CliRunGguf, TokenizerTakenFromAGgufFile) {
+  PASSIM_REQUIRE_GGUF();
+  // A llama2.c model with the tokenizer of the GGUF file (-z accepts either format).
+  const auto r = run_cli({"run", "-b", "float", "-m", model(), "-z", gguf_model(), "-i",
+                          "Once upon a time", "-n", "64"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, kOnceUponText64);
+}
+
+TEST(CliQuantizeGguf, QuantisedModelRunsLikeTheBin) {
+  PASSIM_REQUIRE_GGUF();
+  const ScratchDir dir;
+  const auto psm = dir / "stories260K.psm";
+  const auto q = run_cli({"quantize", "-m", gguf_model(), "-o", psm.string()});
+  ASSERT_EQ(q.code, 0) << q.err;
+  ASSERT_TRUE(passim::is_psm_file(psm));
+  const auto [g, jg] = run_with_report(
+      {"-b", "cpu", "-m", psm.string(), "-z", gguf_model(), "-i", "The cat", "-n", "32"});
+  ASSERT_EQ(g.code, 0) << g.err;
+  const auto [b, jb] = run_with_report(
+      {"-b", "cpu", "-m", model(), "-z", tokenizer(), "-i", "The cat", "-n", "32"});
+  ASSERT_EQ(b.code, 0) << b.err;
+  EXPECT_EQ(g.out, b.out);
+  EXPECT_EQ(jg.at("generated_tokens"), jb.at("generated_tokens"));
+}
+
+TEST(CliRunGguf, CorruptGgufFailsNamingTheField) {
+  PASSIM_REQUIRE_GGUF();
+  const ScratchDir dir;
+  const auto cut = dir / "cut.gguf";
+  auto bytes = read_bytes(gguf_model());
+  bytes.resize(5000);  // inside the token strings
+  write_bytes(cut, bytes);
+  const auto r = run_cli({"run", "-b", "float", "-m", cut.string(), "-n", "4"});
   EXPECT_EQ(r.code, 1);
-  EXPECT_NE(r.err.find("GGUF"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_TRUE(contains_all(r.err, {"passim: error: ", cut.string(),
+                                   "metadata 'tokenizer.ggml.tokens'", "truncated"}));
+  const auto t = run_cli({"run", "-b", "float", "-m", model(), "-z", cut.string(), "-n", "4"});
+  EXPECT_EQ(t.code, 1);
+  EXPECT_TRUE(contains_all(t.err, {cut.string(), "metadata 'tokenizer.ggml.tokens'"}));
 }
 
 }  // namespace

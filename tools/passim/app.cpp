@@ -26,6 +26,8 @@
 #include "passim/cpu_backend.hpp"
 #include "passim/float_model.hpp"
 #include "passim/generate.hpp"
+#include "passim/gguf.hpp"
+#include "passim/gguf_model.hpp"
 #include "passim/io.hpp"
 #include "passim/quant_model.hpp"
 #include "passim/tokenizer.hpp"
@@ -73,6 +75,14 @@ std::string find_tokenizer(const ModelOptions& o) {
       o.model));
 }
 
+/// A llama2.c tokenizer file, or the tokenizer in a GGUF file's metadata (by content).
+Tokenizer load_tokenizer(const std::string& path, int vocab_size) {
+  if (is_gguf_file(path)) {
+    return tokenizer_from_gguf(GgufFile::read(path), vocab_size);
+  }
+  return Tokenizer::load(path, vocab_size);
+}
+
 std::vector<std::string> read_documents(const std::string& path) {
   const auto bytes = read_file(path, std::uint64_t{1} << 30);
   auto docs = split_documents({reinterpret_cast<const char*>(bytes.data()), bytes.size()});
@@ -116,22 +126,28 @@ Calibration run_calibration(const FloatModel& fm, const Tokenizer& tok, const st
 Loaded load(const ModelOptions& o, bool need_float, bool need_quant, std::ostream& err) {
   Loaded L;
   if (o.model.empty()) {
-    throw std::runtime_error("--model: required (a llama2.c .bin or a passim .psm file)");
+    throw std::runtime_error(
+        "--model: required (a llama2.c .bin, a GGUF file or a passim .psm file)");
   }
-  if (const auto head = read_file_prefix(o.model, 4);
-      head.size() == 4 && std::equal(head.begin(), head.end(), "GGUF")) {
-    throw std::runtime_error(fmt::format(
-        "{}: magic: found a GGUF file; expected a llama2.c .bin or a passim .psm", o.model));
-  }
-  if (is_psm_file(o.model)) {
+  // The format is told by the file's first bytes, never by its name.
+  if (is_gguf_file(o.model)) {
+    const GgufFile file = GgufFile::read(o.model);
+    L.float_model = float_model_from_gguf(file);
+    L.config = L.float_model->config;
+    L.model_sha256 = L.float_model->sha256;
+    if (o.tokenizer.empty()) {
+      L.tokenizer = tokenizer_from_gguf(file, L.config.vocab_size);
+    }
+  } else if (is_psm_file(o.model)) {
     if (need_float) {
       throw std::runtime_error(fmt::format(
-          "{}: backend float needs the float checkpoint (llama2.c .bin), found a quantised "
+          "{}: backend float needs a float model (llama2.c .bin or GGUF), found a quantised "
           ".psm model", o.model));
     }
     if (!o.calib_text.empty()) {
       throw std::runtime_error(fmt::format(
-          "--calib-text: {} is already quantised; calibration only applies to a .bin", o.model));
+          "--calib-text: {} is already quantised; calibration only applies to a float model",
+          o.model));
     }
     L.quant_model = load_psm(o.model);
     L.config = L.quant_model->config;
@@ -141,7 +157,9 @@ Loaded load(const ModelOptions& o, bool need_float, bool need_quant, std::ostrea
     L.config = L.float_model->config;
     L.model_sha256 = L.float_model->sha256;
   }
-  L.tokenizer = Tokenizer::load(find_tokenizer(o), L.config.vocab_size);
+  if (!L.tokenizer) {
+    L.tokenizer = load_tokenizer(find_tokenizer(o), L.config.vocab_size);
+  }
   if (!need_quant && !o.calib_text.empty()) {
     throw std::runtime_error("--calib-text: only used when quantising (backend cpu)");
   }
@@ -196,12 +214,14 @@ void write_json(const std::string& path, const json& j) {
 }
 
 void add_model_options(CLI::App* cmd, ModelOptions& o) {
-  cmd->add_option("--model,-m", o.model, "llama2.c checkpoint (.bin) or passim model (.psm)")
+  cmd->add_option("--model,-m", o.model,
+                  "llama2.c checkpoint (.bin), llama GGUF file (F32/F16) or passim model (.psm)")
       ->required();
   cmd->add_option("--tokenizer,-z", o.tokenizer,
-                  "llama2.c tokenizer (default: tokenizer.bin or tok512.bin next to the model)");
+                  "llama2.c tokenizer, or a GGUF file to take the tokenizer from (default: a "
+                  "GGUF model's own, else tokenizer.bin or tok512.bin next to the model)");
   cmd->add_option("--calib-text", o.calib_text,
-                  "text for activation calibration when quantising a .bin "
+                  "text for activation calibration when quantising a .bin or GGUF model "
                   "(default: the model's own generated text)");
 }
 
