@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-// Simulation speed of the Verilated tiny accelerator: cycles per second of SimDevice (the
-// model stepped inside one SC_THREAD, TLM-2.0 DRAM with a quantum keeper) against LoopDevice
-// (the same Verilated model stepped in a plain C++ loop, fixed-latency DRAM), on the same work:
-// decoding steps of the compiled stories260K model.
+// Simulation speed of the Verilated accelerator: cycles per second of SimDevice (the model
+// stepped inside one SC_THREAD, TLM-2.0 DRAM with a quantum keeper) against LoopDevice (the
+// same Verilated model stepped in a plain C++ loop, fixed-latency DRAM) on tiny, and SimDevice
+// on small and base, on the same work: decoding steps of the compiled stories260K model.
 //
 // SystemC elaborates once per process, so run one SystemC benchmark per process:
 //   passim_sim_bench --benchmark_filter=BM_LoopDevice
 //   passim_sim_bench --benchmark_filter=BM_SimDevice/
 //   passim_sim_bench --benchmark_filter=BM_SimDeviceSyncEveryCycle
+//   passim_sim_bench --benchmark_filter=BM_SimDeviceSmall
+//   passim_sim_bench --benchmark_filter=BM_SimDeviceBase
 // (each benchmark builds its device once and runs a fixed number of iterations).
 #include <cstdlib>
 #include <filesystem>
@@ -34,14 +36,14 @@ std::filesystem::path model_path() {
 /// Runs `steps` decoding steps (positions 0..steps-1) of stories260K on `device` per
 /// iteration and reports simulated cycles per second of wall time.
 template <typename MakeDevice>
-void run_steps(benchmark::State& state, MakeDevice make) {
+void run_steps(benchmark::State& state, MakeDevice make, const hw::HwConfig& cfg = hw::kTiny) {
   if (!std::filesystem::exists(model_path())) {
     state.SkipWithError("stories260K not found (set PASSIM_DATA)");
     return;
   }
   const auto fm = load_llama2c(model_path());
   const QuantModel model = quantize(fm, calibrate(fm, {{1, 403, 407}}));
-  const ModelCompiler probe(model, hw::kTiny);
+  const ModelCompiler probe(model, cfg);
   sim::SimOptions opts;
   opts.dram_bytes = (probe.dram_bytes() + 4095) / 4096 * 4096;
   auto device = make(opts);
@@ -71,6 +73,26 @@ void BM_SimDevice(benchmark::State& state) {
   });
 }
 
+// SimDevice on the two larger configurations (the speed targets: small >= 3 M and
+// base >= 1.2 M simulated cycles per second).
+void BM_SimDeviceSmall(benchmark::State& state) {
+  run_steps(
+      state,
+      [](const sim::SimOptions& o) {
+        return std::make_unique<sim::SimDevice>(sim::make_accel_model_small(), o);
+      },
+      hw::kSmall);
+}
+
+void BM_SimDeviceBase(benchmark::State& state) {
+  run_steps(
+      state,
+      [](const sim::SimOptions& o) {
+        return std::make_unique<sim::SimDevice>(sim::make_accel_model_base(), o);
+      },
+      hw::kBase);
+}
+
 // The same with a 10 ns TLM quantum: SystemC synchronises (a wait()) after every cycle, which is
 // what temporal decoupling avoids.
 void BM_SimDeviceSyncEveryCycle(benchmark::State& state) {
@@ -85,6 +107,8 @@ void BM_SimDeviceSyncEveryCycle(benchmark::State& state) {
 // second of wall time, the number a user waits for.
 BENCHMARK(BM_LoopDevice)->Arg(2)->Iterations(2)->Unit(benchmark::kSecond)->UseRealTime();
 BENCHMARK(BM_SimDevice)->Arg(2)->Iterations(2)->Unit(benchmark::kSecond)->UseRealTime();
+BENCHMARK(BM_SimDeviceSmall)->Arg(16)->Iterations(1)->Unit(benchmark::kSecond)->UseRealTime();
+BENCHMARK(BM_SimDeviceBase)->Arg(16)->Iterations(1)->Unit(benchmark::kSecond)->UseRealTime();
 BENCHMARK(BM_SimDeviceSyncEveryCycle)
     ->Arg(1)
     ->Iterations(1)
