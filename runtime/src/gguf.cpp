@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -28,6 +29,7 @@ constexpr std::uint64_t kMaxAlignment = std::uint64_t{1} << 30;
 constexpr std::uint64_t kMinKvBytes = 8 + 1 + 4 + 1;
 constexpr std::uint64_t kMinTensorInfoBytes = 8 + 1 + 4 + 8 + 4 + 8;
 constexpr std::uint32_t kLastType = static_cast<std::uint32_t>(GgufType::kFloat64);
+constexpr std::uint64_t kMaxReserve = std::uint64_t{1} << 16;  // elements reserved up front
 
 [[noreturn]] void fail(const std::string& source, std::string_view field, std::string_view what) {
   throw std::runtime_error(fmt::format("{}: {}: {}", source, field, what));
@@ -384,7 +386,7 @@ class GgufParser {
   /// Reads `v.count` elements of `v.elem_type` (the count is already bounded by the file).
   void elements(GgufValue& v, const std::string& field) {
     if (v.elem_type == GgufType::kString) {
-      v.strings.reserve(std::size_t(v.count));
+      v.strings.reserve(std::size_t(std::min<std::uint64_t>(v.count, kMaxReserve)));
       for (std::uint64_t j = 0; j < v.count; ++j) {
         const std::string name =
             v.type == GgufType::kArray ? fmt::format("{} element {}", field, j) : field;

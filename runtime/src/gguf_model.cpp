@@ -10,6 +10,7 @@
 #include <cstring>
 #include <set>
 #include <stdexcept>
+#include <tuple>
 
 #include "passim/io.hpp"
 #include "passim/model_config.hpp"
@@ -215,35 +216,10 @@ FloatModel float_model_from_gguf(const GgufFile& f) {
   return m;
 }
 
-Tokenizer tokenizer_from_gguf(const GgufFile& f, int vocab_size) {
-  if (vocab_size < 3 || vocab_size > kMaxVocab) {
-    throw std::runtime_error(
-        fmt::format("{}: vocab_size: expected 3..{}, found {}", f.source(), kMaxVocab, vocab_size));
-  }
-  if (const std::string& model = f.get_string("tokenizer.ggml.model"); model != "llama") {
-    fail(f, key_field("tokenizer.ggml.model"),
-         fmt::format("expected \"llama\" (SentencePiece pieces with scores), found \"{}\"", model));
-  }
-  const auto& tokens = f.get_string_array("tokenizer.ggml.tokens");
-  std::vector<float> scores = f.get_f32_array("tokenizer.ggml.scores");
-  const std::size_t vocab = std::size_t(vocab_size);
-  for (const auto& [key, size] :
-       {std::pair<const char*, std::size_t>{"tokenizer.ggml.tokens", tokens.size()},
-        {"tokenizer.ggml.scores", scores.size()}}) {
-    if (size != vocab) {
-      fail(f, key_field(key),
-           fmt::format("expected {} entries (the model's vocab_size), found {}", vocab, size));
-    }
-  }
-  std::vector<std::int64_t> types;
-  if (f.find("tokenizer.ggml.token_type") != nullptr) {
-    types = f.get_int_array("tokenizer.ggml.token_type");
-    if (types.size() != vocab) {
-      fail(f, key_field("tokenizer.ggml.token_type"),
-           fmt::format("expected {} entries (the model's vocab_size), found {}", vocab,
-                       types.size()));
-    }
-  }
+namespace {
+
+/// The runtime's fixed tokenizer conventions: BOS 1, EOS 2, the dummy-prefix space.
+void check_special_tokens(const GgufFile& f) {
   for (const auto& [key, id] :
        {std::pair<const char*, int>{"tokenizer.ggml.bos_token_id", kBosToken},
         {"tokenizer.ggml.eos_token_id", kEosToken}}) {
@@ -258,8 +234,14 @@ Tokenizer tokenizer_from_gguf(const GgufFile& f, int vocab_size) {
     fail(f, key_field("tokenizer.ggml.add_space_prefix"),
          "expected true (the encoder always adds the dummy-prefix space, as run.c), found false");
   }
-  // Byte fallback: the encoder maps byte b to id b + 3.
-  for (std::size_t id = kByteTokenOffset; id < std::min<std::size_t>(vocab, 256 + 3); ++id) {
+}
+
+/// Byte fallback: the encoder maps byte b to id b + 3, so ids 3..258 must be "<0x00>".."<0xFF>"
+/// (of type byte when `types` is given).
+void check_byte_pieces(const GgufFile& f, const std::vector<std::string>& tokens,
+                       const std::vector<std::int64_t>& types) {
+  for (std::size_t id = kByteTokenOffset; id < std::min<std::size_t>(tokens.size(), 256 + 3);
+       ++id) {
     const std::string want = fmt::format("<0x{:02X}>", id - kByteTokenOffset);
     if (tokens[id] != want) {
       fail(f, fmt::format("metadata 'tokenizer.ggml.tokens' element {}", id),
@@ -271,23 +253,59 @@ Tokenizer tokenizer_from_gguf(const GgufFile& f, int vocab_size) {
            fmt::format("expected {} (byte), found {}", kGgufByteTokenType, types[id]));
     }
   }
+}
+
+/// A SentencePiece token as llama2.c's tokenizer export writes it: U+2581 becomes a space,
+/// and BOS and EOS are wrapped in newlines ("\n<s>\n", "\n</s>\n").
+std::string llama2c_piece(const std::string& token, std::size_t id) {
+  std::string piece;
+  for (std::size_t i = 0; i < token.size();) {
+    if (token.compare(i, 3, kSpaceMarker) == 0) {
+      piece += ' ';
+      i += 3;
+    } else {
+      piece += token[i++];
+    }
+  }
+  if (id == std::size_t(kBosToken) || id == std::size_t(kEosToken)) {
+    piece = "\n" + piece + "\n";
+  }
+  return piece;
+}
+
+}  // namespace
+
+Tokenizer tokenizer_from_gguf(const GgufFile& f, int vocab_size) {
+  if (vocab_size < 3 || vocab_size > kMaxVocab) {
+    throw std::runtime_error(
+        fmt::format("{}: vocab_size: expected 3..{}, found {}", f.source(), kMaxVocab, vocab_size));
+  }
+  if (const std::string& model = f.get_string("tokenizer.ggml.model"); model != "llama") {
+    fail(f, key_field("tokenizer.ggml.model"),
+         fmt::format("expected \"llama\" (SentencePiece pieces with scores), found \"{}\"", model));
+  }
+  const auto& tokens = f.get_string_array("tokenizer.ggml.tokens");
+  std::vector<float> scores = f.get_f32_array("tokenizer.ggml.scores");
+  std::vector<std::int64_t> types;
+  if (f.find("tokenizer.ggml.token_type") != nullptr) {
+    types = f.get_int_array("tokenizer.ggml.token_type");
+  }
+  const std::size_t vocab = std::size_t(vocab_size);
+  for (const auto& [key, size, present] :
+       {std::tuple<const char*, std::size_t, bool>{"tokenizer.ggml.tokens", tokens.size(), true},
+        {"tokenizer.ggml.scores", scores.size(), true},
+        {"tokenizer.ggml.token_type", types.size(), !types.empty()}}) {
+    if (present && size != vocab) {
+      fail(f, key_field(key),
+           fmt::format("expected {} entries (the model's vocab_size), found {}", vocab, size));
+    }
+  }
+  check_special_tokens(f);
+  check_byte_pieces(f, tokens, types);
   std::vector<std::string> pieces;
   pieces.reserve(vocab);
   for (std::size_t id = 0; id < vocab; ++id) {
-    std::string piece;
-    const std::string& t = tokens[id];
-    for (std::size_t i = 0; i < t.size();) {
-      if (t.compare(i, 3, kSpaceMarker) == 0) {
-        piece += ' ';
-        i += 3;
-      } else {
-        piece += t[i++];
-      }
-    }
-    if (id == std::size_t(kBosToken) || id == std::size_t(kEosToken)) {
-      piece = "\n" + piece + "\n";  // llama2.c's export writes "\n<s>\n" and "\n</s>\n"
-    }
-    pieces.push_back(std::move(piece));
+    pieces.push_back(llama2c_piece(tokens[id], id));
   }
   return Tokenizer(std::move(pieces), std::move(scores));
 }
