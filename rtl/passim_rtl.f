@@ -1,7 +1,6 @@
 lint/passim.vlt
 pkg/psm_pkg.sv
 common/psm_iexp_pkg.sv
-common/psm_iexp.sv
 common/psm_isqrt.sv
 common/psm_divider.sv
 norm/psm_rsqrt.sv
