@@ -107,6 +107,30 @@ TEST(CliRun, ReportWritesJson) {
   EXPECT_TRUE(j.at("timings").contains("tokens_per_second"));
 }
 
+TEST(CliRun, ReportOrTraceNeverOverwriteAnInput) {
+  PASSIM_REQUIRE_DATA();
+  ScratchDir dir;
+  const auto copy = dir.path() / "m.bin";
+  const auto tok = dir.path() / "tok.bin";
+  std::filesystem::copy_file(model(), copy);
+  std::filesystem::copy_file(tokenizer(), tok);
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"--report", copy.string()}, {"--report", tok.string()}, {"--trace", copy.string()}};
+  for (const auto& [option, target] : cases) {
+    const auto r = run_cli({"run", "-m", copy.string(), "-z", tok.string(), "-b", "float", "-n",
+                            "2", option, target});
+    EXPECT_EQ(r.code, 1) << option << " " << target;
+    EXPECT_NE(r.err.find("not overwritten"), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(read_bytes(copy), read_bytes(model()));
+  EXPECT_EQ(read_bytes(tok), read_bytes(tokenizer()));
+  const auto same = (dir.path() / "out").string();
+  const auto r = run_cli({"run", "-m", copy.string(), "-z", tok.string(), "-b", "float", "-n",
+                          "2", "--report", same, "--trace", same});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("the same file as --report"), std::string::npos) << r.err;
+}
+
 TEST(CliRun, PromptLongerThanSeqLenFails) {
   PASSIM_REQUIRE_DATA();
   std::string prompt;
@@ -302,6 +326,18 @@ TEST(CliPerplexity, FloatBackendMatchesReferenceStories) {
   EXPECT_DOUBLE_EQ(j.at("perplexity").get<double>(), std::exp(j.at("mean_nll").get<double>()));
 }
 
+TEST(CliPerplexity, ReportNeverOverwritesTheText) {
+  PASSIM_REQUIRE_DATA();
+  ScratchDir dir;
+  const auto text = dir.path() / "t.txt";
+  { std::ofstream(text) << "Once upon a time there was a cat."; }
+  const auto r = run_cli({"perplexity", "-m", model(), "-z", tokenizer(), "-b", "float",
+                          "--text", text.string(), "--report", text.string()});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("is the text; not overwritten"), std::string::npos) << r.err;
+  EXPECT_EQ(read_bytes(text).size(), 33U);
+}
+
 TEST(CliPerplexity, MissingTextIsUsageError) {
   PASSIM_REQUIRE_DATA();
   const auto r = run_cli({"perplexity", "--model", model(), "--tokenizer", tokenizer()});
@@ -408,7 +444,7 @@ TEST(CliQuantize, NeverOverwritesTheInputOrAFolder) {
   const auto d = run_cli({"quantize", "-m", copy.string(), "-z", tokenizer(), "-o",
                           dir.path().string()});
   EXPECT_EQ(d.code, 1);
-  EXPECT_NE(d.err.find("not a regular file"), std::string::npos) << d.err;
+  EXPECT_NE(d.err.find("is a folder"), std::string::npos) << d.err;
   for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
     EXPECT_NE(entry.path().extension(), ".tmp") << "left behind: " << entry.path();
   }

@@ -165,8 +165,13 @@ Loaded load(const ModelOptions& o, bool need_float, bool need_quant, std::ostrea
   }
   if (need_quant && !L.quant_model) {
     fmt::print(err, "quantising {} in memory\n", o.model);
-    L.quant_model = quantize(*L.float_model, run_calibration(*L.float_model, *L.tokenizer,
-                                                             o.calib_text, err));
+    try {
+      L.quant_model = quantize(*L.float_model, run_calibration(*L.float_model, *L.tokenizer,
+                                                               o.calib_text, err));
+    } catch (const std::exception& e) {
+      // Weights or activations outside what int8 with int32 requantisation can represent.
+      throw std::runtime_error(fmt::format("{}: cannot quantise this model: {}", o.model, e.what()));
+    }
   }
   return L;
 }
@@ -184,13 +189,28 @@ json config_json(const ModelConfig& c) {
           {"seq_len", c.seq_len},   {"shared_classifier", c.shared_classifier}};
 }
 
-/// Fails early (before any work) when an output file could not be written there.
-void check_output_path(const std::string& path, const char* option = "--report") {
+/// A file the command reads, named for error messages ("input model", "tokenizer", ...).
+struct NamedInput {
+  const char* what;
+  const std::string& path;
+};
+
+/// Fails early (before any work) when an output file could not be written there, or when it
+/// is one of the command's inputs (which would be overwritten).
+void check_output_path(const std::string& path, const char* option,
+                       std::initializer_list<NamedInput> inputs) {
   if (path.empty()) {
     return;
   }
-  const fs::path parent = fs::absolute(path).parent_path();
   std::error_code ec;
+  for (const NamedInput& in : inputs) {
+    if (!in.path.empty() && fs::exists(path, ec) && fs::exists(in.path, ec) &&
+        fs::equivalent(path, in.path, ec)) {
+      throw std::runtime_error(
+          fmt::format("{} {}: is the {}; not overwritten", option, path, in.what));
+    }
+  }
+  const fs::path parent = fs::absolute(path).parent_path();
   if (!fs::is_directory(parent, ec)) {
     throw std::runtime_error(fmt::format("{} {}: folder {} does not exist", option, path,
                                          parent.string()));
@@ -203,9 +223,11 @@ void check_output_path(const std::string& path, const char* option = "--report")
 void write_json(const std::string& path, const json& j) {
   // Text that is not valid UTF-8 (a raw-byte prompt) is written with U+FFFD replacements.
   const std::string text = j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+  errno = 0;
   std::ofstream f(path);
   if (f) {
     f << text;
+    f.flush();  // a full disk shows here, not at the implicit close
   }
   if (!f) {
     throw std::runtime_error(
@@ -385,8 +407,18 @@ json cycle_report(const RtlSession& s, const ModelConfig& c, std::ostream& err) 
 }
 
 int cmd_run(const RunOptions& o, std::ostream& out, std::ostream& err, const RtlFactory& rtl) {
-  check_output_path(o.report);
-  check_output_path(o.rtl.trace_path, "--trace");
+  check_output_path(o.report, "--report",
+                    {{"input model", o.model.model},
+                     {"tokenizer", o.model.tokenizer},
+                     {"calibration text", o.model.calib_text}});
+  check_output_path(o.rtl.trace_path, "--trace",
+                    {{"input model", o.model.model},
+                     {"tokenizer", o.model.tokenizer},
+                     {"calibration text", o.model.calib_text}});
+  if (!o.report.empty() && o.report == o.rtl.trace_path) {
+    throw std::runtime_error(
+        fmt::format("--trace {}: the same file as --report; give them different names", o.report));
+  }
   const bool is_float = o.model.backend == "float";
   const bool is_rtl = o.model.backend == "rtl";
   if (is_rtl && !rtl) {
@@ -403,8 +435,10 @@ int cmd_run(const RunOptions& o, std::ostream& out, std::ostream& err, const Rtl
     const int wanted = o.steps <= 0 || o.steps > L.config.seq_len ? L.config.seq_len : o.steps;
     if (wanted > window) {
       throw std::runtime_error(fmt::format(
-          "--steps {}: config {} holds a KV window of {} positions in its vector scratchpad; "
-          "use --steps {} or less, or a larger config", wanted, o.rtl.config, window, window));
+          "--steps {}{}: config {} holds a KV window of {} positions in its vector scratchpad; "
+          "use --steps {} or less, or a larger config", o.steps,
+          wanted == o.steps ? std::string() : fmt::format(" (the context length, {})", wanted),
+          o.rtl.config, window, window));
     }
     session = rtl(*L.quant_model, o.rtl);
   } else {
@@ -472,11 +506,10 @@ int cmd_quantize(const ModelOptions& o, const std::string& out_path, std::ostrea
   if (is_psm_file(o.model)) {
     throw std::runtime_error(fmt::format("{}: already a quantised .psm model", o.model));
   }
-  std::error_code ec;
-  if (fs::exists(out_path, ec) && fs::equivalent(out_path, o.model, ec)) {
-    throw std::runtime_error(fmt::format("--out {}: is the input model; not overwritten",
-                                         out_path));
-  }
+  check_output_path(out_path, "--out",
+                    {{"input model", o.model},
+                     {"tokenizer", o.tokenizer},
+                     {"calibration text", o.calib_text}});
   Loaded L = load(o, true, true, err);
   save_psm(*L.quant_model, out_path);
   fmt::print(err, "wrote {} ({} bytes)\n", out_path, fs::file_size(out_path));
@@ -487,7 +520,11 @@ int cmd_quantize(const ModelOptions& o, const std::string& out_path, std::ostrea
 
 int cmd_perplexity(const ModelOptions& o, const std::string& text, const std::string& report,
                    std::ostream& out, std::ostream& err) {
-  check_output_path(report);
+  check_output_path(report, "--report",
+                    {{"input model", o.model},
+                     {"tokenizer", o.tokenizer},
+                     {"text", text},
+                     {"calibration text", o.calib_text}});
   const auto docs = read_documents(text);
   const bool is_float = o.backend == "float";
   Loaded L = load(o, is_float, !is_float, err);
@@ -498,6 +535,11 @@ int cmd_perplexity(const ModelOptions& o, const std::string& text, const std::st
     r = perplexity(*backend, *L.tokenizer, docs);
   } catch (const std::runtime_error& e) {
     throw std::runtime_error(fmt::format("{}: {}", text, e.what()));
+  }
+  if (!std::isfinite(r.total_nll)) {
+    throw std::runtime_error(fmt::format(
+        "{}: the {} backend gave non-finite log-probabilities on {} (logits overflow: weights "
+        "too large for float32 arithmetic?)", o.model, backend->name(), text));
   }
   const double secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
