@@ -73,7 +73,7 @@ void softmax_i16(std::span<const std::int32_t> x, std::span<std::uint32_t> e_scr
 /// `lanes` = 1 is the sequential Alg. 3. The output differs from `softmax_i16` only through
 /// the sum; docs/numerics.md gives the measured differences.
 /// RTL twin: rtl/vector/psm_softmax.sv with `online_i` = 1, `Lanes` = `lanes`.
-///   x: (n) int32 logits in Q.10, 1 <= n <= 65535   lanes >= 1   out: (n) int16
+///   x: (n) int32 logits in Q.10, 1 <= n <= 65535   1 <= lanes <= 64   out: (n) int16
 void softmax_online_i16(std::span<const std::int32_t> x, std::size_t lanes,
                         std::span<std::int16_t> out);
 
