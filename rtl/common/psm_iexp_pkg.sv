@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Integer exponential of a non-positive Q.10 value (I-BERT Alg. 2, "i-exp") as a function, so
-// that units can evaluate it only in the states that use it (psm_softmax, psm_silu).
-// Golden model: passim::iexp_q10() in runtime/include/passim/fixed_point.hpp.
+// that units can evaluate it only in the states that use it (psm_softmax, psm_silu), and the
+// rescale of a running sum by such an exponential (psm_softmax, online mode).
+// Golden model: passim::iexp_q10(), passim::exp_rescale_q26() and passim::exp_rescale() in
+// runtime/include/passim/fixed_point.hpp.
 // rtl/common/psm_iexp.sv wraps it as a combinational module (its unit test).
 //
 // exp(x) = exp(p) * 2^-z with x = p - z*ln2, p in (-ln2, 0], and exp(p) ~= (p + b)^2 + c in
@@ -37,5 +39,25 @@ package psm_iexp_pkg;
     poly = 24'(t) * 24'(t) + 24'(ExpC);
     if (neg >= ExpUnderflow) iexp_q10 = 22'd0;
     else                     iexp_q10 = 22'(poly >> z);
+  endfunction
+
+  // Rescaling a running sum of exponentials (online Softmax): passim::exp_rescale_q26() and
+  // passim::exp_rescale() in fixed_point.hpp.
+  localparam logic [26:0] ExpRescaleMult = 27'd96250867;  // kExpRescaleMult = round(2^48 / kExpOne)
+
+  // e = iexp_q10(d) -> exp(d) as Q0.26: (e * ExpRescaleMult + 2^21) >> 22, exactly 2^26 for
+  // e = kExpOne, below it for every smaller e.
+  function automatic logic [26:0] exp_rescale_q26(input logic [21:0] e);
+    logic [48:0] prod;  // e * ExpRescaleMult < 2^49
+    prod            = 49'(e) * 49'(ExpRescaleMult);
+    exp_rescale_q26 = 27'((prod + (49'd1 << 21)) >> 22);
+  endfunction
+
+  // s * exp(d) for a running sum s < 2^38: (s * exp_rescale_q26(e) + 2^25) >> 26, round half
+  // up; the product is below 2^64 and the result at most s.
+  function automatic logic [37:0] exp_rescale(input logic [37:0] s, input logic [21:0] e);
+    logic [64:0] prod;  // s * factor, full width
+    prod        = 65'(s) * 65'(exp_rescale_q26(e));
+    exp_rescale = 38'((prod + (65'd1 << 25)) >> 26);
   endfunction
 endpackage : psm_iexp_pkg

@@ -193,7 +193,8 @@ package psm_pkg;
     OpDmaStore = 8'd17,
     // out(m, n) = a(m, k) * w(n, k)^T with int32 accumulation (wraps), like matmul_i8
     OpMatmul = 8'd32,
-    // softmax_i16 on each of `rows` rows of `len` int32 Q.10 logits
+    // softmax_i16 (or, with `online`, softmax_online_i16 in the order of the config's L lanes) on
+    // each of `rows` rows of `len` int32 Q.10 logits
     OpSoftmax = 8'd48,
     // rmsnorm_i8 on each of `rows` rows of `len` int16 values
     OpRmsnorm = 8'd49,
@@ -326,6 +327,8 @@ package psm_pkg;
   } matmul_instr_t;
 
   // SOFTMAX operands (see docs/isa.md).
+  localparam int SOFTMAX_ONLINE_LSB = 20;
+  localparam int SOFTMAX_ONLINE_WIDTH = 1;
   localparam int SOFTMAX_SRC_ADDR_LSB = 32;
   localparam int SOFTMAX_SRC_ADDR_WIDTH = 16;
   localparam int SOFTMAX_DST_ADDR_LSB = 64;
@@ -341,7 +344,8 @@ package psm_pkg;
     logic [15:0] dst_addr;              // [79:64]
     logic [15:0] rsvd_63_48;            // [63:48]
     logic [15:0] src_addr;              // [47:32]
-    logic [11:0] rsvd_31_20;            // [31:20]
+    logic [10:0] rsvd_31_21;            // [31:21]
+    logic online;                       // [20:20]
     logic [3:0] op_class;               // [19:16]
     logic [7:0] layer;                  // [15:8]
     logic [7:0] opcode;                 // [7:0]

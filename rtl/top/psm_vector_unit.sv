@@ -9,7 +9,8 @@
 // row r at src/src2/dst + r * ceil(len / L) (EMBED: its step at param_addr + r; RMSNORM gain and
 // ROPE tables: the same row for every r). ATTN_SCORE / ATTN_VALUE run as one command.
 // Passes (counters): one when a unit starts, one more each time its pass_o advances
-// (SOFTMAX 3 and RMSNORM 2 per row, the others 1); ATTN_* one per cached position.
+// (SOFTMAX 3, or 2 with `online`, and RMSNORM 2 per row, the others 1); ATTN_* one per cached
+// position.
 module psm_vector_unit #(
   parameter int unsigned Lanes       = 2,
   parameter int unsigned VectorDepth = 1024,
@@ -59,6 +60,7 @@ module psm_vector_unit #(
   logic [PrmAddrWidth-1:0] prm_q;
   logic [15:0]             len_q, rows_q;
   logic [3:0]              gfb_q;
+  logic                    online_q;  // SOFTMAX `online` (bit 20, where RMSNORM keeps gfb)
   logic [VecAddrWidth-1:0] words_q;   // ceil(len / L): the row stride
   logic [63:0]             p0_q, p1_q;
 
@@ -93,16 +95,17 @@ module psm_vector_unit #(
 
   always_ff @(posedge clk_i) begin  // configuration: no reset, loaded by start_i
     if (start_i) begin
-      op_q    <= start_op;
-      unit_q  <= start_unit;
-      src_q   <= VecAddrWidth'(cmd.src_addr);
-      src2_q  <= VecAddrWidth'(cmd.src2_addr);
-      dst_q   <= VecAddrWidth'(cmd.dst_addr);
-      prm_q   <= PrmAddrWidth'(cmd.param_addr);
-      len_q   <= cmd.len;
-      rows_q  <= cmd.rows;
-      gfb_q   <= cmd.gain_frac_bits;
-      words_q <= VecAddrWidth'((32'(cmd.len) + Lanes - 1) / Lanes);
+      op_q     <= start_op;
+      unit_q   <= start_unit;
+      src_q    <= VecAddrWidth'(cmd.src_addr);
+      src2_q   <= VecAddrWidth'(cmd.src2_addr);
+      dst_q    <= VecAddrWidth'(cmd.dst_addr);
+      prm_q    <= PrmAddrWidth'(cmd.param_addr);
+      len_q    <= cmd.len;
+      rows_q   <= cmd.rows;
+      gfb_q    <= cmd.gain_frac_bits;
+      online_q <= instr_i[psm_pkg::SOFTMAX_ONLINE_LSB];
+      words_q  <= VecAddrWidth'((32'(cmd.len) + Lanes - 1) / Lanes);
     end
   end
 
@@ -152,6 +155,7 @@ module psm_vector_unit #(
     .src_addr_i (row_src),
     .dst_addr_i (row_dst),
     .len_i      (len_q),
+    .online_i   (online_q),
     .busy_o     (u_busy[USoftmax]),
     .done_o     (u_done[USoftmax]),
     .pass_o     (u_pass[USoftmax*2 +: 2]),

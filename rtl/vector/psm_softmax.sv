@@ -1,18 +1,30 @@
 // SPDX-License-Identifier: Apache-2.0
-// Softmax over one row of Q.10 int32 logits in the vector scratchpad, in three passes.
-// Golden model: passim::kernels::softmax_i16() in runtime/src/kernels/softmax.cpp.
+// Softmax over one row of Q.10 int32 logits in the vector scratchpad, in three passes, or in
+// two with online_i (online max and sum, Milakov & Gimelshein 2018, Alg. 3).
+// Golden model: passim::kernels::softmax_i16() (three passes) and
+// passim::kernels::softmax_online_i16() with lanes = Lanes (online) in
+// runtime/src/kernels/softmax.cpp.
 //
+// Three passes (online_i = 0):
 // Pass 0 reads the row: per-lane maxima, then m = max over the lanes.
 // Pass 1 reads the row: e = iexp_q10(max(x - m, -2^20)), per-lane uint64 sums, then
 //        sum = the lane sums added, and recip = floor(kProbOne * 2^32 / sum) (psm_divider).
 // Pass 2 reads the row again, recomputes e and writes min(kProbOne, (e * recip + 2^31) >> 32)
 //        as int16 values, sign-extended to 32 bits, to the destination row.
+// Online (online_i = 1):
+// Pass 0 reads the row once: each lane keeps a running maximum m_l and sum s_l; an element
+//        above m_l rescales the sum, s_l = exp_rescale(s_l, iexp_q10(m_l - x)) + kExpOne, any
+//        other adds iexp_q10(x - m_l). Then m = max over the lanes, and the lane sums, each
+//        rescaled to m, are added: sum = sum_l exp_rescale(s_l, iexp_q10(m_l - m)); recip.
+// Pass 1 is pass 2 of the three-pass mode.
 // The row never leaves the scratchpad: the exponentials are recomputed instead of stored.
 //
 // Cycles for W = ceil(len / Lanes) words, from the cycle after start_i:
-//   pass 0: W reads + 1 (last data) + 1 (reduce)          = W + 2
-//   pass 1: W reads + 1 (last data) + 1 (reduce) + 65 (divide) = W + 67
-//   pass 2: (read, write) per word                         = 2 * W
+//   three passes: pass 0: W reads + 1 (last data) + 1 (reduce)          = W + 2
+//                 pass 1: W reads + 1 (last data) + 1 (reduce) + 65 (divide) = W + 67
+//                 pass 2: (read, write) per word                         = 2 * W
+//   online:       pass 0: W reads + 1 (last data) + 1 (max) + 1 (sum) + 65 (divide) = W + 68
+//                 pass 1: (read, write) per word                         = 2 * W
 // done_o pulses in the cycle after the last write, with busy_o already low.
 module psm_softmax #(
   parameter int unsigned Lanes     = 2,   // elements per scratchpad word
@@ -25,10 +37,11 @@ module psm_softmax #(
   input  logic                   start_i,
   input  logic [AddrWidth-1:0]   src_addr_i,   // first word of the input row (int32 Q.10)
   input  logic [AddrWidth-1:0]   dst_addr_i,   // first word of the output row (may equal src)
-  input  logic [LenWidth-1:0]    len_i,        // elements in the row, >= 1
+  input  logic [LenWidth-1:0]    len_i,        // elements in the row, >= 1 (online: < 2^16)
+  input  logic                   online_i,     // 1: online max and sum (two passes)
   output logic                   busy_o,
   output logic                   done_o,       // one-cycle pulse after the last write
-  output logic [1:0]             pass_o,       // current pass 0, 1, 2 (0 when idle)
+  output logic [1:0]             pass_o,       // current pass 0, 1, 2 (online 0, 1; 0 when idle)
   // Vector scratchpad port (docs/accelerator.md): read data arrives one cycle after the request
   output logic                   mem_req_o,
   output logic                   mem_we_o,
@@ -43,16 +56,20 @@ module psm_softmax #(
   localparam int unsigned RecipWidth  = 26;
   localparam int unsigned DivWidth    = 64;
   localparam logic signed [32:0] DiffMin = -33'sd1048576;  // -2^20: exp below it is 0
+  localparam logic [21:0] ExpOne      = 22'd2924389;  // kExpOne = iexp_q10(0)
+  localparam int unsigned SumWidth    = 38;  // kExpSumBits: a row sum is below 65535 * kExpOne
 
-  typedef enum logic [2:0] {
-    StIdle,       // wait for start_i
-    StMaxRead,    // pass 0: read every word, track per-lane maxima
-    StMaxReduce,  // pass 0: m = max of the lane maxima
-    StSumRead,    // pass 1: read every word, add exponentials into per-lane sums
-    StSumReduce,  // pass 1: sum = lane sums added; start the divider
-    StRecip,      // pass 1: wait for recip = kProbOne * 2^32 / sum
-    StNormRead,   // pass 2: read one word
-    StNormWrite   // pass 2: its data is here; write the probabilities
+  // Online mode: StOnlineRead, StMaxReduce, StSumReduce, StRecip are its pass 0.
+  typedef enum logic [3:0] {
+    StIdle,        // wait for start_i
+    StMaxRead,     // pass 0: read every word, track per-lane maxima
+    StMaxReduce,   // pass 0: m = max of the lane maxima
+    StSumRead,     // pass 1: read every word, add exponentials into per-lane sums
+    StSumReduce,   // pass 1: sum = lane sums (online: rescaled to m) added; start the divider
+    StRecip,       // pass 1: wait for recip = kProbOne * 2^32 / sum
+    StNormRead,    // pass 2: read one word
+    StNormWrite,   // pass 2: its data is here; write the probabilities
+    StOnlineRead   // online pass 0: read every word, per-lane running maxima and sums
   } softmax_state_e;
 
   softmax_state_e state_d, state_q;
@@ -63,6 +80,7 @@ module psm_softmax #(
 
   logic [AddrWidth-1:0] src_q, dst_q;
   logic [LenWidth-1:0]  len_q;
+  logic                 online_q;  // this row runs in online mode
   logic [AddrWidth-1:0] word_q;   // word of the row being requested (offset from src/dst)
   logic [LenWidth-1:0]  left_q;   // elements of the row not yet requested (written in pass 2)
   logic                 rd_valid_q;  // mem_rdata_i holds the word requested last cycle
@@ -94,29 +112,52 @@ module psm_softmax #(
   for (genvar l = 0; l < Lanes; l++) begin : g_lane
     logic               use_lane;  // this lane of mem_rdata_i is a row element
     logic signed [31:0] x;
-    logic signed [32:0] diff;      // x - m, exact in 33 bits
+    logic               x_above;   // online pass 0: x is a new maximum of this lane
+    logic               use_exp;   // this state and lane need e
+    logic signed [32:0] diff;      // x - m (online: see below), exact in 33 bits, <= 0
     logic signed [32:0] diff_clamped;
-    logic [21:0]        e;         // iexp_q10(max(x - m, -2^20)), <= kExpOne
+    logic [21:0]        e;         // iexp_q10(max(diff, -2^20)), <= kExpOne
+    logic [SumWidth-1:0] rescaled; // online: lsum_q * exp(diff), exp_rescale
     logic [47:0]        prod;      // e * recip < 2^22 * 2^26
     logic [47:0]        rounded;   // (prod + 2^31) >> 32
     logic [15:0]        prob;      // min(kProbOne, rounded), Q0.15
     logic signed [31:0] lmax_q;    // this lane's maximum so far (pass 0)
-    logic [63:0]        lsum_q;    // this lane's sum of exponentials (pass 1); exact, no wrap
+    logic [63:0]        lsum_q;    // this lane's sum of exponentials (pass 1, online pass 0);
+                                   // exact, no wrap (< 2^SumWidth)
 
-    assign use_lane     = rd_valid_q && rd_mask_q[l];
-    assign x            = mem_rdata_i[l*32 +: 32];
-    assign diff         = 33'(x) - 33'(max_q);
+    assign use_lane = rd_valid_q && rd_mask_q[l];
+    assign x        = mem_rdata_i[l*32 +: 32];
+    assign x_above  = x > lmax_q;
+    assign use_exp  = (use_lane && (state_q == StSumRead || state_q == StNormWrite ||
+                                    state_q == StOnlineRead)) ||
+                      (state_q == StSumReduce && online_q);
+
+    // The difference fed to i-exp: x - m in three-pass pass 1 and in every normalising pass;
+    // online pass 0: -|x - m_l| (m_l - x rescales the sum when x is a new maximum); online
+    // lane combine: m_l - m.
+    always_comb begin
+      diff = 33'(x) - 33'(max_q);
+      if (state_q == StOnlineRead) begin
+        diff = x_above ? 33'(lmax_q) - 33'(x) : 33'(x) - 33'(lmax_q);
+      end else if (state_q == StSumReduce) begin
+        diff = 33'(lmax_q) - 33'(max_q);
+      end
+    end
     assign diff_clamped = (diff < DiffMin) ? DiffMin : diff;
 
-    // The exponential and the probability are evaluated only on the lanes and in the states
-    // that use them (pass 1 sums, pass 2 writes); elsewhere they are 0.
+    // The exponential, the rescaled sum and the probability are evaluated only on the lanes
+    // and in the states that use them; elsewhere they are 0.
     always_comb begin
-      e       = '0;
-      prod    = '0;
-      rounded = '0;
-      prob    = '0;
-      if (use_lane && (state_q == StSumRead || state_q == StNormWrite)) begin
+      e        = '0;
+      rescaled = '0;
+      prod     = '0;
+      rounded  = '0;
+      prob     = '0;
+      if (use_exp) begin
         e = psm_iexp_pkg::iexp_q10(diff_clamped[31:0]);
+        if (state_q == StOnlineRead || state_q == StSumReduce) begin
+          rescaled = psm_iexp_pkg::exp_rescale(lsum_q[SumWidth-1:0], e);
+        end
         if (state_q == StNormWrite) begin
           prod    = 48'(e) * 48'(recip);
           rounded = (prod + (48'd1 << (RecipBits - 1))) >> RecipBits;
@@ -126,14 +167,21 @@ module psm_softmax #(
     end
 
     always_ff @(posedge clk_i) begin  // datapath: no reset
-      if (state_q == StIdle && start_i)             lmax_q <= 32'sh8000_0000;  // INT32_MIN
-      else if (state_q == StMaxRead && use_lane && x > lmax_q) lmax_q <= x;
-      if (state_q == StMaxReduce)                   lsum_q <= '0;
-      else if (state_q == StSumRead && use_lane)    lsum_q <= lsum_q + 64'(e);
+      if (state_q == StIdle && start_i) lmax_q <= 32'sh8000_0000;  // INT32_MIN
+      else if ((state_q == StMaxRead || state_q == StOnlineRead) && use_lane && x_above) begin
+        lmax_q <= x;
+      end
+      if (state_q == StIdle && start_i)                lsum_q <= '0;  // online pass 0
+      else if (state_q == StMaxReduce && !online_q)    lsum_q <= '0;
+      else if (state_q == StSumRead && use_lane)       lsum_q <= lsum_q + 64'(e);
+      else if (state_q == StOnlineRead && use_lane) begin
+        lsum_q <= x_above ? 64'(rescaled) + 64'(ExpOne) : lsum_q + 64'(e);
+      end
     end
 
     assign lane_max[l*32 +: 32]  = lmax_q;
-    assign lane_sum[l*64 +: 64]  = lsum_q;
+    // The combine adds the lane sums as they are (three passes) or rescaled to m (online).
+    assign lane_sum[l*64 +: 64]  = online_q ? 64'(rescaled) : lsum_q;
     assign lane_prob[l*32 +: 32] = {{16{prob[15]}}, prob};
 
     // diff_clamped is in [-2^20, 0] on every lane that is used, so bit 32 is a copy of bit 31.
@@ -142,8 +190,11 @@ module psm_softmax #(
 
 `ifndef SYNTHESIS
     DiffNonPositive_A : assert property (@(posedge clk_i) disable iff (rst_i)
-        (use_lane && (state_q == StSumRead || state_q == StNormWrite)) |-> diff <= 33'sd0)
+        use_exp |-> diff <= 33'sd0)
       else $error("psm_softmax: lane %0d: x %0d above the row maximum %0d", l, x, max_q);
+    SumFitsRescale_A : assert property (@(posedge clk_i) disable iff (rst_i)
+        (use_exp && online_q) |-> lsum_q[63:SumWidth] == '0)
+      else $error("psm_softmax: lane %0d: sum %0d too wide to rescale", l, lsum_q);
 `endif
   end : g_lane
 
@@ -207,7 +258,7 @@ module psm_softmax #(
       StIdle: begin
         if (start_i) begin
           start_walk = 1'b1;
-          state_d    = StMaxRead;
+          state_d    = online_i ? StOnlineRead : StMaxRead;
         end
       end
       // One read per cycle until the row is requested; the cycle after the last request
@@ -220,10 +271,15 @@ module psm_softmax #(
           state_d = StMaxReduce;
         end
       end
-      // The lane maxima are final: register m and rewind for pass 1.
+      // The lane maxima are final: register m and rewind for pass 1 (online: the lane sums
+      // are final too; combine them next).
       StMaxReduce: begin
-        start_walk = 1'b1;
-        state_d    = StSumRead;
+        if (online_q) begin
+          state_d = StSumReduce;
+        end else begin
+          start_walk = 1'b1;
+          state_d    = StSumRead;
+        end
       end
       // Same walk as pass 0; the lanes add up the exponentials.
       StSumRead: begin
@@ -234,7 +290,8 @@ module psm_softmax #(
           state_d = StSumReduce;
         end
       end
-      // The lane sums are final: divide, and rewind for pass 2.
+      // The lane sums are final (online: rescaled to m): divide, and rewind for the
+      // normalising pass.
       StSumReduce: begin
         div_start  = 1'b1;
         start_walk = 1'b1;
@@ -248,6 +305,15 @@ module psm_softmax #(
       StNormRead: begin
         issue_read = 1'b1;
         state_d    = StNormWrite;
+      end
+      // Online pass 0: one read per cycle, like pass 0; the lanes keep running maxima and sums.
+      StOnlineRead: begin
+        if (left_q != '0) begin
+          issue_read   = 1'b1;
+          advance_walk = 1'b1;
+        end else begin
+          state_d = StMaxReduce;
+        end
       end
       // Its data is on mem_rdata_i: write the probabilities of the row's lanes.
       StNormWrite: begin
@@ -292,9 +358,10 @@ module psm_softmax #(
 
   always_ff @(posedge clk_i) begin  // datapath: no reset
     if (state_q == StIdle && start_i) begin
-      src_q <= src_addr_i;
-      dst_q <= dst_addr_i;
-      len_q <= len_i;
+      src_q    <= src_addr_i;
+      dst_q    <= dst_addr_i;
+      len_q    <= len_i;
+      online_q <= online_i;
     end
     if (issue_read)                rd_mask_q <= word_mask;
     if (state_q == StMaxReduce)    max_q     <= row_max;
@@ -303,8 +370,8 @@ module psm_softmax #(
   assign busy_o = (state_q != StIdle);
   always_comb begin
     unique case (state_q)
-      StSumRead, StSumReduce, StRecip: pass_o = 2'd1;
-      StNormRead, StNormWrite:         pass_o = 2'd2;
+      StSumRead, StSumReduce, StRecip: pass_o = online_q ? 2'd0 : 2'd1;
+      StNormRead, StNormWrite:         pass_o = online_q ? 2'd1 : 2'd2;
       default:                         pass_o = 2'd0;
     endcase
   end
@@ -317,6 +384,9 @@ module psm_softmax #(
   LenNonZero_A : assert property (@(posedge clk_i) disable iff (rst_i)
       (state_q == StIdle && start_i) |-> len_i != '0)
     else $error("psm_softmax: len_i must be >= 1");
+  OnlineLenFits_A : assert property (@(posedge clk_i) disable iff (rst_i)
+      (state_q == StIdle && start_i && online_i) |-> 32'(len_i) < 32'd65536)
+    else $error("psm_softmax: online rows hold at most 65535 elements");
   RecipFits_A : assert property (@(posedge clk_i) disable iff (rst_i)
       (state_q == StRecip && div_done) |-> div_quotient[DivWidth-1:RecipWidth] == '0)
     else $error("psm_softmax: recip %0d does not fit %0d bits", div_quotient, RecipWidth);

@@ -120,6 +120,17 @@ struct ModelCompiler::Emitter {
     }
     emit(in);
   }
+  /// SOFTMAX over `rows` rows of `len` logits; `online` selects the two-pass version.
+  void softmax(int layer, std::size_t src, std::size_t dst, std::size_t len, std::size_t rows,
+               bool online) {
+    hw::Instr in = hw::make_instr(Opcode::kSoftmax, std::uint32_t(layer));
+    hw::set_field(in, f::softmax::kOnline, online ? 1u : 0u);
+    hw::set_field(in, f::softmax::kSrcAddr, std::uint32_t(src));
+    hw::set_field(in, f::softmax::kDstAddr, std::uint32_t(dst));
+    hw::set_field(in, f::softmax::kLen, std::uint32_t(len));
+    hw::set_field(in, f::softmax::kRows, std::uint32_t(rows));
+    emit(in);
+  }
   StepPrograms finish() const {
     StepPrograms out;
     const std::size_t per = prog_depth - 1;  // room for END
@@ -133,8 +144,8 @@ struct ModelCompiler::Emitter {
   }
 };
 
-ModelCompiler::ModelCompiler(const QuantModel& model, const hw::HwConfig& cfg)
-    : model_(model), cfg_(cfg) {
+ModelCompiler::ModelCompiler(const QuantModel& model, const hw::HwConfig& cfg, CompileOptions opts)
+    : model_(model), cfg_(cfg), opts_(opts) {
   const ModelConfig& c = model.config;
   const std::size_t dim = std::size_t(c.dim), hidden = std::size_t(c.hidden_dim);
   const std::size_t kv = c.kv_dim(), hs = c.head_size(), vocab = std::size_t(c.vocab_size);
@@ -331,7 +342,8 @@ void ModelCompiler::emit_layer(Emitter& e, int l, int pos) const {
     for (std::size_t h = g * group; h < (g + 1) * group; ++h) {
       e.dma(true, l, hw::Mem::kParam, 3, d.rq_attn + h * 16, 0, 1, 2, 16);
       e.vec(Opcode::kAttnScore, l, vec_.q + h * wh, vec_.k_win, vec_.scores, 0, hs, t_len);
-      e.vec(Opcode::kSoftmax, l, vec_.scores, 0, vec_.probs, 0, t_len, 1);
+      e.softmax(l, vec_.scores, vec_.probs, t_len, 1,
+                opts_.softmax == kernels::SoftmaxMode::kOnline);
       e.vec(Opcode::kAttnValue, l, vec_.probs, vec_.v_win, vec_.att + h * wh, 1, hs, t_len);
       e.dma(false, l, hw::Mem::kVector, 0, dram_.att + h * hs, vec_.att + h * wh, 1, hs, hs);
     }
@@ -390,10 +402,10 @@ StepPrograms ModelCompiler::step(int token, int pos) const {
   return e.finish();
 }
 
-DeviceBackend::DeviceBackend(const QuantModel& model, Device& device)
+DeviceBackend::DeviceBackend(const QuantModel& model, Device& device, CompileOptions opts)
     : model_(model),
       device_(device),
-      compiler_(model, device.hw()),
+      compiler_(model, device.hw(), opts),
       name_(fmt::format("{}:{}", device.name(), device.hw().name)),
       logits_(std::size_t(model.config.vocab_size)),
       logits_f32_(logits_.size()) {

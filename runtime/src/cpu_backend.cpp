@@ -19,7 +19,8 @@ kernels::RmsNormParams norm_params(const QuantNorm& n, std::uint64_t eps) {
 }
 }  // namespace
 
-CpuBackend::CpuBackend(const QuantModel& model) : model_(model) {
+CpuBackend::CpuBackend(const QuantModel& model, kernels::SoftmaxOptions softmax)
+    : model_(model), softmax_(softmax) {
   const ModelConfig& c = model.config;
   const auto dim = std::size_t(c.dim), hidden = std::size_t(c.hidden_dim);
   const auto seq = std::size_t(c.seq_len), vocab = std::size_t(c.vocab_size);
@@ -101,8 +102,8 @@ void CpuBackend::attention_block(std::size_t l, std::size_t pos) {
   k::rope_i16(q_, hs, cos, sin);
   k::rope_i16(k_row, hs, cos, sin);
 
-  const k::AttentionParams ap{std::size_t(c.n_heads), std::size_t(c.n_kv_heads), hs, L.score_rq,
-                              L.attn_out_rq};
+  const k::AttentionParams ap{
+      std::size_t(c.n_heads), std::size_t(c.n_kv_heads), hs, L.score_rq, L.attn_out_rq, softmax_};
   const std::size_t t_len = pos + 1;
   k::AttentionScratch scratch{scores_, exps_, probs_, head_acc_};
   if (capture_) {

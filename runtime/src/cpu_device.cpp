@@ -283,9 +283,14 @@ void CpuDevice::vector_op(const hw::Instr& in, hw::Opcode op, std::uint32_t inde
     std::vector<std::int32_t> out(len);
     switch (op) {
       case hw::Opcode::kSoftmax: {
+        // `online`: the two-pass version in the order of this config's lanes (docs/isa.md).
+        const kernels::SoftmaxOptions opt{get_field(in, f::softmax::kOnline) != 0
+                                              ? kernels::SoftmaxMode::kOnline
+                                              : kernels::SoftmaxMode::kThreePass,
+                                          cfg_.lanes};
         std::vector<std::uint32_t> e(len);
         std::vector<std::int16_t> p(len);
-        kernels::softmax_i16(x, e, p);
+        kernels::softmax_row_i16(x, opt, e, p);
         std::copy(p.begin(), p.end(), out.begin());
         break;
       }

@@ -275,6 +275,34 @@ TEST(CliQuantize, WritesPsmThatCpuBackendRuns) {
   EXPECT_EQ(j.at("generated_tokens").size(), 60u);
 }
 
+// --softmax online runs the two-pass Softmax in the lane order of --config, and the report
+// says so; the float backend has no integer Softmax to switch.
+TEST(CliRun, OnlineSoftmaxOnCpuBackendIsReported) {
+  PASSIM_REQUIRE_DATA();
+  const ScratchDir dir;
+  const auto online = dir / "online.json";
+  const auto three = dir / "three.json";
+  const std::vector<std::string> args = {"run", "-b", "cpu", "-m", model(), "-z", tokenizer(),
+                                         "-i", "Once upon a time", "-n", "8", "--config", "tiny"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = args;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return run_cli(a);
+  };
+  const auto a = with({"--softmax", "online", "--report", online.string()});
+  ASSERT_EQ(a.code, 0) << a.err;
+  const auto b = with({"--report", three.string()});
+  ASSERT_EQ(b.code, 0) << b.err;
+  EXPECT_EQ(read_json(online).at("softmax"),
+            (nlohmann::json{{"mode", "online"}, {"lanes", 2}}));
+  EXPECT_EQ(read_json(three).at("softmax"), (nlohmann::json{{"mode", "3pass"}}));
+  EXPECT_EQ(with({"--softmax", "two"}).code, 2);
+  const auto f = run_cli({"run", "-b", "float", "-m", model(), "-z", tokenizer(), "-n", "4",
+                          "--softmax", "online"});
+  EXPECT_EQ(f.code, 1);
+  EXPECT_TRUE(contains_all(f.err, {"--softmax online", "float"})) << f.err;
+}
+
 TEST(CliRun, CpuBackendOnCheckpointMatchesSavedPsm) {
   PASSIM_REQUIRE_DATA();
   // `run --backend cpu` on a .bin quantises in memory with the same default calibration as

@@ -488,4 +488,63 @@ TEST(IexpQ10, AbsoluteErrorVsExp) {
   err.print("iexp_q10 / kExpOne absolute error over [-16, 0]", "(exp(0) = 1)", "exhaustive");
 }
 
+// ---- exp_rescale (online Softmax) -----------------------------------------------------------
+
+TEST(ExpRescale, ConstantIsRoundedTwoTo48OverExpOne) {
+  const U128 num = U128{1} << 48;
+  const auto one = U128(passim::kExpOne);
+  EXPECT_EQ(U128(passim::kExpRescaleMult), (num + one / 2) / one);
+  EXPECT_LT(passim::kExpRescaleMult, std::uint64_t{1} << 27);
+}
+
+// d = 0 must leave a sum unchanged bit for bit, whatever its size.
+TEST(ExpRescale, ExpZeroIsExactlyOne) {
+  const auto one = std::uint32_t(passim::kExpOne);
+  EXPECT_EQ(passim::exp_rescale_q26(one), 1u << passim::kExpRescaleBits);
+  const std::uint32_t seed = 111;
+  auto rng = seeded_rng(seed);
+  const std::uint64_t max_sum = (std::uint64_t{1} << passim::kExpSumBits) - 1;
+  for (const std::uint64_t s : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t(one), max_sum}) {
+    EXPECT_EQ(passim::exp_rescale(s, one), s) << "s " << s;
+  }
+  for (int i = 0; i < 100000; ++i) {
+    const auto s = uniform_int<std::uint64_t>(rng, 0, std::int64_t(max_sum));
+    ASSERT_EQ(passim::exp_rescale(s, one), s) << "seed " << seed << ", s " << s;
+  }
+}
+
+// The factor is monotone in e, below 1.0 for every e < kExpOne and 0 for e = 0.
+TEST(ExpRescale, FactorMonotoneAndBelowOne) {
+  EXPECT_EQ(passim::exp_rescale_q26(0), 0u);
+  std::uint32_t prev = 0;
+  for (std::uint32_t e = 1; e < std::uint32_t(passim::kExpOne); ++e) {
+    const std::uint32_t r = passim::exp_rescale_q26(e);
+    ASSERT_GE(r, prev) << "e " << e;
+    ASSERT_LT(r, 1u << passim::kExpRescaleBits) << "e " << e;
+    prev = r;
+  }
+}
+
+// exp_rescale(s, e) against the exact s * e / kExpOne: kExpRescaleMult * kExpOne = 2^48 - 15393,
+// so e * kExpRescaleMult / 2^22 is below e * 2^26 / kExpOne by at most 15393 / 2^22 < 0.004;
+// the Q0.26 factor is within 0.51 of e * 2^26 / kExpOne, and the result within
+// 0.5 + s * 0.51 / 2^26 of the exact product.
+TEST(ExpRescale, MatchesExactProductWithinTwoRoundings) {
+  const std::uint32_t seed = 112;
+  auto rng = seeded_rng(seed);
+  const std::uint64_t max_sum = (std::uint64_t{1} << passim::kExpSumBits) - 1;
+  MaxError err;
+  for (int i = 0; i < 200000; ++i) {
+    const auto s = uniform_int<std::uint64_t>(rng, 0, std::int64_t(max_sum) >> (i % 20));
+    const std::uint32_t e = passim::iexp_q10(uniform_int<std::int32_t>(rng, -16 * 1024, 0));
+    const double exact = double(U128(s) * e) / double(passim::kExpOne);
+    const double found = double(passim::exp_rescale(s, e));
+    const double tol = 0.5 + double(s) * std::ldexp(0.51, -26);
+    err.add(std::fabs(found - exact) / tol, "s " + std::to_string(s) + ", e " + std::to_string(e));
+    ASSERT_LE(std::fabs(found - exact), tol) << "seed " << seed << ", s " << s << ", e " << e;
+    ASSERT_LE(found, double(s));
+  }
+  err.print("exp_rescale error / tolerance", "fraction", seed);
+}
+
 }  // namespace

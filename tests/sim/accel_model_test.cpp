@@ -2,9 +2,10 @@
 // The compiled stories260K model on the Verilated tiny and small accelerators: DeviceBackend
 // on SimDevice (SystemC/TLM-2.0) gives exactly the cpu backend's tokens and final int32
 // logits. Every run's counters, read from the RTL, split the total cycles exactly by op class,
-// and SOFTMAX and RMSNORM rows show 3 and 2 passes, in the counters and in each instruction's
-// trace record; the records add up to the class counters. The per-token cycles are printed
-// and recorded.
+// and SOFTMAX and RMSNORM rows show 3 (online Softmax: 2) and 2 passes, in the counters and in
+// each instruction's trace record; the records add up to the class counters. The per-token
+// cycles are printed and recorded. The online Softmax runs on tiny against the cpu backend
+// with the same online Softmax in tiny's lane order.
 #include <chrono>
 #include <cstring>
 #include <iostream>
@@ -17,6 +18,7 @@
 #include "passim/compiler.hpp"
 #include "passim/cpu_backend.hpp"
 #include "passim/generate.hpp"
+#include "passim/kernels.hpp"
 #include "passim/quant_model.hpp"
 #include "passim/sim/sim_device.hpp"
 #include "test_data.hpp"
@@ -27,7 +29,7 @@ using namespace passim;
 
 /// Forwards to the device under test and checks every run's counters and records against
 /// the program it ran (read back from DRAM): classes add up, one record per unit
-/// instruction, SOFTMAX / RMSNORM passes per row.
+/// instruction, SOFTMAX (3, or 2 with `online`) / RMSNORM (2) passes per row.
 class CheckedDevice final : public Device {
  public:
   explicit CheckedDevice(Device& dut) : dut_(dut) {}
@@ -43,11 +45,14 @@ class CheckedDevice final : public Device {
   RunStats run(std::uint64_t prog_addr, std::uint32_t len) override {
     std::vector<hw::Instr> prog(len);
     dut_.read_dram(prog_addr, {reinterpret_cast<std::uint8_t*>(prog.data()), len * 16u});
-    std::uint64_t softmax_rows = 0, norm_rows = 0;
+    std::uint64_t softmax_rows = 0, softmax_passes = 0, norm_rows = 0;
     for (const hw::Instr& in : prog) {
       const auto op = static_cast<hw::Opcode>(hw::get_field(in, hw::fields::kOpcode));
       if (op == hw::Opcode::kSoftmax) {
         softmax_rows += hw::get_field(in, hw::fields::softmax::kRows);
+        softmax_passes += softmax_passes_of(in);
+        online_rows_ += hw::get_field(in, hw::fields::softmax::kOnline) *
+                        hw::get_field(in, hw::fields::softmax::kRows);
       } else if (op == hw::Opcode::kRmsnorm) {
         norm_rows += hw::get_field(in, hw::fields::rmsnorm::kRows);
       }
@@ -61,7 +66,7 @@ class CheckedDevice final : public Device {
       classes += s.counters[k];
     }
     EXPECT_EQ(classes, c(hw::Counter::kTotalCycles)) << "run " << runs_;
-    EXPECT_EQ(c(hw::Counter::kPassesSoftmax), 3 * softmax_rows) << "run " << runs_;
+    EXPECT_EQ(c(hw::Counter::kPassesSoftmax), softmax_passes) << "run " << runs_;
     EXPECT_EQ(c(hw::Counter::kPassesNorm), 2 * norm_rows) << "run " << runs_;
     EXPECT_EQ(s.instructions, len);
     const std::string what = "run " + std::to_string(runs_);
@@ -70,18 +75,26 @@ class CheckedDevice final : public Device {
       const hw::Instr& in = prog.at(r.index);
       const auto op = static_cast<hw::Opcode>(hw::get_field(in, hw::fields::kOpcode));
       if (op == hw::Opcode::kSoftmax) {
-        EXPECT_EQ(r.passes, 3 * hw::get_field(in, hw::fields::softmax::kRows)) << what;
+        EXPECT_EQ(r.passes, softmax_passes_of(in)) << what;
       } else if (op == hw::Opcode::kRmsnorm) {
         EXPECT_EQ(r.passes, 2 * hw::get_field(in, hw::fields::rmsnorm::kRows)) << what;
       }
     }
     records_ += s.records.size();
     softmax_rows_ += softmax_rows;
+    softmax_passes_ += softmax_passes;
     norm_rows_ += norm_rows;
     ++runs_;
     return s;
   }
-  std::uint64_t runs_ = 0, softmax_rows_ = 0, norm_rows_ = 0, records_ = 0;
+  /// Passes of one SOFTMAX instruction: 3 per row, 2 with `online`.
+  static std::uint64_t softmax_passes_of(const hw::Instr& in) {
+    const bool online = hw::get_field(in, hw::fields::softmax::kOnline) != 0;
+    return (online ? 2u : 3u) * std::uint64_t{hw::get_field(in, hw::fields::softmax::kRows)};
+  }
+
+  std::uint64_t runs_ = 0, softmax_rows_ = 0, softmax_passes_ = 0, online_rows_ = 0;
+  std::uint64_t norm_rows_ = 0, records_ = 0;
 
  private:
   Device& dut_;
@@ -94,7 +107,9 @@ int steps_from_env(int fallback) {
 
 using ModelFactory = std::unique_ptr<sim::AccelModel> (*)(bool);
 
-void check_model(const hw::HwConfig& cfg, ModelFactory make_model) {
+void check_model(const hw::HwConfig& cfg, ModelFactory make_model,
+                 kernels::SoftmaxMode softmax = kernels::SoftmaxMode::kThreePass) {
+  const bool online = softmax == kernels::SoftmaxMode::kOnline;
   const auto fm = load_llama2c(test::model_path());
   const QuantModel model = quantize(fm, calibrate(fm, self_generated_calibration(fm, 64)));
   const Tokenizer tok = Tokenizer::load(test::tokenizer_path(), 512);
@@ -103,8 +118,8 @@ void check_model(const hw::HwConfig& cfg, ModelFactory make_model) {
   opts.dram_bytes = (probe.dram_bytes() + 4095) / 4096 * 4096;
   sim::SimDevice sim(make_model(false), opts);
   CheckedDevice checked(sim);
-  DeviceBackend dev(model, checked);
-  CpuBackend cpu(model);
+  DeviceBackend dev(model, checked, CompileOptions{softmax});
+  CpuBackend cpu(model, kernels::SoftmaxOptions{softmax, cfg.lanes});
   const int steps = steps_from_env(16);
   int positions = 0;
   const auto t0 = std::chrono::steady_clock::now();
@@ -127,13 +142,17 @@ void check_model(const hw::HwConfig& cfg, ModelFactory make_model) {
   const auto c = [&](hw::Counter k) { return s.counters.at(std::size_t(k)); };
   const std::uint64_t total = c(hw::Counter::kTotalCycles);
   ASSERT_GT(positions, 0);
-  EXPECT_EQ(c(hw::Counter::kPassesSoftmax), 3 * checked.softmax_rows_);
+  EXPECT_EQ(c(hw::Counter::kPassesSoftmax), (online ? 2 : 3) * checked.softmax_rows_);
+  EXPECT_EQ(checked.online_rows_, online ? checked.softmax_rows_ : 0);
+  EXPECT_EQ(checked.softmax_rows_, std::uint64_t(positions) *
+                                       std::uint64_t(model.config.n_layers * model.config.n_heads));
   EXPECT_EQ(c(hw::Counter::kPassesNorm), 2 * checked.norm_rows_);
   EXPECT_EQ(checked.norm_rows_,
             std::uint64_t(positions) * std::uint64_t(2 * model.config.n_layers + 1));
-  std::cout << cfg.name << ": " << positions << " positions, " << checked.runs_ << " programs, "
-            << s.instructions << " instructions (" << checked.records_ << " with a record), "
-            << total << " cycles = " << total / std::uint64_t(positions) << " cycles/token; "
+  std::cout << cfg.name << (online ? " (online Softmax)" : "") << ": " << positions
+            << " positions, " << checked.runs_ << " programs, " << s.instructions
+            << " instructions (" << checked.records_ << " with a record), " << total
+            << " cycles = " << total / std::uint64_t(positions) << " cycles/token; "
             << sim.cycles() << " simulated cycles in " << wall << " s ("
             << double(sim.cycles()) / wall / 1e6 << " Mcycles/s incl. the cpu backend)\n";
   const char* names[] = {"matmul", "softmax", "norm", "other_vector", "dma", "control"};
@@ -153,6 +172,11 @@ void check_model(const hw::HwConfig& cfg, ModelFactory make_model) {
 TEST(ModelRtl, Stories260KOnTinyMatchesCpuBackendBitForBit) {
   PASSIM_REQUIRE_DATA();
   check_model(hw::kTiny, &sim::make_accel_model_tiny);
+}
+
+TEST(ModelRtl, Stories260KOnlineSoftmaxOnTinyMatchesCpuBackendBitForBit) {
+  PASSIM_REQUIRE_DATA();
+  check_model(hw::kTiny, &sim::make_accel_model_tiny, kernels::SoftmaxMode::kOnline);
 }
 
 TEST(ModelRtl, Stories260KOnSmallMatchesCpuBackendBitForBit) {

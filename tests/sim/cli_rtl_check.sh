@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # `passim run --backend rtl` prints the same text as `--backend cpu`, and its report's class
-# totals sum exactly to the total cycles, with 3 Softmax and 2 RMSNorm passes per row. The
-# per-op records add up to the class counters, show the same passes per row, and their MACs
-# are the model's.
-#   cli_rtl_check.sh <passim> <data-dir> <work-dir> [config, default tiny]
+# totals sum exactly to the total cycles, with 3 Softmax (2 with --softmax online) and 2 RMSNorm
+# passes per row. The per-op records add up to the class counters, show the same passes per
+# row, and their MACs are the model's.
+#   cli_rtl_check.sh <passim> <data-dir> <work-dir> [config, default tiny] [3pass | online]
 set -euo pipefail
-passim=$1 data=$2 work=$3 config=${4:-tiny}
+passim=$1 data=$2 work=$3 config=${4:-tiny} softmax=${5:-3pass}
 model="$data/models/stories260K.bin" tok="$data/models/tok512.bin"
 if [[ ! -f "$model" ]]; then
   echo "stories260K not found in $data: skipped"
@@ -14,18 +14,24 @@ if [[ ! -f "$model" ]]; then
 fi
 mkdir -p "$work"
 "$passim" quantize -m "$model" -z "$tok" -o "$work/m.psm" 2>/dev/null
-args=(-m "$work/m.psm" -z "$tok" -i "Once upon a time" -n 6)
+# The cpu backend takes the config too: the online Softmax follows its lane order.
+args=(-m "$work/m.psm" -z "$tok" -i "Once upon a time" -n 6 --config "$config" --softmax "$softmax")
 "$passim" run "${args[@]}" -b cpu > "$work/cpu.txt" 2>/dev/null
-"$passim" run "${args[@]}" -b rtl --config "$config" --report "$work/rtl.json" > "$work/rtl.txt"
+"$passim" run "${args[@]}" -b rtl --report "$work/rtl.json" > "$work/rtl.txt"
 cmp "$work/cpu.txt" "$work/rtl.txt"
-python3 - "$work/rtl.json" "$config" <<'PY'
+python3 - "$work/rtl.json" "$config" "$softmax" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 c = r["cycles"]
+online = sys.argv[3] == "online"
+softmax_passes = 2 if online else 3
+assert r["softmax"]["mode"] == sys.argv[3], r["softmax"]
+assert not online or r["softmax"]["lanes"] == r["hardware"]["lanes"], r["softmax"]
 total = sum(v["cycles"] for v in c["by_class"].values())
 assert c["class_totals_sum_to_total"] and total == c["total"], (total, c["total"])
 steps, layers, heads = r["timings"]["positions"], r["model"]["config"]["n_layers"], r["model"]["config"]["n_heads"]
-assert c["by_class"]["softmax"]["passes"] == 3 * steps * layers * heads, c["by_class"]["softmax"]
+sm = c["by_class"]["softmax"]
+assert sm["passes"] == softmax_passes * steps * layers * heads, sm
 assert c["by_class"]["norm"]["passes"] == 2 * steps * (2 * layers + 1), c["by_class"]["norm"]
 assert r["hardware"]["config"] == sys.argv[2] and len(r["hardware"]["config_hash"]) == 64
 # Per-op records: summed per class they equal the class counters (control has no records).
@@ -39,7 +45,7 @@ for cls, v in c["by_class"].items():
         assert sum(x["cycles"] for x in mine) == v["cycles"], (cls, v)
     assert sum(x["passes"] for x in mine) == v["passes"], (cls, v)
 for x in recs:
-    per_row = {"SOFTMAX": 3, "RMSNORM": 2}.get(x["op"])
+    per_row = {"SOFTMAX": softmax_passes, "RMSNORM": 2}.get(x["op"])
     if per_row:
         assert x["passes"] == per_row * x["shape"]["rows"] * x["count"], x
     assert x["stall_cycles"] <= x["cycles"], x
@@ -51,5 +57,5 @@ per_layer = 2 * dim * dim + 2 * dim * kv + 3 * dim * hid
 want = sum(layers * (per_layer + 2 * dim * (pos + 1)) + dim * m["vocab_size"]
            for pos in range(steps))
 assert sum(x["macs"] for x in recs) == want, (sum(x["macs"] for x in recs), want)
-print("rtl report ok:", c["total"], "cycles,", len(recs), "records")
+print("rtl report ok:", sys.argv[3], "Softmax,", c["total"], "cycles,", len(recs), "records")
 PY

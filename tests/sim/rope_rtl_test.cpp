@@ -131,7 +131,7 @@ std::vector<std::uint32_t> random_heads(std::mt19937& rng, std::size_t len, std:
   return v;
 }
 
-/// The Q1.14 tables of position pos (docs/numerics.md 4.5).
+/// The Q1.14 tables of position pos (docs/numerics.md 4.6).
 void real_tables(Heads& h, std::size_t len, int pos) {
   h.cos.clear();
   h.sin.clear();

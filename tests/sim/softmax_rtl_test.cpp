@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // rtl/vector/psm_softmax.sv (Lanes = 2 and 4), rtl/common/psm_iexp.sv and rtl/common/psm_divider.sv
-// against their golden twins passim::kernels::softmax_i16(), passim::iexp_q10() and C++ unsigned
-// division, compared exactly.
+// against their golden twins passim::kernels::softmax_i16() (three passes),
+// passim::kernels::softmax_online_i16() with lanes = Lanes (online_i = 1), passim::iexp_q10() and
+// C++ unsigned division, compared exactly.
 #include <algorithm>
 #include <bit>
 #include <cstdint>
@@ -40,6 +41,11 @@ constexpr std::size_t kMaxLen = 65535;                       // LenWidth = 16 (t
 // Cycles per pass for a row of W words (rtl/vector/README.md): the divider is part of pass 1.
 constexpr std::uint64_t kPass0Extra = 2;   // last read data + reduction
 constexpr std::uint64_t kPass1Extra = 67;  // last read data + reduction + 65-cycle divide
+// Online: pass 0 is last read data + max reduction + sum combine + 65-cycle divide.
+constexpr std::uint64_t kOnlinePass0Extra = 68;
+
+/// The two modes of psm_softmax (its online_i input).
+enum class Mode { kThreePass, kOnline };
 
 // ---------------------------------------------------------------------------------------------
 // psm_iexp: combinational twin of iexp_q10
@@ -180,19 +186,25 @@ class SoftmaxRtl : public ::testing::Test {
   }
 
   /// Runs `x` from word `src` to word `dst` on the RTL (without a reset since the previous
-  /// row) and checks: the output row against softmax_i16 (all 32 bits of each lane), that
-  /// nothing else in the scratchpad changed, three passes that each read the whole row once,
-  /// writes only in pass 2, and the documented cycle count of each pass.
+  /// row) and checks: the output row against softmax_i16, or softmax_online_i16 with
+  /// lanes = Lanes (all 32 bits of each lane), that nothing else in the scratchpad changed,
+  /// three passes (online: two) that each read the whole row once, writes only in the last
+  /// pass, and the documented cycle count of each pass.
   void check_row(const std::vector<std::int32_t>& x, std::uint32_t seed, std::uint32_t src = 16,
-                 std::uint32_t dst = 40000) {
+                 std::uint32_t dst = 40000, Mode mode = Mode::kThreePass) {
     const std::size_t n = x.size();
     const std::uint32_t words = vec_words(n, kLanes);
+    const bool online = mode == Mode::kOnline;
     ASSERT_GE(n, 1u);
     ASSERT_LE(n, kMaxLen);
 
     std::vector<std::uint32_t> e(n);
     std::vector<std::int16_t> golden16(n);
-    passim::kernels::softmax_i16(x, e, golden16);
+    if (online) {
+      passim::kernels::softmax_online_i16(x, kLanes, golden16);
+    } else {
+      passim::kernels::softmax_i16(x, e, golden16);
+    }
     const std::vector<std::int32_t> golden(golden16.begin(), golden16.end());
 
     VecScratchpad mem(kScratchWords, kLanes, seed);
@@ -206,13 +218,14 @@ class SoftmaxRtl : public ::testing::Test {
     top_.src_addr_i = static_cast<std::uint16_t>(src);
     top_.dst_addr_i = static_cast<std::uint16_t>(dst);
     top_.len_i = static_cast<std::uint16_t>(n);
+    top_.online_i = online ? 1 : 0;
     const VecRunStats s = VecHarness<typename P::Model>(top_, mem).run(4 * words + 200);
     ASSERT_TRUE(s.finished) << "no done_o; n " << n << ", seed " << seed << "; " << s.summary();
 
     const std::vector<std::int32_t> out = mem.read_row(dst, n);
     const std::size_t bad = vec_first_mismatch(out, golden);
-    ASSERT_EQ(out, golden) << describe(x, bad, seed) << ": rtl " << out[bad] << ", golden "
-                           << golden[bad];
+    ASSERT_EQ(out, golden) << describe(x, bad, seed) << (online ? ", online" : "") << ": rtl "
+                           << out[bad] << ", golden " << golden[bad];
     const std::size_t bad_word = vec_first_mismatch(mem.raw(), expected_mem);
     ASSERT_EQ(mem.raw(), expected_mem)
         << "scratchpad changed outside the output row at word " << bad_word / kLanes << " lane "
@@ -220,18 +233,31 @@ class SoftmaxRtl : public ::testing::Test {
 
     EXPECT_EQ(s.done_pulses, 1) << s.summary();
     EXPECT_EQ(s.idle_requests, 0);
-    EXPECT_EQ(s.pass_cycles[0], words + kPass0Extra) << "n " << n << "; " << s.summary();
-    EXPECT_EQ(s.pass_cycles[1], words + kPass1Extra) << "n " << n << "; " << s.summary();
-    EXPECT_EQ(s.pass_cycles[2], 2 * std::uint64_t{words}) << "n " << n << "; " << s.summary();
-    EXPECT_EQ(s.pass_cycles[3], 0u) << s.summary();
+    const std::size_t passes = online ? 2 : 3;
+    if (online) {
+      EXPECT_EQ(s.pass_cycles[0], words + kOnlinePass0Extra) << "n " << n << "; " << s.summary();
+      EXPECT_EQ(s.pass_cycles[1], 2 * std::uint64_t{words}) << "n " << n << "; " << s.summary();
+    } else {
+      EXPECT_EQ(s.pass_cycles[0], words + kPass0Extra) << "n " << n << "; " << s.summary();
+      EXPECT_EQ(s.pass_cycles[1], words + kPass1Extra) << "n " << n << "; " << s.summary();
+      EXPECT_EQ(s.pass_cycles[2], 2 * std::uint64_t{words}) << "n " << n << "; " << s.summary();
+    }
+    for (std::size_t pass = passes; pass < VecRunStats::kPasses; ++pass) {
+      EXPECT_EQ(s.pass_cycles[pass], 0u) << "pass " << pass << "; " << s.summary();
+      EXPECT_EQ(passim::sim::count_requests(s.reads[pass]), 0u) << "reads in pass " << pass;
+    }
     EXPECT_EQ(s.latency, s.busy_cycles() + 1) << s.summary();
-    for (std::size_t pass = 0; pass < 3; ++pass) {
+    for (std::size_t pass = 0; pass < passes; ++pass) {
       EXPECT_EQ(passim::sim::count_requests(s.reads[pass]), words) << "reads in pass " << pass;
       passim::sim::expect_reads_whole_row(s, pass, src, n, kLanes, "input");
     }
-    EXPECT_EQ(passim::sim::count_requests(s.reads[3]), 0u);
-    passim::sim::expect_writes_whole_row(s, 2, dst, n, kLanes);
+    passim::sim::expect_writes_whole_row(s, passes - 1, dst, n, kLanes);
     last_stats_ = s;
+  }
+
+  void check_online(const std::vector<std::int32_t>& x, std::uint32_t seed,
+                    std::uint32_t src = 16, std::uint32_t dst = 40000) {
+    check_row(x, seed, src, dst, Mode::kOnline);
   }
 
   /// The failure message: seed, length, lanes, the first bad index and its inputs.
@@ -389,6 +415,179 @@ TYPED_TEST(SoftmaxRtl, InPlaceRow) {
   const std::uint32_t seed = 5;
   auto rng = vec_seeded_rng(seed);
   this->check_row(random_row(rng, 77, -(1 << 13), 1 << 13), seed, 100, 100);
+}
+
+// ---------------------------------------------------------------------------------------------
+// psm_softmax, online mode (online_i = 1) against softmax_online_i16(x, Lanes)
+// ---------------------------------------------------------------------------------------------
+
+TYPED_TEST(SoftmaxRtl, OnlineRandomRows) {
+  const std::uint32_t seed = 4321;
+  auto rng = vec_seeded_rng(seed);
+  const std::int64_t spreads[] = {1 << 13, 1 << 16, 1 << 22, std::int64_t{1} << 31};
+  for (int row = 0; row < 40; ++row) {
+    const auto n = vec_uniform<std::size_t>(rng, 1, 300);
+    const std::int64_t spread = spreads[row % 4];
+    const std::int64_t lo = std::max<std::int64_t>(-spread, kI32Min);
+    const std::int64_t hi = std::min<std::int64_t>(spread, kI32Max);
+    SCOPED_TRACE("row " + std::to_string(row));
+    this->check_online(random_row(rng, n, lo, hi), seed + static_cast<std::uint32_t>(row));
+    if (this->HasFatalFailure()) {
+      return;
+    }
+  }
+}
+
+TYPED_TEST(SoftmaxRtl, OnlineAllEqualRows) {
+  for (const std::size_t n : {1u, 2u, 3u, 5u, 8u, 63u, 511u, 512u}) {
+    for (const std::int32_t v : {0, -5, 1 << 20, kI32Min, kI32Max}) {
+      SCOPED_TRACE("n " + std::to_string(n) + ", value " + std::to_string(v));
+      this->check_online(std::vector<std::int32_t>(n, v), 7);
+      if (this->HasFatalFailure()) {
+        return;
+      }
+    }
+  }
+}
+
+TYPED_TEST(SoftmaxRtl, OnlineLengthOneIsKProbOne) {
+  for (const std::int32_t v : {0, 5, -7, 1 << 20, kI32Min, kI32Max}) {
+    SCOPED_TRACE("value " + std::to_string(v));
+    this->check_online({v}, 11);
+    if (this->HasFatalFailure()) {
+      return;
+    }
+  }
+}
+
+TYPED_TEST(SoftmaxRtl, OnlineEveryLengthUpToFourWords) {
+  const std::uint32_t seed = 98;
+  auto rng = vec_seeded_rng(seed);
+  for (std::size_t n = 1; n <= 4 * TestFixture::kLanes + 1; ++n) {
+    SCOPED_TRACE("n " + std::to_string(n));
+    this->check_online(random_row(rng, n, -(1 << 14), 1 << 14),
+                       seed + static_cast<std::uint32_t>(n));
+    if (this->HasFatalFailure()) {
+      return;
+    }
+  }
+}
+
+// Increasing rows rescale a lane's sum at every element; decreasing rows never do (only the
+// lane combine rescales); the cluster row is the worst case of docs/numerics.md 4.4.
+TYPED_TEST(SoftmaxRtl, OnlineIncreasingAndDecreasingRows) {
+  const std::uint32_t seed = 142;
+  auto rng = vec_seeded_rng(seed);
+  for (const std::size_t n : {2u, 7u, 64u, 512u}) {
+    for (const std::int32_t slope : {1, 37, 142, 709, 1000, 3000}) {
+      std::vector<std::int32_t> up(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        up[i] = std::int32_t(i) * slope - (1 << 20);
+      }
+      std::vector<std::int32_t> down(up.rbegin(), up.rend());
+      SCOPED_TRACE("n " + std::to_string(n) + ", slope " + std::to_string(slope));
+      this->check_online(up, seed);
+      this->check_online(down, seed);
+      ASSERT_FALSE(this->HasFatalFailure());
+    }
+    auto sorted = random_row(rng, n, -(16 << 10), 16 << 10);
+    std::sort(sorted.begin(), sorted.end());
+    this->check_online(sorted, seed + static_cast<std::uint32_t>(n));
+    ASSERT_FALSE(this->HasFatalFailure());
+  }
+  std::vector<std::int32_t> cluster(427, 0);  // k 427, j 46, s 64, g 3734
+  for (std::int32_t j = 1; j <= 46; ++j) {
+    cluster.push_back(j * 64);
+  }
+  cluster.push_back(46 * 64 + 3734);
+  this->check_online(cluster, seed);
+}
+
+TYPED_TEST(SoftmaxRtl, OnlineContextLengthAndLongerRows) {
+  const std::uint32_t seed = 513;
+  auto rng = vec_seeded_rng(seed);
+  for (const std::size_t n : {511u, 512u, 513u, 1000u, 2048u, 4099u}) {
+    SCOPED_TRACE("n " + std::to_string(n));
+    this->check_online(random_row(rng, n, -(8 << 10), 8 << 10),
+                       seed + static_cast<std::uint32_t>(n));
+    if (this->HasFatalFailure()) {
+      return;
+    }
+  }
+  const auto s = this->last_stats_;
+  std::printf("[  CYCLES  ] online, Lanes %zu, n 4099: %s\n", TestFixture::kLanes,
+              s.summary().c_str());
+}
+
+TYPED_TEST(SoftmaxRtl, OnlineLongestRowLenWidthMax) {
+  const std::uint32_t seed = 65534;
+  auto rng = vec_seeded_rng(seed);
+  // A flat row makes the largest lane sums (65535 * kExpOne / Lanes); an increasing one
+  // rescales at every element.
+  this->check_online(std::vector<std::int32_t>(kMaxLen, 3), seed, 0, 32768);
+  ASSERT_FALSE(this->HasFatalFailure());
+  std::vector<std::int32_t> up(kMaxLen);
+  for (std::size_t i = 0; i < kMaxLen; ++i) {
+    up[i] = std::int32_t(i) * 3 - 100000;
+  }
+  this->check_online(up, seed, 0, 32768);
+  ASSERT_FALSE(this->HasFatalFailure());
+  this->check_online(random_row(rng, kMaxLen, -(1 << 12), 1 << 12), seed, 0, 32768);
+}
+
+TYPED_TEST(SoftmaxRtl, OnlineInt32ExtremesAndClampBoundaries) {
+  const std::uint32_t seed = 32;
+  auto rng = vec_seeded_rng(seed);
+  this->check_online({kI32Min, kI32Max}, seed);
+  this->check_online({kI32Max, kI32Min, 0, kI32Max - 1, kI32Min + 1}, seed);
+  this->check_online({kI32Min, kI32Min + 1, kI32Min, kI32Min}, seed);
+  ASSERT_FALSE(this->HasFatalFailure());
+  // Rises and lane maxima around the clamp at -2^20 and the exp underflow at -32 * ln2.
+  for (const std::int32_t m : {kI32Max, 0, kI32Min + (1 << 21)}) {
+    const std::int64_t offsets[] = {-(std::int64_t{1} << 31), -(1 << 20) - 1, -(1 << 20),
+                                    -(1 << 20) + 1, -22689, -22688, -22687, -21979, -710, -709,
+                                    -1, 0};
+    std::vector<std::int32_t> x;
+    for (const auto off : offsets) {  // increasing: every element rises by a boundary step
+      x.push_back(static_cast<std::int32_t>(std::max<std::int64_t>(kI32Min, m + off)));
+    }
+    SCOPED_TRACE("max " + std::to_string(m));
+    this->check_online(x, seed);
+    std::reverse(x.begin(), x.end());
+    this->check_online(x, seed);
+    ASSERT_FALSE(this->HasFatalFailure());
+  }
+  const std::int32_t picks[] = {kI32Min, kI32Min + 1, -1, 0, 1, kI32Max - 1, kI32Max};
+  for (int row = 0; row < 20; ++row) {
+    std::vector<std::int32_t> x(vec_uniform<std::size_t>(rng, 1, 40));
+    for (auto& v : x) {
+      v = picks[vec_uniform<std::size_t>(rng, 0, 6)];
+    }
+    SCOPED_TRACE("extreme row " + std::to_string(row));
+    this->check_online(x, seed + static_cast<std::uint32_t>(row));
+    ASSERT_FALSE(this->HasFatalFailure());
+  }
+}
+
+TYPED_TEST(SoftmaxRtl, OnlineInPlaceRow) {
+  const std::uint32_t seed = 6;
+  auto rng = vec_seeded_rng(seed);
+  this->check_online(random_row(rng, 77, -(1 << 13), 1 << 13), seed, 100, 100);
+}
+
+// The mode is sampled with start_i: rows of both modes back to back, without a reset.
+TYPED_TEST(SoftmaxRtl, ModesAlternateWithoutReset) {
+  const std::uint32_t seed = 23;
+  auto rng = vec_seeded_rng(seed);
+  for (int row = 0; row < 12; ++row) {
+    auto x = random_row(rng, vec_uniform<std::size_t>(rng, 1, 90), -(1 << 14), 1 << 14);
+    if (row % 3 == 0) {
+      std::sort(x.begin(), x.end());
+    }
+    SCOPED_TRACE("row " + std::to_string(row));
+    this->check_row(x, seed, 16, 40000, row % 2 == 0 ? Mode::kOnline : Mode::kThreePass);
+    ASSERT_FALSE(this->HasFatalFailure());
+  }
 }
 
 }  // namespace

@@ -37,6 +37,12 @@ add_test(NAME cli_rtl_tiny
                  ${CMAKE_CURRENT_BINARY_DIR}/cli_rtl_tiny)
 set_tests_properties(cli_rtl_tiny PROPERTIES LABELS "sim;e2e" SKIP_RETURN_CODE 77
                      ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1 TIMEOUT 600)
+# The online Softmax (--softmax online) on tiny: cpu and rtl agree, 2 Softmax passes per row.
+add_test(NAME cli_rtl_tiny_online
+         COMMAND ${CMAKE_CURRENT_LIST_DIR}/cli_rtl_check.sh $<TARGET_FILE:passim> ${PASSIM_DATA}
+                 ${CMAKE_CURRENT_BINARY_DIR}/cli_rtl_tiny_online tiny online)
+set_tests_properties(cli_rtl_tiny_online PROPERTIES LABELS "sim;e2e" SKIP_RETURN_CODE 77
+                     ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1 TIMEOUT 600)
 # The same on base (16x16, 16 lanes): its model is built for the CLI anyway.
 add_test(NAME cli_rtl_base
          COMMAND ${CMAKE_CURRENT_LIST_DIR}/cli_rtl_check.sh $<TARGET_FILE:passim> ${PASSIM_DATA}

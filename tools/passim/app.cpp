@@ -29,6 +29,7 @@
 #include "passim/gguf.hpp"
 #include "passim/gguf_model.hpp"
 #include "passim/io.hpp"
+#include "passim/kernels.hpp"
 #include "passim/quant_model.hpp"
 #include "passim/tokenizer.hpp"
 
@@ -176,11 +177,12 @@ Loaded load(const ModelOptions& o, bool need_float, bool need_quant, std::ostrea
   return L;
 }
 
-std::unique_ptr<Backend> make_backend(const std::string& name, const Loaded& L) {
+std::unique_ptr<Backend> make_backend(const std::string& name, const Loaded& L,
+                                      kernels::SoftmaxOptions softmax = {}) {
   if (name == "float") {
     return std::make_unique<FloatBackend>(*L.float_model);
   }
-  return std::make_unique<CpuBackend>(*L.quant_model);
+  return std::make_unique<CpuBackend>(*L.quant_model, softmax);
 }
 
 json config_json(const ModelConfig& c) {
@@ -258,6 +260,7 @@ struct RunOptions {
   float top_p = 0.9f;
   std::uint64_t seed = 42;
   std::string report;
+  std::string softmax = "3pass";  ///< 3pass | online
 };
 
 /// "0".."n_layers-1" for the transformer layers, "head" for the final norm and classifier.
@@ -425,6 +428,18 @@ int cmd_run(const RunOptions& o, std::ostream& out, std::ostream& err, const Rtl
     throw std::runtime_error("--backend rtl: this passim was built without the RTL simulator "
                              "(configure with PASSIM_BUILD_SIM=ON)");
   }
+  const bool online = o.softmax == "online";
+  if (online && is_float) {
+    throw std::runtime_error("--softmax online: only for the integer backends (cpu, rtl); the "
+                             "float backend computes Softmax in float");
+  }
+  // The online Softmax's lane order is the hardware's: cpu takes the lanes of --config too.
+  const hw::HwConfig* hw_cfg = hw::find_config(o.rtl.config);
+  if (hw_cfg == nullptr) {
+    throw std::runtime_error(fmt::format("--config: unknown configuration {}", o.rtl.config));
+  }
+  const kernels::SoftmaxOptions softmax{
+      online ? kernels::SoftmaxMode::kOnline : kernels::SoftmaxMode::kThreePass, hw_cfg->lanes};
   Loaded L = load(o.model, is_float, !is_float, err);
   std::unique_ptr<RtlSession> session;
   std::unique_ptr<Backend> owned;
@@ -440,9 +455,11 @@ int cmd_run(const RunOptions& o, std::ostream& out, std::ostream& err, const Rtl
           wanted == o.steps ? std::string() : fmt::format(" (the context length, {})", wanted),
           o.rtl.config, window, window));
     }
-    session = rtl(*L.quant_model, o.rtl);
+    RtlOptions ro = o.rtl;
+    ro.softmax = softmax.mode;
+    session = rtl(*L.quant_model, ro);
   } else {
-    owned = make_backend(o.model.backend, L);
+    owned = make_backend(o.model.backend, L, softmax);
   }
   Backend* backend = is_rtl ? &session->backend() : owned.get();
   GenerateOptions g;
@@ -472,6 +489,10 @@ int cmd_run(const RunOptions& o, std::ostream& out, std::ostream& err, const Rtl
       j["model"]["calibration"] = L.quant_model->calibration;
     }
     j["backend"] = std::string(backend->name());
+    if (!is_float) {
+      j["softmax"] = online ? json{{"mode", "online"}, {"lanes", softmax.lanes}}
+                            : json{{"mode", "3pass"}};
+    }
     j["prompt"] = o.prompt;
     // float options are reported as the decimal the user typed (not 0.8999999761581421)
   auto decimal = [](float v) { return std::stod(fmt::format("{}", v)); };
@@ -617,7 +638,8 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       ->check(CLI::IsMember({"float", "cpu", "rtl"}))
       ->capture_default_str();
   run_cmd->add_option("--config", run.rtl.config,
-                      "rtl: hardware configuration built into the simulator")
+                      "rtl: hardware configuration built into the simulator; cpu with --softmax "
+                      "online: the lanes whose order the online Softmax follows")
       ->check(CLI::IsMember({"tiny", "small", "base"}))
       ->capture_default_str();
   run_cmd->add_option("--trace", run.rtl.trace_path, "rtl: write an FST waveform here");
@@ -631,6 +653,11 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
                        : std::string("must be a non-negative integer below 10^15");
           },
           "CYCLES"));
+  run_cmd->add_option("--softmax", run.softmax,
+                      "3pass | online (max and sum in one pass, then normalise: 2 passes per "
+                      "row; cpu and rtl)")
+      ->check(CLI::IsMember({"3pass", "online"}))
+      ->capture_default_str();
   run_cmd->add_option("--report", run.report, "write a JSON report here");
 
   ModelOptions quant;

@@ -46,7 +46,7 @@ class SimSession final : public RtlSession {
   SimSession(const QuantModel& model, const RtlOptions& o)
       : device_(make_model(o), options(model, o)),
         recording_(device_),
-        backend_(model, recording_) {}
+        backend_(model, recording_, CompileOptions{o.softmax}) {}
 
   Backend& backend() override { return backend_; }
   const hw::HwConfig& hw() const override { return device_.hw(); }

@@ -12,6 +12,7 @@
 #include "op_records.hpp"
 #include "passim/backend.hpp"
 #include "passim/device.hpp"
+#include "passim/kernels.hpp"
 #include "passim/quant_model.hpp"
 
 namespace passim::app {
@@ -34,6 +35,8 @@ struct RtlOptions {
   std::string config = "small";  ///< tiny | small
   std::string trace_path;        ///< FST waveform; empty = none
   std::uint64_t max_cycles = 0;  ///< watchdog per program; 0 = none
+  /// Attention Softmax the compiler emits: three passes, or online (two).
+  kernels::SoftmaxMode softmax = kernels::SoftmaxMode::kThreePass;
 };
 
 using RtlFactory =

@@ -12,6 +12,7 @@
 #include "passim/backend.hpp"
 #include "passim/device.hpp"
 #include "passim/hw/spec.hpp"
+#include "passim/kernels.hpp"
 #include "passim/quant_model.hpp"
 
 namespace passim {
@@ -22,11 +23,18 @@ struct StepPrograms {
   std::vector<std::vector<hw::Instr>> programs;
 };
 
+/// Compiler choices that change what the program computes or how many passes it makes.
+struct CompileOptions {
+  /// Attention Softmax: three passes, or online (SOFTMAX `online` = 1: max and sum in one
+  /// pass, then normalise; `softmax_online_i16` in the order of the config's lanes).
+  kernels::SoftmaxMode softmax = kernels::SoftmaxMode::kThreePass;
+};
+
 /// Compiles a `QuantModel` for a `HwConfig`. Throws std::runtime_error naming the config
 /// and the memory when a tile, a row or the KV window does not fit.
 class ModelCompiler {
  public:
-  ModelCompiler(const QuantModel& model, const hw::HwConfig& cfg);
+  ModelCompiler(const QuantModel& model, const hw::HwConfig& cfg, CompileOptions opts = {});
 
   /// Bytes of DRAM the device needs (image + activations + KV cache + program area).
   [[nodiscard]] std::uint64_t dram_bytes() const noexcept { return dram_bytes_; }
@@ -75,6 +83,7 @@ class ModelCompiler {
 
   const QuantModel& model_;
   hw::HwConfig cfg_;
+  CompileOptions opts_;
   std::vector<std::uint8_t> image_;
   std::uint64_t dram_bytes_ = 0;
   std::uint64_t prog_addr_ = 0;
@@ -90,7 +99,7 @@ class ModelCompiler {
 class DeviceBackend final : public Backend {
  public:
   /// `model` and `device` must outlive the backend. Loads the DRAM image into the device.
-  DeviceBackend(const QuantModel& model, Device& device);
+  DeviceBackend(const QuantModel& model, Device& device, CompileOptions opts = {});
 
   [[nodiscard]] std::string_view name() const noexcept override { return name_; }
   [[nodiscard]] const ModelConfig& config() const noexcept override { return model_.config; }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "passim/backend.hpp"
+#include "passim/kernels.hpp"
 #include "passim/quant_model.hpp"
 
 namespace passim {
@@ -17,8 +18,10 @@ namespace passim {
 /// while |logit| < 256.
 class CpuBackend final : public Backend {
  public:
-  /// Keeps a reference to `model`, which must outlive the backend.
-  explicit CpuBackend(const QuantModel& model);
+  /// Keeps a reference to `model`, which must outlive the backend. `softmax` picks the
+  /// attention Softmax: three-pass (default) or online in the order of `softmax.lanes` lanes,
+  /// which is what the accelerator with that many lanes computes.
+  explicit CpuBackend(const QuantModel& model, kernels::SoftmaxOptions softmax = {});
 
   [[nodiscard]] std::string_view name() const noexcept override { return "cpu"; }
   [[nodiscard]] const ModelConfig& config() const noexcept override { return model_.config; }
@@ -39,6 +42,7 @@ class CpuBackend final : public Backend {
   void ffn_block(std::size_t l);
 
   const QuantModel& model_;
+  kernels::SoftmaxOptions softmax_;
   std::vector<std::int16_t> x_, branch_;              // (dim) residual stream, int16
   std::vector<std::int8_t> xn_, att_, hid_;          // int8 matmul inputs: (dim) (dim) (hidden)
   std::vector<std::int16_t> q_;                      // (dim) kQkBits-bit queries

@@ -108,6 +108,45 @@ inline constexpr int kExpMaxShift = 31;            ///< beyond this the result i
   return static_cast<std::uint32_t>(poly >> z);
 }
 
+// ---------------------------------------------------------------------------------------------
+// Rescaling a running sum of exponentials (online Softmax, Milakov & Gimelshein 2018, Alg. 3).
+// When the running maximum rises from m_old to m_new, the sum so far is multiplied by
+// exp(m_old - m_new). The factor is taken from the same i-exp: e = iexp_q10(d), then turned
+// into a Q0.26 fraction whose 1.0 is exactly kExpOne, so that d = 0 leaves a sum unchanged.
+// ---------------------------------------------------------------------------------------------
+
+inline constexpr int kExpRescaleBits = 26;                  ///< the factor is Q0.26
+inline constexpr int kExpRescaleMultShift = 22;             ///< shift of the e -> factor step
+inline constexpr std::uint64_t kExpRescaleMult = 96250867;  ///< round(2^48 / kExpOne), 27 bits
+/// Running sums handed to `exp_rescale` are below 2^kExpSumBits (rows of up to 65535 elements:
+/// 65535 * kExpOne < 2^37.5), so the product sum * factor stays below 2^64.
+inline constexpr int kExpSumBits = 38;
+
+/// The factor exp(d) in Q0.26 from e = iexp_q10(d): `(e * kExpRescaleMult + 2^21) >> 22`
+/// (round half up; e * mult < 2^49). It is exactly 2^26 for e = kExpOne (d = 0), below 2^26
+/// for every smaller e, and 0 for e = 0. RTL twin: `exp_rescale_q26` in
+/// rtl/common/psm_iexp_pkg.sv.
+[[nodiscard]] constexpr std::uint32_t exp_rescale_q26(std::uint32_t e) noexcept {
+  assert(e <= std::uint32_t(kExpOne));
+  const std::uint64_t prod = std::uint64_t{e} * kExpRescaleMult;
+  return static_cast<std::uint32_t>((prod + (std::uint64_t{1} << (kExpRescaleMultShift - 1))) >>
+                                    kExpRescaleMultShift);
+}
+
+/// A running sum of exponentials times exp(d), given e = iexp_q10(d):
+/// `(s * exp_rescale_q26(e) + 2^25) >> 26`, one rounding (half up). s < 2^38, so the product
+/// is below 2^64 and the result is at most s. RTL twin: `exp_rescale` in
+/// rtl/common/psm_iexp_pkg.sv.
+[[nodiscard]] constexpr std::uint64_t exp_rescale(std::uint64_t s, std::uint32_t e) noexcept {
+  assert(s < (std::uint64_t{1} << kExpSumBits));
+  const std::uint64_t prod = s * exp_rescale_q26(e);
+  return (prod + (std::uint64_t{1} << (kExpRescaleBits - 1))) >> kExpRescaleBits;
+}
+
+static_assert(exp_rescale_q26(std::uint32_t(kExpOne)) == (1u << kExpRescaleBits),
+              "exp(0) must rescale by exactly 1.0");
+static_assert(exp_rescale_q26(std::uint32_t(kExpOne) - 1) < (1u << kExpRescaleBits));
+
 /// Softmax output: a probability of 1.0 is 32767 LSB (int16 Q0.15, scale 1/32767). An int8
 /// probability (1/127) rounds every weight below 1/254 to zero, which loses up to half of the
 /// mass of a long, flat attention row.

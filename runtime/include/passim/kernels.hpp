@@ -61,6 +61,35 @@ void rmsnorm_i8(std::span<const std::int16_t> x, const RmsNormParams& p,
 void softmax_i16(std::span<const std::int32_t> x, std::span<std::uint32_t> e_scratch,
                  std::span<std::int16_t> out);
 
+/// Online Softmax in two passes over the row (Milakov & Gimelshein 2018, "Online normalizer
+/// calculation for softmax", Alg. 3), in the lane-parallel order of the hardware: element i
+/// belongs to lane i % `lanes`, and each lane walks its elements in row order.
+/// Pass 1: lane l keeps a running maximum m_l (from INT32_MIN) and sum s_l (from 0). For each
+///   of its elements x: if x > m_l, s_l = exp_rescale(s_l, iexp_q10(c(m_l - x))) + kExpOne and
+///   m_l = x; otherwise s_l += iexp_q10(c(x - m_l)), where c(d) = max(d, -2^20) (int64 d).
+///   Then the lanes combine in one step: m = max_l m_l and
+///   sum = sum_l exp_rescale(s_l, iexp_q10(c(m_l - m))) (exact, so their order is irrelevant).
+/// Pass 2: exactly pass 3 of `softmax_i16` with this m and sum (the exponentials recomputed).
+/// `lanes` = 1 is the sequential Alg. 3. The output differs from `softmax_i16` only through
+/// the sum; docs/numerics.md gives the measured differences.
+/// RTL twin: rtl/vector/psm_softmax.sv with `online_i` = 1, `Lanes` = `lanes`.
+///   x: (n) int32 logits in Q.10, 1 <= n <= 65535   1 <= lanes <= 64   out: (n) int16
+void softmax_online_i16(std::span<const std::int32_t> x, std::size_t lanes,
+                        std::span<std::int16_t> out);
+
+/// Which Softmax a row gets: three passes (`softmax_i16`) or online (`softmax_online_i16`).
+enum class SoftmaxMode : std::uint8_t { kThreePass, kOnline };
+
+/// A Softmax choice for callers that run whole models (attention, devices, backends).
+struct SoftmaxOptions {
+  SoftmaxMode mode = SoftmaxMode::kThreePass;
+  std::size_t lanes = 1;  ///< kOnline: lanes of its lane-parallel order (the hardware's L)
+};
+
+/// `softmax_i16` or `softmax_online_i16`, as `opt` says (`e_scratch` only used by the first).
+void softmax_row_i16(std::span<const std::int32_t> x, SoftmaxOptions opt,
+                     std::span<std::uint32_t> e_scratch, std::span<std::int16_t> out);
+
 /// SiLU(x) = x * sigmoid(x) on int16 inputs (Elfwing et al. 2018), integer only:
 /// t = requantize(x, to_q10, 32) (x as Q.10); e = iexp_q10(-|t|);
 /// s = floor(kExpOne * 2^15 / (kExpOne + e)) = sigmoid(|x|) in Q0.15, and 2^15 - s for x < 0;
@@ -102,6 +131,7 @@ struct AttentionParams {
   std::size_t head_size = 0;
   std::span<const Requant> score_rq;  ///< (n_heads) q.k accumulator -> Q.10 logits
   std::span<const Requant> out_rq;    ///< (n_heads) sum(p * v) accumulator -> int8 output
+  SoftmaxOptions softmax = {};        ///< three-pass (default) or online Softmax
 };
 
 /// Causal attention for one query position over `t_len` cached positions (0 .. pos).
@@ -109,7 +139,7 @@ struct AttentionParams {
 /// channels fits int32; 512 channels of -2048 * -2048 sum to exactly 2^31 and wrap); probabilities are Q0.15, so sum_t p[t] * v_t <= 2^15 * 2^7 never
 /// overflows; values and the output are int8.
 /// Per head h (KV head h / (n_heads / n_kv_heads)):
-///   s[t] = requantize(q_h . k_t, score_rq[h], 32); p = softmax_i16(s);
+///   s[t] = requantize(q_h . k_t, score_rq[h], 32); p = softmax_row_i16(s, softmax);
 ///   out_h[i] = requantize(sum_t p[t] * v_t[i], out_rq[h], 8).
 /// Positions after `pos` are never read, which is the causal mask.
 /// RTL twins: rtl/vector/psm_attn.sv (ATTN_SCORE, ATTN_VALUE) around rtl/vector/psm_softmax.sv,

@@ -36,7 +36,7 @@ void attention_i8(std::span<const std::int16_t> q, std::span<const std::int16_t>
       }
       scores[t] = requantize(static_cast<std::int32_t>(acc), p.score_rq[h], 32);
     }
-    softmax_i16(scores, scratch.exps, probs);
+    softmax_row_i16(scores, p.softmax, scratch.exps, probs);
     if (!scratch.capture.empty()) {
       assert(scratch.capture.size() >= (h + 1) * scratch.capture_stride);
       std::copy(probs.begin(), probs.end(), scratch.capture.begin() +

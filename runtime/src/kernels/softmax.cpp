@@ -1,11 +1,42 @@
 // SPDX-License-Identifier: Apache-2.0
-// Golden 3-pass integer Softmax (I-BERT Alg. 2 exponential). RTL twin: rtl/vector/psm_softmax.sv.
+// Golden integer Softmax (I-BERT Alg. 2 exponential): the 3-pass version and the online 2-pass
+// version (Milakov & Gimelshein 2018, Alg. 3). RTL twin: rtl/vector/psm_softmax.sv.
 #include <algorithm>
+#include <array>
 #include <cassert>
+#include <limits>
 
+#include "passim/hw/spec.hpp"
 #include "passim/kernels.hpp"
 
 namespace passim::kernels {
+
+namespace {
+
+/// exp of a difference d <= 0 taken in int64: iexp_q10(max(d, -2^20)); exp below -2^20 LSB
+/// is 0 anyway, and the clamp lets any two int32 logits be subtracted.
+std::uint32_t iexp_diff(std::int64_t d) {
+  assert(d <= 0);
+  return iexp_q10(static_cast<std::int32_t>(std::max<std::int64_t>(d, -(1 << 20))));
+}
+
+/// recip = floor(kProbOne * 2^32 / sum), once per row. sum >= kExpOne > 2^21 (the maximum
+/// contributes exp(0)), so recip < 2^15 * 2^32 / 2^21 = 2^26.
+std::uint64_t softmax_recip(std::uint64_t sum) {
+  assert(sum >= std::uint64_t(kExpOne));
+  return (std::uint64_t{kProbOne} << kSoftmaxRecipBits) / sum;
+}
+
+/// One output of the normalising pass: min(kProbOne, (e * recip + 2^31) >> 32), where
+/// e * recip < 2^22 * 2^26 = 2^48.
+std::int16_t prob_q15(std::uint32_t e, std::uint64_t recip) {
+  const std::uint64_t prod = e * recip;
+  const std::uint64_t q =
+      (prod + (std::uint64_t{1} << (kSoftmaxRecipBits - 1))) >> kSoftmaxRecipBits;
+  return static_cast<std::int16_t>(std::min<std::uint64_t>(q, kProbOne));
+}
+
+}  // namespace
 
 void softmax_i16(std::span<const std::int32_t> x, std::span<std::uint32_t> e_scratch,
                  std::span<std::int16_t> out) {
@@ -20,18 +51,57 @@ void softmax_i16(std::span<const std::int32_t> x, std::span<std::uint32_t> e_scr
   // int64 and clamped, so any int32 row works; exp of anything below -2^20 LSB is 0.
   std::uint64_t sum = 0;
   for (std::size_t i = 0; i < n; ++i) {
-    const std::int64_t d = std::max<std::int64_t>(std::int64_t{x[i]} - m, -(1 << 20));
-    e_scratch[i] = iexp_q10(static_cast<std::int32_t>(d));
+    e_scratch[i] = iexp_diff(std::int64_t{x[i]} - m);
     sum += e_scratch[i];
   }
-  // Pass 3: normalise with one reciprocal per row. sum >= kExpOne > 2^21 (the max contributes
-  // exp(0)), so recip < 2^15 * 2^32 / 2^21 = 2^26 and e * recip < 2^22 * 2^26 = 2^48.
-  const std::uint64_t recip = (std::uint64_t{kProbOne} << kSoftmaxRecipBits) / sum;
+  // Pass 3: normalise with one reciprocal per row.
+  const std::uint64_t recip = softmax_recip(sum);
   for (std::size_t i = 0; i < n; ++i) {
-    const std::uint64_t prod = e_scratch[i] * recip;
-    const std::uint64_t q = (prod + (std::uint64_t{1} << (kSoftmaxRecipBits - 1))) >>
-                            kSoftmaxRecipBits;
-    out[i] = static_cast<std::int16_t>(std::min<std::uint64_t>(q, kProbOne));
+    out[i] = prob_q15(e_scratch[i], recip);
+  }
+}
+
+void softmax_online_i16(std::span<const std::int32_t> x, std::size_t lanes,
+                        std::span<std::int16_t> out) {
+  assert(!x.empty() && x.size() < (std::size_t{1} << 16) && out.size() >= x.size());
+  assert(lanes >= 1 && lanes <= hw::kMaxLanes);
+  // Pass 1: per-lane running maximum and sum. When x raises the lane's maximum, the old sum is
+  // rescaled by exp(m_old - x) and x contributes exp(0) = kExpOne. An empty lane keeps
+  // (INT32_MIN, 0), which adds nothing below. s_l <= (elements of lane l) * kExpOne < 2^38.
+  std::array<std::int32_t, hw::kMaxLanes> lane_max{};
+  std::array<std::uint64_t, hw::kMaxLanes> lane_sum{};
+  lane_max.fill(std::numeric_limits<std::int32_t>::min());
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    std::int32_t& m = lane_max[i % lanes];
+    std::uint64_t& s = lane_sum[i % lanes];
+    if (x[i] > m) {
+      s = exp_rescale(s, iexp_diff(std::int64_t{m} - x[i])) + std::uint64_t(kExpOne);
+      m = x[i];
+    } else {
+      s += iexp_diff(std::int64_t{x[i]} - m);
+    }
+  }
+  // Lane combine: the row maximum, then every lane's sum rescaled to it (the lanes holding
+  // the maximum are rescaled by exactly 1.0).
+  const std::int32_t m =
+      *std::max_element(lane_max.begin(), lane_max.begin() + std::ptrdiff_t(lanes));
+  std::uint64_t sum = 0;
+  for (std::size_t l = 0; l < lanes; ++l) {
+    sum += exp_rescale(lane_sum[l], iexp_diff(std::int64_t{lane_max[l]} - m));
+  }
+  // Pass 2: normalise exactly like pass 3 of softmax_i16, recomputing the exponentials.
+  const std::uint64_t recip = softmax_recip(sum);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    out[i] = prob_q15(iexp_diff(std::int64_t{x[i]} - m), recip);
+  }
+}
+
+void softmax_row_i16(std::span<const std::int32_t> x, SoftmaxOptions opt,
+                     std::span<std::uint32_t> e_scratch, std::span<std::int16_t> out) {
+  if (opt.mode == SoftmaxMode::kOnline) {
+    softmax_online_i16(x, opt.lanes, out);
+  } else {
+    softmax_i16(x, e_scratch, out);
   }
 }
 

@@ -193,7 +193,8 @@ enum class Opcode : std::uint8_t {
   kDmaStore = 17,
   /// out(m, n) = a(m, k) * w(n, k)^T with int32 accumulation (wraps), like matmul_i8
   kMatmul = 32,
-  /// softmax_i16 on each of `rows` rows of `len` int32 Q.10 logits
+  /// softmax_i16 (or, with `online`, softmax_online_i16 in the order of the config's L lanes) on
+  /// each of `rows` rows of `len` int32 Q.10 logits
   kSoftmax = 48,
   /// rmsnorm_i8 on each of `rows` rows of `len` int16 values
   kRmsnorm = 49,
@@ -422,6 +423,8 @@ inline constexpr Field kN{117, 11};
 
 /// SOFTMAX operands.
 namespace softmax {
+/// [20:20] 0: three passes (max, sum, normalise); 1: online max and sum in one pass, then normalise
+inline constexpr Field kOnline{20, 1};
 /// [47:32] logits
 inline constexpr Field kSrcAddr{32, 16};
 /// [79:64] probabilities (may equal src_addr)
