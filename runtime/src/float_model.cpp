@@ -4,6 +4,9 @@
 
 #include <cassert>
 #include <cmath>
+#include <stdexcept>
+
+#include <fmt/format.h>
 
 namespace passim {
 
@@ -182,6 +185,12 @@ void FloatBackend::forward(int token, int pos) {
   rmsnorm(x_, x_, w.rms_final.data());
   observe(Act::kFinalNorm, -1, x_);
   matvec(logits_, w.classifier().data(), x_, std::size_t(c.vocab_size), dim);  // (vocab)
+  if (!logits_.allFinite()) {
+    // Finite weights can still overflow float32 (e.g. a huge norm gain): never sample from it.
+    throw std::runtime_error(fmt::format(
+        "float forward at position {}: non-finite logits (the weights overflow float32 "
+        "arithmetic)", pos));
+  }
 }
 
 }  // namespace passim

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "passim/checkpoint.hpp"
+#include "passim/float_model.hpp"
 #include "passim/model_config.hpp"
 #include "scratch_dir.hpp"
 #include "test_data.hpp"
@@ -293,6 +294,23 @@ TEST(CheckpointLlama2c, InfiniteWeightThrowsNamingTensor) {
   patch(bytes, last_at, -std::numeric_limits<float>::infinity());
   const auto msg = load_error(bytes);
   EXPECT_TRUE(contains_all(msg, {"tensor rms_final_weight element 63", "expected a finite float"}));
+}
+
+TEST(CheckpointLlama2c, FiniteWeightsThatOverflowFloat32StopTheForwardPass) {
+  PASSIM_REQUIRE_DATA();
+  auto bytes = read_bytes(passim::test::model_path());
+  // rms_final_weight = 3e38 everywhere: finite, so the file loads, but the logits overflow.
+  const std::size_t final_at = bytes.size() - 4 * (512 * 8) - 4 * 64;
+  for (std::size_t i = 0; i < 64; ++i) {
+    patch(bytes, final_at + 4 * i, 3e38F);
+  }
+  const ScratchDir dir;
+  const auto path = dir / "huge_gain.bin";
+  write_bytes(path, bytes);
+  const auto model = passim::load_llama2c(path);
+  passim::FloatBackend backend(model);
+  const std::string msg = runtime_error_message([&] { backend.forward(1, 0); });
+  EXPECT_TRUE(contains_all(msg, {"position 0", "non-finite logits"})) << msg;
 }
 
 TEST(CheckpointLlama2c, NonFiniteRopeTableIsIgnored) {

@@ -469,10 +469,18 @@ int cmd_run(const RunOptions& o, std::ostream& out, std::ostream& err, const Rtl
   g.temperature = o.temperature;
   g.top_p = o.top_p;
   g.seed = o.seed;
-  const GenerateResult r = generate(*backend, *L.tokenizer, g, [&](std::string_view piece) {
-    out << piece;
-    out.flush();
-  });
+  GenerateResult r;
+  try {
+    r = generate(*backend, *L.tokenizer, g, [&](std::string_view piece) {
+      out << piece;
+      out.flush();
+    });
+  } catch (const std::runtime_error& e) {
+    if (!is_float) {
+      throw;
+    }
+    throw std::runtime_error(fmt::format("{}: {}", o.model.model, e.what()));  // overflow
+  }
   fmt::print(err, "backend {}: {} positions in {:.3f} s, achieved tok/s: {:.1f}\n",
              backend->name(), r.steps, r.seconds, r.tokens_per_second);
   json cycles;

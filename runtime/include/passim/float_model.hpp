@@ -47,6 +47,7 @@ class FloatBackend final : public Backend {
 
   [[nodiscard]] std::string_view name() const noexcept override { return "float"; }
   [[nodiscard]] const ModelConfig& config() const noexcept override { return model_.config; }
+  /// Throws std::runtime_error when the logits are not finite (float32 overflow).
   void forward(int token, int pos) override;
   [[nodiscard]] std::span<const float> logits() const noexcept override {
     return {logits_.data(), std::size_t(logits_.size())};
