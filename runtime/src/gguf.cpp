@@ -497,6 +497,24 @@ class GgufParser {
                             t.bytes, t.offset, f_.data_offset_, t.offset, data_bytes));
       }
     }
+    // Tensor data ranges may not overlap.
+    std::vector<const GgufTensorInfo*> by_offset;
+    by_offset.reserve(f_.tensors_.size());
+    for (const GgufTensorInfo& t : f_.tensors_) {
+      by_offset.push_back(&t);
+    }
+    std::sort(by_offset.begin(), by_offset.end(),
+              [](const GgufTensorInfo* a, const GgufTensorInfo* b) { return a->offset < b->offset; });
+    for (std::size_t i = 1; i < by_offset.size(); ++i) {
+      const GgufTensorInfo& prev = *by_offset[i - 1];
+      const GgufTensorInfo& t = *by_offset[i];
+      if (t.offset < prev.offset + prev.bytes) {
+        fail_at(fmt::format("tensor '{}' offset", t.name),
+                fmt::format("expected at least {} (the end of tensor '{}'), found {} "
+                            "(overlapping tensor data)",
+                            prev.offset + prev.bytes, prev.name, t.offset));
+      }
+    }
   }
 
   GgufFile& f_;

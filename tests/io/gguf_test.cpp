@@ -477,6 +477,15 @@ TEST(GgufReaderBad, TensorOffsetOutsideTheData) {
       {"tensor 'b.weight' offset", "expected a multiple of the alignment 32", "found 4"}));
 }
 
+TEST(GgufReaderBad, OverlappingTensorDataIsRejected) {
+  // a.weight is 48 bytes at data offset 0; b.weight moved to 32 overlaps it.
+  GgufImage img = small_writer().build();
+  patch(img.bytes, img.at("offset:b.weight"), std::uint64_t{32});
+  EXPECT_TRUE(contains_all(parse_error(img.bytes),
+                           {"tensor 'b.weight' offset", "expected at least 48",
+                            "end of tensor 'a.weight'", "found 32", "overlapping"}));
+}
+
 TEST(GgufReaderBad, TypedGettersNameTheKey) {
   GgufWriter w = small_writer();
   w.i32("test.negative", -3);
