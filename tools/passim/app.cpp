@@ -563,12 +563,7 @@ int cmd_perplexity(const ModelOptions& o, const std::string& text, const std::st
   try {
     r = perplexity(*backend, *L.tokenizer, docs);
   } catch (const std::runtime_error& e) {
-    throw std::runtime_error(fmt::format("{}: {}", text, e.what()));
-  }
-  if (!std::isfinite(r.total_nll)) {
-    throw std::runtime_error(fmt::format(
-        "{}: the {} backend gave non-finite log-probabilities on {} (logits overflow: weights "
-        "too large for float32 arithmetic?)", o.model, backend->name(), text));
+    throw std::runtime_error(fmt::format("{} (model {}): {}", text, o.model, e.what()));
   }
   const double secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
