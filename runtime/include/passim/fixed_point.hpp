@@ -157,6 +157,20 @@ inline constexpr int kSoftmaxRecipBits = 32;
 /// Sigmoid fraction bits: sigmoid values are Q0.15 (1.0 = 2^15).
 inline constexpr int kSigmoidFracBits = 15;
 
+// ---------------------------------------------------------------------------------------------
+// Integer GELU (I-BERT, Kim et al. 2021, Alg. 2 "i-GELU"). GELU(x) = x * Phi(x) with
+// Phi(x) = (1 + erf(x / sqrt 2)) / 2, and erf(u) ~= sgn(u) (1 + a (min(|u|, -b) + b)^2) with
+// a = -0.2888, b = -1.769. The input is Q.10, like i-exp's.
+// ---------------------------------------------------------------------------------------------
+
+inline constexpr std::int64_t kGeluInvSqrt2 = 46341;  ///< round(2^16 / sqrt 2)
+inline constexpr int kGeluInvSqrt2Shift = 16;         ///< u = round_shift(|x| * 46341, 16)
+inline constexpr std::int64_t kGeluClip = 1811;       ///< floor(1.769 * 2^10) = -b in Q.10
+inline constexpr std::int64_t kGeluA = 18927;         ///< round(0.2888 * 2^16) = -a in Q0.16
+inline constexpr int kGeluAShift = 21;                ///< (Q.20 square * Q0.16) >> 21 -> Q0.15
+/// Phi fraction bits: Phi is Q0.16 (1.0 = 2^16), erf is Q0.15 (1.0 = 2^15).
+inline constexpr int kGeluPhiFracBits = 16;
+
 /// Queries and keys are 12-bit signed values (range +-2047) held in int16: int8 loses too
 /// much in q . k for small heads (docs/numerics.md), 12 bits is lossless on stories260K.
 inline constexpr int kQkBits = 12;

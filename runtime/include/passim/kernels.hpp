@@ -124,6 +124,21 @@ void silu_i16(std::span<const std::int16_t> x, Requant to_q10, Requant out_rq,
 /// The sigmoid used by `silu_i16`, Q0.15, for an input in Q.10.
 [[nodiscard]] std::int32_t sigmoid_q15(std::int32_t x_q10) noexcept;
 
+/// GELU(x) = x * Phi(x) (Hendrycks & Gimpel 2016) on int8 inputs, integer only: I-BERT's
+/// i-GELU (Kim et al. 2021, Alg. 2), erf by a second-order polynomial with sign and clipping:
+/// t = requantize(x, to_q10, 32) (x as Q.10); out = requantize(x * gelu_phi_q16(t), out_rq, 8)
+/// (|x * Phi| <= 2^23). int8 in and out, so that every input can be checked exhaustively and the
+/// output feeds a matmul directly. RTL twin: none yet.
+///   x: (n) int8   out: (n) int8 (may alias x)
+void gelu_i8(std::span<const std::int8_t> x, Requant to_q10, Requant out_rq,
+             std::span<std::int8_t> out);
+
+/// Phi(t) = (1 + erf(t / sqrt 2)) / 2 in Q0.16 (1.0 = 2^16), for t in Q.10:
+/// u = min(round_shift(|t| * kGeluInvSqrt2, 16), kGeluClip), w = u - kGeluClip (Q.10, <= 0),
+/// E = 2^15 - round_shift(w^2 * kGeluA, 21) (erf(|t| / sqrt 2) in Q0.15, in [3167, 2^15]),
+/// Phi = 2^15 + E for t >= 0 and 2^15 - E for t < 0 (so Phi(-t) = 2^16 - Phi(t) for t != 0).
+[[nodiscard]] std::int32_t gelu_phi_q16(std::int32_t t_q10) noexcept;
+
 /// Rotary position embedding (Su et al. 2021, RoFormer Eq. 34) in place on query/key vectors
 /// of `kQkBits`-bit values held in int16: for each head and pair j,
 /// (v0, v1) -> (v0*c - v1*s, v0*s + v1*c) with c, s in Q1.14, then round_shift by 14 and
