@@ -46,6 +46,9 @@ constexpr std::uint64_t kOnlinePass0Extra = 68;
 
 /// The two modes of psm_softmax (its online_i input).
 enum class Mode { kThreePass, kOnline };
+constexpr Mode kModes[] = {Mode::kThreePass, Mode::kOnline};
+
+std::string mode_name(Mode m) { return m == Mode::kOnline ? "online" : "3-pass"; }
 
 // ---------------------------------------------------------------------------------------------
 // psm_iexp: combinational twin of iexp_q10
@@ -301,29 +304,23 @@ std::vector<std::int32_t> random_row(std::mt19937& rng, std::size_t n, std::int6
   return x;
 }
 
+// The row families below run in both modes: against softmax_i16 (3 passes) and against
+// softmax_online_i16 with lanes = Lanes (2 passes).
+
 TYPED_TEST(SoftmaxRtl, RandomRows) {
   const std::uint32_t seed = 1234;
-  auto rng = vec_seeded_rng(seed);
   // Logit spreads: typical attention scores (+-8.0 in Q.10), wider, and the whole int32 range.
   const std::int64_t spreads[] = {1 << 13, 1 << 16, 1 << 22, std::int64_t{1} << 31};
-  for (int row = 0; row < 40; ++row) {
-    const auto n = vec_uniform<std::size_t>(rng, 1, 300);
-    const std::int64_t spread = spreads[row % 4];
-    const std::int64_t lo = std::max<std::int64_t>(-spread, kI32Min);
-    const std::int64_t hi = std::min<std::int64_t>(spread, kI32Max);
-    SCOPED_TRACE("row " + std::to_string(row));
-    this->check_row(random_row(rng, n, lo, hi), seed + static_cast<std::uint32_t>(row));
-    if (this->HasFatalFailure()) {
-      return;
-    }
-  }
-}
-
-TYPED_TEST(SoftmaxRtl, AllEqualRows) {
-  for (const std::size_t n : {1u, 2u, 3u, 5u, 8u, 63u, 511u, 512u}) {
-    for (const std::int32_t v : {0, -5, 1 << 20, kI32Min, kI32Max}) {
-      SCOPED_TRACE("n " + std::to_string(n) + ", value " + std::to_string(v));
-      this->check_row(std::vector<std::int32_t>(n, v), 7);
+  for (const Mode mode : kModes) {
+    auto rng = vec_seeded_rng(seed);
+    for (int row = 0; row < 40; ++row) {
+      const auto n = vec_uniform<std::size_t>(rng, 1, 300);
+      const std::int64_t spread = spreads[row % 4];
+      const std::int64_t lo = std::max<std::int64_t>(-spread, kI32Min);
+      const std::int64_t hi = std::min<std::int64_t>(spread, kI32Max);
+      SCOPED_TRACE(mode_name(mode) + ", row " + std::to_string(row));
+      this->check_row(random_row(rng, n, lo, hi), seed + static_cast<std::uint32_t>(row), 16,
+                      40000, mode);
       if (this->HasFatalFailure()) {
         return;
       }
@@ -331,12 +328,29 @@ TYPED_TEST(SoftmaxRtl, AllEqualRows) {
   }
 }
 
+TYPED_TEST(SoftmaxRtl, AllEqualRows) {
+  for (const Mode mode : kModes) {
+    for (const std::size_t n : {1u, 2u, 3u, 5u, 8u, 63u, 511u, 512u}) {
+      for (const std::int32_t v : {0, -5, 1 << 20, kI32Min, kI32Max}) {
+        SCOPED_TRACE(mode_name(mode) + ", n " + std::to_string(n) + ", value " +
+                     std::to_string(v));
+        this->check_row(std::vector<std::int32_t>(n, v), 7, 16, 40000, mode);
+        if (this->HasFatalFailure()) {
+          return;
+        }
+      }
+    }
+  }
+}
+
 TYPED_TEST(SoftmaxRtl, LengthOneIsKProbOne) {
-  for (const std::int32_t v : {0, 5, -7, 1 << 20, kI32Min, kI32Max}) {
-    SCOPED_TRACE("value " + std::to_string(v));
-    this->check_row({v}, 11);
-    if (this->HasFatalFailure()) {
-      return;
+  for (const Mode mode : kModes) {
+    for (const std::int32_t v : {0, 5, -7, 1 << 20, kI32Min, kI32Max}) {
+      SCOPED_TRACE(mode_name(mode) + ", value " + std::to_string(v));
+      this->check_row({v}, 11, 16, 40000, mode);
+      if (this->HasFatalFailure()) {
+        return;
+      }
     }
   }
 }
@@ -344,28 +358,35 @@ TYPED_TEST(SoftmaxRtl, LengthOneIsKProbOne) {
 TYPED_TEST(SoftmaxRtl, EveryLengthUpToFourWords) {
   // Odd lengths and every tail-word fill (lengths not a multiple of Lanes).
   const std::uint32_t seed = 99;
-  auto rng = vec_seeded_rng(seed);
-  for (std::size_t n = 1; n <= 4 * TestFixture::kLanes + 1; ++n) {
-    SCOPED_TRACE("n " + std::to_string(n));
-    this->check_row(random_row(rng, n, -(1 << 14), 1 << 14), seed + static_cast<std::uint32_t>(n));
-    if (this->HasFatalFailure()) {
-      return;
+  for (const Mode mode : kModes) {
+    auto rng = vec_seeded_rng(seed);
+    for (std::size_t n = 1; n <= 4 * TestFixture::kLanes + 1; ++n) {
+      SCOPED_TRACE(mode_name(mode) + ", n " + std::to_string(n));
+      this->check_row(random_row(rng, n, -(1 << 14), 1 << 14),
+                      seed + static_cast<std::uint32_t>(n), 16, 40000, mode);
+      if (this->HasFatalFailure()) {
+        return;
+      }
     }
   }
 }
 
 TYPED_TEST(SoftmaxRtl, ContextLengthAndLongerRows) {
   const std::uint32_t seed = 512;
-  auto rng = vec_seeded_rng(seed);
-  for (const std::size_t n : {511u, 512u, 513u, 1000u, 2048u, 4099u}) {
-    SCOPED_TRACE("n " + std::to_string(n));
-    this->check_row(random_row(rng, n, -(8 << 10), 8 << 10), seed + static_cast<std::uint32_t>(n));
-    if (this->HasFatalFailure()) {
-      return;
+  for (const Mode mode : kModes) {
+    auto rng = vec_seeded_rng(seed);
+    for (const std::size_t n : {511u, 512u, 513u, 1000u, 2048u, 4099u}) {
+      SCOPED_TRACE(mode_name(mode) + ", n " + std::to_string(n));
+      this->check_row(random_row(rng, n, -(8 << 10), 8 << 10),
+                      seed + static_cast<std::uint32_t>(n), 16, 40000, mode);
+      if (this->HasFatalFailure()) {
+        return;
+      }
     }
+    const auto s = this->last_stats_;
+    std::printf("[  CYCLES  ] %s, Lanes %zu, n 4099: %s\n", mode_name(mode).c_str(),
+                TestFixture::kLanes, s.summary().c_str());
   }
-  const auto s = this->last_stats_;
-  std::printf("[  CYCLES  ] Lanes %zu, n 4099: %s\n", TestFixture::kLanes, s.summary().c_str());
 }
 
 TYPED_TEST(SoftmaxRtl, LongestRowLenWidthMax) {
@@ -411,67 +432,18 @@ TYPED_TEST(SoftmaxRtl, Int32ExtremesAndClampBoundaries) {
 }
 
 TYPED_TEST(SoftmaxRtl, InPlaceRow) {
-  // dst == src: pass 2 writes each word right after reading it, so in-place is allowed.
+  // dst == src: the last pass writes each word right after reading it, so in-place is allowed.
   const std::uint32_t seed = 5;
-  auto rng = vec_seeded_rng(seed);
-  this->check_row(random_row(rng, 77, -(1 << 13), 1 << 13), seed, 100, 100);
+  for (const Mode mode : kModes) {
+    auto rng = vec_seeded_rng(seed);
+    SCOPED_TRACE(mode_name(mode));
+    this->check_row(random_row(rng, 77, -(1 << 13), 1 << 13), seed, 100, 100, mode);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
 // psm_softmax, online mode (online_i = 1) against softmax_online_i16(x, Lanes)
 // ---------------------------------------------------------------------------------------------
-
-TYPED_TEST(SoftmaxRtl, OnlineRandomRows) {
-  const std::uint32_t seed = 4321;
-  auto rng = vec_seeded_rng(seed);
-  const std::int64_t spreads[] = {1 << 13, 1 << 16, 1 << 22, std::int64_t{1} << 31};
-  for (int row = 0; row < 40; ++row) {
-    const auto n = vec_uniform<std::size_t>(rng, 1, 300);
-    const std::int64_t spread = spreads[row % 4];
-    const std::int64_t lo = std::max<std::int64_t>(-spread, kI32Min);
-    const std::int64_t hi = std::min<std::int64_t>(spread, kI32Max);
-    SCOPED_TRACE("row " + std::to_string(row));
-    this->check_online(random_row(rng, n, lo, hi), seed + static_cast<std::uint32_t>(row));
-    if (this->HasFatalFailure()) {
-      return;
-    }
-  }
-}
-
-TYPED_TEST(SoftmaxRtl, OnlineAllEqualRows) {
-  for (const std::size_t n : {1u, 2u, 3u, 5u, 8u, 63u, 511u, 512u}) {
-    for (const std::int32_t v : {0, -5, 1 << 20, kI32Min, kI32Max}) {
-      SCOPED_TRACE("n " + std::to_string(n) + ", value " + std::to_string(v));
-      this->check_online(std::vector<std::int32_t>(n, v), 7);
-      if (this->HasFatalFailure()) {
-        return;
-      }
-    }
-  }
-}
-
-TYPED_TEST(SoftmaxRtl, OnlineLengthOneIsKProbOne) {
-  for (const std::int32_t v : {0, 5, -7, 1 << 20, kI32Min, kI32Max}) {
-    SCOPED_TRACE("value " + std::to_string(v));
-    this->check_online({v}, 11);
-    if (this->HasFatalFailure()) {
-      return;
-    }
-  }
-}
-
-TYPED_TEST(SoftmaxRtl, OnlineEveryLengthUpToFourWords) {
-  const std::uint32_t seed = 98;
-  auto rng = vec_seeded_rng(seed);
-  for (std::size_t n = 1; n <= 4 * TestFixture::kLanes + 1; ++n) {
-    SCOPED_TRACE("n " + std::to_string(n));
-    this->check_online(random_row(rng, n, -(1 << 14), 1 << 14),
-                       seed + static_cast<std::uint32_t>(n));
-    if (this->HasFatalFailure()) {
-      return;
-    }
-  }
-}
 
 // Increasing rows rescale a lane's sum at every element; decreasing rows never do (only the
 // lane combine rescales); the cluster row is the worst case of docs/numerics.md 4.4.
@@ -501,22 +473,6 @@ TYPED_TEST(SoftmaxRtl, OnlineIncreasingAndDecreasingRows) {
   }
   cluster.push_back(46 * 64 + 3734);
   this->check_online(cluster, seed);
-}
-
-TYPED_TEST(SoftmaxRtl, OnlineContextLengthAndLongerRows) {
-  const std::uint32_t seed = 513;
-  auto rng = vec_seeded_rng(seed);
-  for (const std::size_t n : {511u, 512u, 513u, 1000u, 2048u, 4099u}) {
-    SCOPED_TRACE("n " + std::to_string(n));
-    this->check_online(random_row(rng, n, -(8 << 10), 8 << 10),
-                       seed + static_cast<std::uint32_t>(n));
-    if (this->HasFatalFailure()) {
-      return;
-    }
-  }
-  const auto s = this->last_stats_;
-  std::printf("[  CYCLES  ] online, Lanes %zu, n 4099: %s\n", TestFixture::kLanes,
-              s.summary().c_str());
 }
 
 TYPED_TEST(SoftmaxRtl, OnlineLongestRowLenWidthMax) {
@@ -567,12 +523,6 @@ TYPED_TEST(SoftmaxRtl, OnlineInt32ExtremesAndClampBoundaries) {
     this->check_online(x, seed + static_cast<std::uint32_t>(row));
     ASSERT_FALSE(this->HasFatalFailure());
   }
-}
-
-TYPED_TEST(SoftmaxRtl, OnlineInPlaceRow) {
-  const std::uint32_t seed = 6;
-  auto rng = vec_seeded_rng(seed);
-  this->check_online(random_row(rng, 77, -(1 << 13), 1 << 13), seed, 100, 100);
 }
 
 // The mode is sampled with start_i: rows of both modes back to back, without a reset.
