@@ -196,6 +196,31 @@ TEST(RequantizeI32, MatchesExactReferenceOnRandomInputs) {
   }
 }
 
+// The bias is added to the accumulator before the multiplier, in 64 bits (no int32 wrap),
+// at both ends of its 26-bit range.
+TEST(RequantizeI32, BiasAddsBeforeScalingWithoutWrap) {
+  const std::uint32_t seed = 103;
+  auto rng = seeded_rng(seed);
+  const std::int32_t bmax = (1 << (passim::kRequantBiasBits - 1)) - 1;
+  for (int i = 0; i < 200000; ++i) {
+    const auto x = uniform_int<std::int32_t>(rng, std::numeric_limits<std::int32_t>::min(),
+                                             std::numeric_limits<std::int32_t>::max());
+    const std::int32_t b = i % 3 == 0 ? (i % 2 ? bmax : -bmax - 1)
+                                      : uniform_int<std::int32_t>(rng, -bmax - 1, bmax);
+    const Requant rq{uniform_int<std::int32_t>(rng, 0, std::numeric_limits<std::int32_t>::max()),
+                     uniform_int<std::int32_t>(rng, 0, 63), b};
+    const int bits = std::vector<int>{8, 12, 16, 32}[std::size_t(i % 4)];
+    const std::int64_t expect =
+        clamp_bits(round_half_up_ref((I128{x} + b) * I128{rq.mult}, rq.shift), bits);
+    ASSERT_EQ(passim::requantize(x, rq, bits), expect)
+        << "seed " << seed << ", x " << x << ", bias " << b << ", rq " << requant_str(rq);
+  }
+  // INT32_MAX + 1 does not wrap to INT32_MIN: identity scaling saturates upwards.
+  EXPECT_EQ(passim::requantize(std::numeric_limits<std::int32_t>::max(), Requant{1, 0, 1}, 32),
+            std::numeric_limits<std::int32_t>::max());
+  EXPECT_EQ(passim::requantize(-5, Requant{1 << 30, 30, 7}, 8), 2);
+}
+
 // A requantisation step against real arithmetic: |out - x * M| <= 0.5 LSB from the one
 // rounding, plus |x * M| * 2^-31 from representing M with a 31-bit mantissa (MakeRequant test).
 TEST(RequantizeI32, MatchesDoubleReferenceWithinHalfLsb) {

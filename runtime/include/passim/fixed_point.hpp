@@ -33,21 +33,27 @@ namespace passim {
   return x < lo ? lo : (x > hi ? hi : x);
 }
 
-/// A requantisation step: real multiplier M ~= mult / 2^shift.
-/// mult in [0, 2^31 - 1], shift in [0, 63].
+/// A requantisation step: real multiplier M ~= mult / 2^shift, with an optional integer
+/// bias added to the input first (a layer's bias in accumulator LSB).
+/// mult in [0, 2^31 - 1], shift in [0, 63], bias in [-2^25, 2^25 - 1] (kRequantBiasBits).
 struct Requant {
   std::int32_t mult = 0;
   std::int32_t shift = 0;
+  std::int32_t bias = 0;  ///< only the matmul read-out honours it; every other user has 0
 };
 
-/// Requantises an int32 accumulator: `saturate(round_shift(x * mult, shift), out_bits)`.
-/// The product is exact in int64 (|x| <= 2^31, mult < 2^31), so there is exactly ONE rounding
-/// step, round half up, followed by saturation to `out_bits` (8, 16 or 32).
-/// RTL twin: rtl/common/psm_requant.sv.
+/// Width of `Requant::bias`: a parameter entry holds it in bits [63:38] (docs/isa.md).
+inline constexpr int kRequantBiasBits = 26;
+
+/// Requantises an int32 accumulator: `saturate(round_shift((x + bias) * mult, shift), out_bits)`.
+/// The sum and the product are exact in int64 (|x + bias| < 2^31 + 2^25, mult < 2^31), so
+/// there is exactly ONE rounding step, round half up, followed by saturation to `out_bits`
+/// (2..32). RTL twin: rtl/common/psm_requant.sv.
 [[nodiscard]] constexpr std::int32_t requantize(std::int32_t x, Requant rq,
                                                 int out_bits) noexcept {
   assert(rq.mult >= 0 && rq.shift >= 0 && rq.shift <= 63);
-  const std::int64_t prod = std::int64_t{x} * rq.mult;
+  assert(rq.bias >= -(1 << (kRequantBiasBits - 1)) && rq.bias < (1 << (kRequantBiasBits - 1)));
+  const std::int64_t prod = (std::int64_t{x} + rq.bias) * rq.mult;
   return static_cast<std::int32_t>(saturate(round_shift(prod, rq.shift), out_bits));
 }
 
