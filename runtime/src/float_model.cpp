@@ -57,6 +57,40 @@ void softmax(float* x, std::size_t n) {
   }
 }
 
+/// GPT norm of x into o: LayerNorm (biased variance over the row) or BatchNorm (the
+/// trained running mean/var of each channel), then weight and bias, in double then rounded.
+void gpt_norm(Vec& o, const Vec& x, NormKind kind, float eps, const float* weight,
+              const float* bias, const float* mean, const float* var) {
+  const Eigen::Index n = x.size();
+  if (kind == NormKind::kLayer) {
+    double mu = 0;
+    for (Eigen::Index j = 0; j < n; ++j) {
+      mu += x[j];
+    }
+    mu /= double(n);
+    double v = 0;
+    for (Eigen::Index j = 0; j < n; ++j) {
+      v += (x[j] - mu) * (x[j] - mu);
+    }
+    v /= double(n);
+    const double r = 1.0 / std::sqrt(v + double(eps));
+    for (Eigen::Index j = 0; j < n; ++j) {
+      o[j] = float((x[j] - mu) * r * weight[j] + bias[j]);
+    }
+    return;
+  }
+  for (Eigen::Index j = 0; j < n; ++j) {
+    const double r = 1.0 / std::sqrt(double(var[j]) + double(eps));
+    o[j] = float((x[j] - mean[j]) * r * weight[j] + bias[j]);
+  }
+}
+
+void add_bias(Eigen::Ref<Vec> v, const float* b) {
+  for (Eigen::Index i = 0; i < v.size(); ++i) {
+    v[i] += b[i];
+  }
+}
+
 }  // namespace
 
 FloatBackend::FloatBackend(const FloatModel& model) : model_(model) {
@@ -88,6 +122,10 @@ void FloatBackend::forward(int token, int pos) {
   const ModelConfig& c = model_.config;
   const FloatWeights& w = model_.weights;
   assert(token >= 0 && token < c.vocab_size && pos >= 0 && pos < c.seq_len);
+  if (c.arch == Arch::kGpt) {
+    forward_gpt(token, pos);
+    return;
+  }
   const std::size_t dim = std::size_t(c.dim);
   const std::size_t hidden = std::size_t(c.hidden_dim);
   const std::size_t kv_dim = c.kv_dim();
@@ -187,6 +225,100 @@ void FloatBackend::forward(int token, int pos) {
   matvec(logits_, w.classifier().data(), x_, std::size_t(c.vocab_size), dim);  // (vocab)
   if (!logits_.allFinite()) {
     // Finite weights can still overflow float32 (e.g. a huge norm gain): never sample from it.
+    throw std::runtime_error(fmt::format(
+        "float forward at position {}: non-finite logits (the weights overflow float32 "
+        "arithmetic)", pos));
+  }
+}
+
+void FloatBackend::forward_gpt(int token, int pos) {
+  const ModelConfig& c = model_.config;
+  const FloatWeights& w = model_.weights;
+  const std::size_t dim = std::size_t(c.dim), hidden = std::size_t(c.hidden_dim);
+  const std::size_t hs = c.head_size(), upos = std::size_t(pos);
+  const bool bn = c.norm == NormKind::kBatch;
+  last_pos_ = pos;
+  auto stat = [&](const std::vector<float>& v, std::size_t off) {
+    return bn ? v.data() + off : nullptr;
+  };
+
+  // x (dim) = token embedding + position embedding
+  x_ = Eigen::Map<const Vec>(w.token_embedding.data() + std::size_t(token) * dim, c.dim) +
+       Eigen::Map<const Vec>(w.pos_embedding.data() + upos * dim, c.dim);
+  observe(Act::kResidual, -1, x_);
+  for (int l = 0; l < c.n_layers; ++l) {
+    const std::size_t ul = std::size_t(l), lo = ul * dim;
+    // ---- attention ----
+    observe(Act::kAttnNormIn, l, x_);
+    gpt_norm(xb_, x_, c.norm, c.norm_eps, w.rms_att.data() + lo, w.att_norm_bias.data() + lo,
+             stat(w.att_norm_mean, lo), stat(w.att_norm_var, lo));
+    observe(Act::kAttnNorm, l, xb_);
+    const std::size_t loff = ul * std::size_t(c.seq_len) * dim;
+    Eigen::Map<Vec> k(key_cache_.data() + loff + upos * dim, Eigen::Index(dim));
+    Eigen::Map<Vec> v(value_cache_.data() + loff + upos * dim, Eigen::Index(dim));
+    matvec(q_, w.wq.data() + ul * dim * dim, xb_, dim, dim);
+    add_bias(q_, w.bq.data() + lo);
+    matvec(k, w.wk.data() + ul * dim * dim, xb_, dim, dim);
+    add_bias(k, w.bk.data() + lo);
+    matvec(v, w.wv.data() + ul * dim * dim, xb_, dim, dim);
+    add_bias(v, w.bv.data() + lo);
+    observe(Act::kQ, l, q_);
+    observe(Act::kK, l, k);
+    observe(Act::kV, l, v);
+    for (int h = 0; h < c.n_heads; ++h) {
+      const std::size_t uh = std::size_t(h);
+      const float* qh = q_.data() + uh * hs;
+      float* att = att_.col(h).data();
+      for (std::size_t t = 0; t <= upos; ++t) {
+        const float* kt = key_cache_.data() + loff + t * dim + uh * hs;
+        float score = 0.0f;
+        for (std::size_t i = 0; i < hs; ++i) {
+          score += qh[i] * kt[i];
+        }
+        att[t] = score / std::sqrt(static_cast<float>(hs));
+      }
+      softmax(att, upos + 1);
+      float* xbh = xb_.data() + uh * hs;
+      std::fill(xbh, xbh + hs, 0.0f);
+      for (std::size_t t = 0; t <= upos; ++t) {
+        const float* vt = value_cache_.data() + loff + t * dim + uh * hs;
+        for (std::size_t i = 0; i < hs; ++i) {
+          xbh[i] += att[t] * vt[i];
+        }
+      }
+    }
+    observe(Act::kAttnOut, l, xb_);
+    matvec(xb2_, w.wo.data() + ul * dim * dim, xb_, dim, dim);
+    add_bias(xb2_, w.bo.data() + lo);
+    observe(Act::kResidual, l, xb2_);
+    x_ += xb2_;
+    observe(Act::kResidual, l, x_);
+
+    // ---- feed-forward (GELU) ----
+    observe(Act::kFfnNormIn, l, x_);
+    gpt_norm(xb_, x_, c.norm, c.norm_eps, w.rms_ffn.data() + lo, w.ffn_norm_bias.data() + lo,
+             stat(w.ffn_norm_mean, lo), stat(w.ffn_norm_var, lo));
+    observe(Act::kFfnNorm, l, xb_);
+    matvec(hb_, w.w1.data() + ul * hidden * dim, xb_, hidden, dim);
+    add_bias(hb_, w.b1.data() + ul * hidden);
+    observe(Act::kH1, l, hb_);
+    for (Eigen::Index i = 0; i < hb_.size(); ++i) {
+      const double u = hb_[i];
+      hb_[i] = float(0.5 * u * (1.0 + std::erf(u / std::sqrt(2.0))));
+    }
+    observe(Act::kHidden, l, hb_);
+    matvec(xb_, w.w2.data() + ul * dim * hidden, hb_, dim, hidden);
+    add_bias(xb_, w.b2.data() + lo);
+    observe(Act::kResidual, l, xb_);
+    x_ += xb_;
+    observe(Act::kResidual, l, x_);
+  }
+  observe(Act::kFinalNormIn, -1, x_);
+  gpt_norm(xb_, x_, c.norm, c.norm_eps, w.rms_final.data(), w.final_norm_bias.data(),
+           stat(w.final_norm_mean, 0), stat(w.final_norm_var, 0));
+  observe(Act::kFinalNorm, -1, xb_);
+  matvec(logits_, w.classifier().data(), xb_, std::size_t(c.vocab_size), dim);
+  if (!logits_.allFinite()) {
     throw std::runtime_error(fmt::format(
         "float forward at position {}: non-finite logits (the weights overflow float32 "
         "arithmetic)", pos));

@@ -59,7 +59,7 @@ GenerateResult generate(Backend& backend, const Tokenizer& tok, const GenerateOp
       res.generated_tokens.push_back(next);
     }
     ++pos;
-    if (next == kBosToken) {
+    if (next == c.bos_token && c.bos_ends_text) {
       break;
     }
     const std::string piece = tok.decode(token, next);
@@ -169,6 +169,56 @@ AgreementResult top1_agreement(Backend& a, Backend& b, const Tokenizer& tok,
         ++res.top1_agree;
       }
     }
+  }
+  return res;
+}
+
+std::string text_split(std::string_view text, std::string_view split) {
+  if (split == "all") {
+    return std::string(text);
+  }
+  if (split != "train" && split != "val") {
+    throw std::runtime_error(fmt::format("split: expected train, val or all, found {}", split));
+  }
+  std::size_t chars = 0;
+  for (const char c : text) {
+    chars += (static_cast<unsigned char>(c) & 0xC0) != 0x80 ? 1 : 0;
+  }
+  const auto cut_chars = static_cast<std::size_t>(0.9 * double(chars));
+  std::size_t cut = 0, seen = 0;
+  for (; cut < text.size(); ++cut) {
+    if ((static_cast<unsigned char>(text[cut]) & 0xC0) != 0x80) {
+      if (seen == cut_chars) {
+        break;
+      }
+      ++seen;
+    }
+  }
+  return std::string(split == "train" ? text.substr(0, cut) : text.substr(cut));
+}
+
+PerplexityResult perplexity_windows(Backend& backend, const std::vector<int>& ids,
+                                    std::size_t max_windows) {
+  const auto n = std::size_t(backend.config().seq_len);
+  PerplexityResult res;
+  for (std::size_t w = 0; (w + 1) * n < ids.size(); ++w) {
+    if (max_windows > 0 && w >= max_windows) {
+      break;
+    }
+    backend.reset();
+    DocumentNll doc;
+    doc.tokens = int(n + 1);
+    for (std::size_t t = 0; t < n; ++t) {
+      backend.forward(ids[w * n + t], static_cast<int>(t));
+      doc.nll += token_nll(backend.logits(), ids[w * n + t + 1]);
+    }
+    res.total_nll += doc.nll;
+    res.predicted += long(n);
+    res.documents.push_back(doc);
+  }
+  if (res.documents.empty()) {
+    throw std::runtime_error(fmt::format(
+        "text: expected more than seq_len = {} tokens for one window, found {}", n, ids.size()));
   }
   return res;
 }

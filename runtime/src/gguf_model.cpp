@@ -78,7 +78,7 @@ void check_supported_features(const GgufFile& f, const ModelConfig& c) {
 ModelConfig read_config(const GgufFile& f) {
   if (const std::string& arch = f.get_string("general.architecture"); arch != "llama") {
     fail(f, key_field("general.architecture"),
-         fmt::format("expected \"llama\", found \"{}\"", arch));
+         fmt::format("expected \"llama\" or \"passim-gpt\", found \"{}\"", arch));
   }
   ModelConfig c;
   c.dim = int_key(f, "llama.embedding_length", kMaxDim);
@@ -166,7 +166,154 @@ void append_tensor(const GgufFile& f, const std::string& name,
 
 }  // namespace
 
+namespace {
+
+constexpr const char* kGptArch = "passim-gpt";
+
+/// Config from the passim-gpt.* keys (models/export_gguf.py writes them).
+ModelConfig read_gpt_config(const GgufFile& f) {
+  ModelConfig c;
+  c.arch = Arch::kGpt;
+  c.dim = int_key(f, "passim-gpt.embedding_length", kMaxDim);
+  c.hidden_dim = int_key(f, "passim-gpt.feed_forward_length", kMaxHidden);
+  c.n_layers = int_key(f, "passim-gpt.block_count", kMaxLayers);
+  c.n_heads = int_key(f, "passim-gpt.attention.head_count", c.dim);
+  c.n_kv_heads = c.n_heads;
+  c.seq_len = int_key(f, "passim-gpt.context_length", kMaxSeqLen);
+  if (c.dim % c.n_heads != 0) {
+    fail(f, key_field("passim-gpt.embedding_length"),
+         fmt::format("expected a multiple of passim-gpt.attention.head_count = {}, found {}",
+                     c.n_heads, c.dim));
+  }
+  const std::string& norm = f.get_string("passim-gpt.norm");
+  if (norm == "layernorm") {
+    c.norm = NormKind::kLayer;
+  } else if (norm == "batchnorm") {
+    c.norm = NormKind::kBatch;
+  } else {
+    fail(f, key_field("passim-gpt.norm"),
+         fmt::format("expected \"layernorm\" or \"batchnorm\", found \"{}\"", norm));
+  }
+  if (f.find("passim-gpt.activation") != nullptr &&
+      f.get_string("passim-gpt.activation") != "gelu") {
+    fail(f, key_field("passim-gpt.activation"),
+         fmt::format("expected \"gelu\", found \"{}\"", f.get_string("passim-gpt.activation")));
+  }
+  const double eps = f.get_float("passim-gpt.norm_epsilon");
+  if (!(eps > 0.0 && eps < 1.0)) {
+    fail(f, key_field("passim-gpt.norm_epsilon"), fmt::format("expected in (0, 1), found {}", eps));
+  }
+  c.norm_eps = static_cast<float>(eps);
+  const GgufTensorInfo* embd = f.find_tensor("token_embd.weight");
+  if (embd == nullptr) {
+    fail(f, "tensor 'token_embd.weight'", "expected this tensor, found it missing");
+  }
+  if (embd->dims.size() != 2 || embd->dims[0] != std::uint64_t(c.dim) || embd->dims[1] < 2 ||
+      embd->dims[1] > std::uint64_t(kMaxVocab)) {
+    fail(f, "tensor 'token_embd.weight' dims",
+         fmt::format("expected [{}, vocab_size 2..{}], found [{}]", c.dim, kMaxVocab,
+                     fmt::join(embd->dims, ", ")));
+  }
+  c.vocab_size = static_cast<int>(embd->dims[1]);
+  const std::uint64_t bos = f.get_uint("tokenizer.ggml.bos_token_id");
+  if (bos >= std::uint64_t(c.vocab_size)) {
+    fail(f, key_field("tokenizer.ggml.bos_token_id"),
+         fmt::format("expected 0..{}, found {}", c.vocab_size - 1, bos));
+  }
+  c.bos_token = static_cast<int>(bos);
+  c.bos_ends_text = false;  // a character model's BOS is an ordinary character (newline)
+  validate_config(c, f.source());
+  return c;
+}
+
+FloatModel gpt_model_from_gguf(const GgufFile& f) {
+  FloatModel m;
+  m.config = read_gpt_config(f);
+  const ModelConfig& c = m.config;
+  const bool bn = c.norm == NormKind::kBatch;
+  std::set<std::string> names = {"token_embd.weight", "position_embd.weight"};
+  auto norm_names = [&](const std::string& prefix) {
+    names.insert(prefix + ".weight");
+    names.insert(prefix + ".bias");
+    if (bn) {
+      names.insert(prefix + ".running_mean");
+      names.insert(prefix + ".running_var");
+    }
+  };
+  for (int l = 0; l < c.n_layers; ++l) {
+    for (const char* what : {"attn_q", "attn_k", "attn_v", "attn_output", "ffn_up", "ffn_down"}) {
+      names.insert(fmt::format("blk.{}.{}.weight", l, what));
+      names.insert(fmt::format("blk.{}.{}.bias", l, what));
+    }
+    norm_names(fmt::format("blk.{}.attn_norm", l));
+    norm_names(fmt::format("blk.{}.ffn_norm", l));
+  }
+  norm_names("output_norm");
+  for (const GgufTensorInfo& t : f.tensors()) {
+    if (names.count(t.name) == 0) {
+      fail(f, fmt::format("tensor '{}'", t.name),
+           fmt::format("expected only the tensors of a {}-block {} GPT model, found this one "
+                       "(not supported)", c.n_layers, norm_name(c.norm)));
+    }
+  }
+  const std::uint64_t dim = std::uint64_t(c.dim), hidden = std::uint64_t(c.hidden_dim);
+  const std::uint64_t vocab = std::uint64_t(c.vocab_size), seq = std::uint64_t(c.seq_len);
+  FloatWeights& w = m.weights;
+  append_tensor(f, "token_embd.weight", {dim, vocab}, w.token_embedding);
+  append_tensor(f, "position_embd.weight", {dim, seq}, w.pos_embedding);
+  struct Entry {
+    std::string name;
+    std::vector<std::uint64_t> dims;
+    std::vector<float>* out;
+  };
+  std::vector<Entry> per_layer = {
+      {"attn_norm.weight", {dim}, &w.rms_att},      {"attn_norm.bias", {dim}, &w.att_norm_bias},
+      {"attn_q.weight", {dim, dim}, &w.wq},         {"attn_q.bias", {dim}, &w.bq},
+      {"attn_k.weight", {dim, dim}, &w.wk},         {"attn_k.bias", {dim}, &w.bk},
+      {"attn_v.weight", {dim, dim}, &w.wv},         {"attn_v.bias", {dim}, &w.bv},
+      {"attn_output.weight", {dim, dim}, &w.wo},    {"attn_output.bias", {dim}, &w.bo},
+      {"ffn_norm.weight", {dim}, &w.rms_ffn},       {"ffn_norm.bias", {dim}, &w.ffn_norm_bias},
+      {"ffn_up.weight", {dim, hidden}, &w.w1},      {"ffn_up.bias", {hidden}, &w.b1},
+      {"ffn_down.weight", {hidden, dim}, &w.w2},    {"ffn_down.bias", {dim}, &w.b2},
+  };
+  if (bn) {
+    per_layer.push_back({"attn_norm.running_mean", {dim}, &w.att_norm_mean});
+    per_layer.push_back({"attn_norm.running_var", {dim}, &w.att_norm_var});
+    per_layer.push_back({"ffn_norm.running_mean", {dim}, &w.ffn_norm_mean});
+    per_layer.push_back({"ffn_norm.running_var", {dim}, &w.ffn_norm_var});
+  }
+  for (const auto& t : per_layer) {
+    for (int l = 0; l < c.n_layers; ++l) {
+      append_tensor(f, fmt::format("blk.{}.{}", l, t.name), t.dims, *t.out);
+    }
+  }
+  append_tensor(f, "output_norm.weight", {dim}, w.rms_final);
+  append_tensor(f, "output_norm.bias", {dim}, w.final_norm_bias);
+  if (bn) {
+    append_tensor(f, "output_norm.running_mean", {dim}, w.final_norm_mean);
+    append_tensor(f, "output_norm.running_var", {dim}, w.final_norm_var);
+    for (const auto* var : {&w.att_norm_var, &w.ffn_norm_var, &w.final_norm_var}) {
+      for (std::size_t i = 0; i < var->size(); ++i) {
+        if ((*var)[i] < 0.0f) {
+          fail(f, fmt::format("BatchNorm running_var element {}", i),
+               fmt::format("expected >= 0, found {}", (*var)[i]));
+        }
+      }
+    }
+  }
+  m.config.shared_classifier = true;
+  m.source = f.source();
+  m.sha256 = sha256_hex(f.bytes());
+  return m;
+}
+
+}  // namespace
+
 FloatModel float_model_from_gguf(const GgufFile& f) {
+  if (f.find("general.architecture") != nullptr &&
+      f.get_string("general.architecture") == kGptArch) {
+    return gpt_model_from_gguf(f);
+  }
   FloatModel m;
   m.config = read_config(f);
   const ModelConfig& c = m.config;
@@ -279,6 +426,21 @@ Tokenizer tokenizer_from_gguf(const GgufFile& f, int vocab_size) {
   if (vocab_size < 3 || vocab_size > kMaxVocab) {
     throw std::runtime_error(
         fmt::format("{}: vocab_size: expected 3..{}, found {}", f.source(), kMaxVocab, vocab_size));
+  }
+  if (f.find("tokenizer.ggml.model") != nullptr &&
+      f.get_string("tokenizer.ggml.model") == "passim-char") {
+    const auto& chars = f.get_string_array("tokenizer.ggml.tokens");
+    if (chars.size() != std::size_t(vocab_size)) {
+      fail(f, key_field("tokenizer.ggml.tokens"),
+           fmt::format("expected {} entries (the model's vocab_size), found {}", vocab_size,
+                       chars.size()));
+    }
+    const std::uint64_t bos = f.get_uint("tokenizer.ggml.bos_token_id");
+    if (bos >= std::uint64_t(vocab_size)) {
+      fail(f, key_field("tokenizer.ggml.bos_token_id"),
+           fmt::format("expected 0..{}, found {}", vocab_size - 1, bos));
+    }
+    return Tokenizer::char_level(chars, static_cast<int>(bos), f.source());
   }
   if (const std::string& model = f.get_string("tokenizer.ggml.model"); model != "llama") {
     fail(f, key_field("tokenizer.ggml.model"),

@@ -17,6 +17,19 @@ void check_range(const std::string& source, const char* field, int value, int ma
 }
 }  // namespace
 
+const char* arch_name(Arch a) noexcept { return a == Arch::kGpt ? "gpt" : "llama"; }
+
+const char* norm_name(NormKind n) noexcept {
+  switch (n) {
+    case NormKind::kLayer:
+      return "layernorm";
+    case NormKind::kBatch:
+      return "batchnorm";
+    default:
+      return "rmsnorm";
+  }
+}
+
 void validate_config(const ModelConfig& c, const std::string& source) {
   check_range(source, "dim", c.dim, kMaxDim);
   check_range(source, "hidden_dim", c.hidden_dim, kMaxHidden);
@@ -34,6 +47,35 @@ void validate_config(const ModelConfig& c, const std::string& source) {
     throw std::runtime_error(fmt::format(
         "{}: header field n_heads: expected a multiple of n_kv_heads = {}, found {}", source,
         c.n_kv_heads, c.n_heads));
+  }
+  if (c.bos_token < 0 || c.bos_token >= c.vocab_size) {
+    throw std::runtime_error(fmt::format("{}: bos_token: expected 0..{}, found {}", source,
+                                         c.vocab_size - 1, c.bos_token));
+  }
+  if (c.arch == Arch::kGpt) {
+    if (c.n_kv_heads != c.n_heads) {
+      throw std::runtime_error(fmt::format(
+          "{}: n_kv_heads: expected n_heads = {} (GPT blocks have no GQA), found {}", source,
+          c.n_heads, c.n_kv_heads));
+    }
+    if (c.norm == NormKind::kRms) {
+      throw std::runtime_error(fmt::format(
+          "{}: norm: expected layernorm or batchnorm for a GPT block, found rmsnorm", source));
+    }
+    if (!c.shared_classifier) {
+      throw std::runtime_error(fmt::format(
+          "{}: classifier: expected one tied to token_embd for a GPT block, found its own",
+          source));
+    }
+    if (!(c.norm_eps > 0.0f && c.norm_eps < 1.0f)) {
+      throw std::runtime_error(fmt::format("{}: norm_epsilon: expected in (0, 1), found {}",
+                                           source, c.norm_eps));
+    }
+    return;  // no RoPE: any head size
+  }
+  if (c.norm != NormKind::kRms) {
+    throw std::runtime_error(fmt::format("{}: norm: expected rmsnorm for a llama block, found {}",
+                                         source, norm_name(c.norm)));
   }
   if ((c.dim / c.n_heads) % 2 != 0) {
     throw std::runtime_error(fmt::format(

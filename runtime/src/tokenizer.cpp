@@ -2,6 +2,7 @@
 // llama2.c tokenizer: file reader, BPE encoder and run.c-compatible decoder.
 #include "passim/tokenizer.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdint>
 #include <cstring>
@@ -87,6 +88,36 @@ Tokenizer::Tokenizer(std::vector<std::string> vocab, std::vector<float> scores)
   }
 }
 
+Tokenizer Tokenizer::char_level(std::vector<std::string> chars, int bos,
+                                const std::string& source) {
+  for (std::size_t i = 0; i < chars.size(); ++i) {
+    const std::string& c = chars[i];
+    const auto lead = c.empty() ? 0u : static_cast<unsigned char>(c[0]);
+    const std::size_t want = lead < 0x80 ? 1 : lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
+    if (c.empty() || c.size() != want) {
+      throw std::runtime_error(fmt::format(
+          "{}: character token {}: expected one UTF-8 character, found {} bytes", source, i,
+          c.size()));
+    }
+  }
+  std::vector<std::string> copy = chars;
+  std::sort(copy.begin(), copy.end());
+  if (std::adjacent_find(copy.begin(), copy.end()) != copy.end()) {
+    throw std::runtime_error(fmt::format("{}: character tokens: expected distinct pieces, found "
+                                         "\"{}\" twice", source,
+                                         *std::adjacent_find(copy.begin(), copy.end())));
+  }
+  if (chars.size() < 2 || bos < 0 || std::size_t(bos) >= chars.size()) {
+    throw std::runtime_error(fmt::format("{}: bos_token_id: expected 0..{}, found {}", source,
+                                         int(chars.size()) - 1, bos));
+  }
+  std::vector<float> scores(chars.size(), 0.0f);
+  Tokenizer t(std::move(chars), std::move(scores));
+  t.char_level_ = true;
+  t.bos_ = bos;
+  return t;
+}
+
 int Tokenizer::lookup(const std::string& s) const {
   const auto it = ids_.find(s);
   return it == ids_.end() ? -1 : it->second;
@@ -95,6 +126,29 @@ int Tokenizer::lookup(const std::string& s) const {
 std::vector<int> Tokenizer::encode(std::string_view text, bool bos, bool eos) const {
   std::vector<int> tokens;
   tokens.reserve(text.size() + 3);
+  if (char_level_) {
+    if (bos) {
+      tokens.push_back(bos_);
+    }
+    std::string buf;
+    for (std::size_t i = 0; i < text.size();) {
+      const auto lead = static_cast<unsigned char>(text[i]);
+      const std::size_t n = lead < 0x80 ? 1 : lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
+      buf.assign(text.substr(i, n));
+      const int id = lookup(buf);
+      if (id < 0) {
+        throw std::runtime_error(fmt::format(
+            "tokenizer: character {:?} at byte {} of the text is not in the {}-character "
+            "vocabulary", buf, i, vocab_size()));
+      }
+      tokens.push_back(id);
+      i += n;
+    }
+    if (eos) {
+      throw std::runtime_error("tokenizer: a character-level vocabulary has no EOS token");
+    }
+    return tokens;
+  }
   if (bos) {
     tokens.push_back(kBosToken);
   }
@@ -164,6 +218,9 @@ std::vector<int> Tokenizer::encode(std::string_view text, bool bos, bool eos) co
 }
 
 std::string Tokenizer::decode(int prev, int token) const {
+  if (char_level_) {
+    return vocab_.at(std::size_t(token));
+  }
   std::string_view piece = vocab_.at(std::size_t(token));
   if (prev == kBosToken && !piece.empty() && piece.front() == ' ') {
     piece.remove_prefix(1);

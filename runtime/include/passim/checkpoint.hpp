@@ -11,7 +11,7 @@
 
 namespace passim {
 
-/// Float32 weights of a Llama-style model, row-major (out_features, in_features).
+/// Float32 weights of a Llama-style or GPT-style model, row-major (out_features, in_features).
 struct FloatWeights {
   std::vector<float> token_embedding;  ///< (vocab, dim)
   std::vector<float> rms_att;          ///< (n_layers, dim)
@@ -25,6 +25,19 @@ struct FloatWeights {
   std::vector<float> w3;               ///< (n_layers, hidden, dim)
   std::vector<float> rms_final;        ///< (dim)
   std::vector<float> wcls;             ///< (vocab, dim); empty when the classifier is shared
+
+  // GPT blocks only (Arch::kGpt; empty for llama). The norm weights (gamma) above are the
+  // LayerNorm/BatchNorm weights; w1 is the FFN up projection, w2 the down one, w3 is empty.
+  std::vector<float> pos_embedding;              ///< (seq_len, dim) learned positions
+  std::vector<float> att_norm_bias;              ///< (n_layers, dim) beta
+  std::vector<float> ffn_norm_bias;              ///< (n_layers, dim) beta
+  std::vector<float> final_norm_bias;            ///< (dim) beta
+  std::vector<float> att_norm_mean, att_norm_var;    ///< (n_layers, dim) BatchNorm running stats
+  std::vector<float> ffn_norm_mean, ffn_norm_var;    ///< (n_layers, dim) BatchNorm running stats
+  std::vector<float> final_norm_mean, final_norm_var;  ///< (dim) BatchNorm running stats
+  std::vector<float> bq, bk, bv, bo;             ///< (n_layers, dim) projection biases
+  std::vector<float> b1;                         ///< (n_layers, hidden) FFN up bias
+  std::vector<float> b2;                         ///< (n_layers, dim) FFN down bias
 
   /// The classifier matrix (vocab, dim): `wcls`, or the token embedding when shared.
   [[nodiscard]] std::span<const float> classifier() const noexcept {

@@ -21,11 +21,14 @@ enum class Act : int {
   kV,          ///< values, (kv_dim)
   kAttnOut,    ///< softmax(q k^T) v, (dim)
   kFfnNorm,    ///< FFN RMSNorm output, (dim)
-  kH1,         ///< w1 x (gate), (hidden)
+  kH1,         ///< w1 x (gate; GPT: the up projection before GELU), (hidden)
   kH3,         ///< w3 x (up), (hidden)
   kSilu,       ///< silu(w1 x), (hidden)
-  kHidden,     ///< silu(w1 x) * w3 x, (hidden)
+  kHidden,     ///< silu(w1 x) * w3 x (GPT: gelu(w1 x + b1)), the w2 input, (hidden)
   kFinalNorm,  ///< final RMSNorm output, (dim)
+  kAttnNormIn,   ///< GPT: residual entering the attention norm, (dim)
+  kFfnNormIn,    ///< GPT: residual entering the FFN norm, (dim)
+  kFinalNormIn,  ///< GPT: residual entering the final norm, (dim)
   kCount
 };
 
@@ -37,7 +40,9 @@ class ActivationObserver {
   virtual void observe(Act act, int layer, std::span<const float> values) = 0;
 };
 
-/// Float32 forward pass with llama2.c `run.c` semantics. Every dot product accumulates
+/// Float32 forward pass with llama2.c `run.c` semantics (llama blocks), or of a GPT block
+/// (Arch::kGpt: PyTorch semantics: LayerNorm with the biased variance, BatchNorm with the
+/// running statistics, exact erf GELU, learned positions, biases). Every dot product accumulates
 /// sequentially in float32 in run.c's order, so greedy tokens match run.c exactly; Eigen
 /// holds the tensors and does the elementwise work.
 class FloatBackend final : public Backend {
@@ -61,6 +66,7 @@ class FloatBackend final : public Backend {
 
  private:
   void observe(Act act, int layer, Eigen::Ref<const Eigen::VectorXf> v) const;
+  void forward_gpt(int token, int pos);
 
   const FloatModel& model_;
   ActivationObserver* observer_ = nullptr;

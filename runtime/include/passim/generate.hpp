@@ -63,6 +63,18 @@ std::vector<std::string> split_documents(std::string_view text);
 PerplexityResult perplexity(Backend& backend, const Tokenizer& tok,
                             const std::vector<std::string>& documents);
 
+/// The project's fixed split of a training text (models/train_gpt.py): the first
+/// floor(0.9 * n) characters (UTF-8 code points) are `train`, the rest `val`; `all` is the
+/// whole text. Throws std::runtime_error on another name.
+[[nodiscard]] std::string text_split(std::string_view text, std::string_view split);
+
+/// Windows of a long token stream, as a character model is evaluated in training: window w
+/// feeds ids[w * seq_len + t] at position t (t < seq_len, no BOS) and predicts the next id,
+/// for every w with (w + 1) * seq_len < ids.size(); at most `max_windows` windows (0: all).
+/// Each window is one entry of `documents` (tokens = seq_len + 1).
+[[nodiscard]] PerplexityResult perplexity_windows(Backend& backend, const std::vector<int>& ids,
+                                                  std::size_t max_windows = 0);
+
 /// Teacher-forced comparison of two backends on the same documents.
 struct AgreementResult {
   long positions = 0;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-/// \file The shape of a Llama-style Transformer (llama2.c `Config`) and its validation.
+/// \file The shape of a Transformer (llama2.c `Config`, or a GPT-style block) and its
+/// validation.
 #pragma once
 
 #include <cstddef>
@@ -7,6 +8,22 @@
 #include <string>
 
 namespace passim {
+
+/// Block family. `kLlama`: RMSNorm, RoPE, SwiGLU FFN (w1 gate, w3 up, w2 down), no biases,
+/// grouped-query attention. `kGpt` (GPT-2 style, pre-norm): learned positional embeddings,
+/// LayerNorm or BatchNorm, biases on every projection, GELU FFN (w1 up, w2 down, no w3),
+/// multi-head attention without GQA (n_kv_heads == n_heads), classifier tied to the embedding.
+enum class Arch : std::uint8_t { kLlama = 0, kGpt = 1 };
+
+/// Normalisation before attention, before the FFN and before the classifier.
+enum class NormKind : std::uint8_t {
+  kRms = 0,    ///< RMSNorm (Zhang & Sennrich 2019): statistics of the current row, 2 passes
+  kLayer = 1,  ///< LayerNorm (Ba et al. 2016): mean and variance of the current row, 3 passes
+  kBatch = 2,  ///< BatchNorm (Ioffe & Szegedy 2015): running statistics fixed at training
+};
+
+[[nodiscard]] const char* arch_name(Arch a) noexcept;
+[[nodiscard]] const char* norm_name(NormKind n) noexcept;
 
 /// Model hyper-parameters. All counts are elements, not bytes.
 struct ModelConfig {
@@ -18,6 +35,11 @@ struct ModelConfig {
   int vocab_size = 0;
   int seq_len = 0;     ///< maximum context, positions
   bool shared_classifier = true;  ///< classifier reuses the token embedding table
+  Arch arch = Arch::kLlama;
+  NormKind norm = NormKind::kRms;   ///< kRms for kLlama; kLayer or kBatch for kGpt
+  float norm_eps = 1e-5f;           ///< added to the variance (mean square for RMSNorm)
+  int bos_token = 1;                ///< the token every sequence starts from
+  bool bos_ends_text = true;        ///< generation stops when the model emits bos_token
 
   [[nodiscard]] std::size_t head_size() const noexcept { return std::size_t(dim / n_heads); }
   [[nodiscard]] std::size_t kv_dim() const noexcept {
@@ -34,7 +56,9 @@ inline constexpr int kMaxVocab = 1 << 20;
 inline constexpr int kMaxSeqLen = 1 << 16;
 
 /// Checks that every field is positive, within the limits above and consistent:
-/// dim % n_heads == 0, n_heads % n_kv_heads == 0, even head size (RoPE rotates pairs).
+/// dim % n_heads == 0, n_heads % n_kv_heads == 0, even head size (RoPE rotates pairs);
+/// for kGpt also n_kv_heads == n_heads, a LayerNorm or BatchNorm, a shared classifier, and
+/// bos_token < vocab_size.
 /// Throws std::runtime_error naming `source`, the field, the expected and the found value.
 void validate_config(const ModelConfig& c, const std::string& source);
 

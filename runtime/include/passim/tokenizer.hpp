@@ -26,9 +26,20 @@ class Tokenizer {
   /// Builds a tokenizer from pieces and scores (tests and embedded models).
   Tokenizer(std::vector<std::string> vocab, std::vector<float> scores);
 
+  /// A character-level tokenizer: token i is `chars[i]` (one UTF-8 character each, no
+  /// duplicates), no merges, no dummy prefix, no byte fallback; `bos` is the id that starts
+  /// every sequence (e.g. the newline). Throws std::runtime_error naming `source` on an empty,
+  /// duplicate or multi-character piece.
+  [[nodiscard]] static Tokenizer char_level(std::vector<std::string> chars, int bos,
+                                            const std::string& source);
+  [[nodiscard]] bool is_char_level() const noexcept { return char_level_; }
+  /// The id `encode(..., bos = true, ...)` starts with.
+  [[nodiscard]] int bos() const noexcept { return bos_; }
+
   /// Token ids of `text`: optional BOS, then (for non-empty text) the dummy-prefix " ", then
   /// greedy BPE; optional EOS. Throws std::runtime_error if a byte needs a `<0xNN>` piece
-  /// that the vocabulary lacks.
+  /// that the vocabulary lacks. Character-level: optional BOS, then one id per character;
+  /// a character outside the vocabulary throws, naming it and its byte offset.
   [[nodiscard]] std::vector<int> encode(std::string_view text, bool bos, bool eos) const;
 
   /// The piece of `token` as run.c prints it after `prev`: a leading space is dropped after
@@ -47,6 +58,8 @@ class Tokenizer {
   std::vector<std::string> vocab_;
   std::vector<float> scores_;
   std::unordered_map<std::string, int> ids_;
+  bool char_level_ = false;
+  int bos_ = kBosToken;
 };
 
 }  // namespace passim
