@@ -19,6 +19,19 @@ kernels::RmsNormParams norm_params(const QuantNorm& n, std::uint64_t eps) {
 }
 }  // namespace
 
+void gpt_norm_i8(const QuantModel& m, const QuantNorm& n, std::span<const std::int16_t> x,
+                 std::span<std::int8_t> out) {
+  if (m.config.norm == NormKind::kLayer) {
+    k::layernorm_i8(x, {n.gain, n.bias, n.frac_bits, m.norm_eps}, out);
+  } else if (m.batchnorm == BatchNormMode::kUnfused) {
+    k::batchnorm_i8(x, {n.gain, n.bias, n.rq}, out);
+  } else {
+    for (std::size_t i = 0; i < x.size(); ++i) {  // folded: the DMA's int16 -> int8 step
+      out[i] = static_cast<std::int8_t>(requantize(x[i], n.rq, 8));
+    }
+  }
+}
+
 CpuBackend::CpuBackend(const QuantModel& model, kernels::SoftmaxOptions softmax)
     : model_(model), softmax_(softmax) {
   const ModelConfig& c = model.config;
@@ -62,12 +75,22 @@ void CpuBackend::forward(int token, int pos) {
     captured_.assign(std::size_t(c.n_layers * c.n_heads) * std::size_t(c.seq_len), 0);
   }
 
+  if (c.arch == Arch::kGpt) {
+    forward_gpt(token, std::size_t(pos));
+    return;
+  }
   // x (dim) int16 = embedding row, requantised into the residual scale
   k::embed_i16({model_.token_embedding.data() + std::size_t(token) * dim, dim},
                model_.embed_rq[std::size_t(token)], x_);
+  if (residual_observer_) {
+    residual_observer_(-1, x_);
+  }
   for (std::size_t l = 0; l < model_.layers.size(); ++l) {
     attention_block(l, std::size_t(pos));
     ffn_block(l);
+    if (residual_observer_) {
+      residual_observer_(int(l), x_);
+    }
   }
   // final RMSNorm (dim) int8, classifier (vocab) int32 Q.16
   k::rmsnorm_i8(x_, norm_params(model_.final_norm, model_.norm_eps), xn_);
@@ -136,6 +159,66 @@ void CpuBackend::ffn_block(std::size_t l) {
   k::matmul_i8(hid_, L.w2, acc_dim, 1, hidden, dim);                // down (dim)
   k::requantize_i16(acc_dim, L.rq_2, branch_);
   k::add_i16(x_, branch_, x_);
+}
+
+void CpuBackend::forward_gpt(int token, std::size_t pos) {
+  const ModelConfig& c = model_.config;
+  const auto dim = std::size_t(c.dim), hidden = std::size_t(c.hidden_dim);
+  const auto vocab = std::size_t(c.vocab_size), hs = c.head_size();
+  const std::span<std::int32_t> acc_dim(acc_.data(), dim);
+  const std::span<std::int32_t> acc_h(acc_.data(), hidden);
+  // x (dim) int16 = token row + position row, each requantised into the residual scale
+  k::embed_i16({model_.token_embedding.data() + std::size_t(token) * dim, dim},
+               model_.embed_rq[std::size_t(token)], x_);
+  k::embed_i16({model_.pos_embedding.data() + pos * dim, dim}, model_.pos_rq[pos], branch_);
+  k::add_i16(x_, branch_, x_);
+  if (residual_observer_) {
+    residual_observer_(-1, x_);
+  }
+  for (std::size_t l = 0; l < model_.layers.size(); ++l) {
+    const QuantLayer& L = model_.layers[l];
+    const std::size_t loff = l * std::size_t(c.seq_len) * dim;
+    const std::span<std::int16_t> k_row(key_cache_.data() + loff + pos * dim, dim);
+    const std::span<std::int8_t> v_row(value_cache_.data() + loff + pos * dim, dim);
+    gpt_norm_i8(model_, L.attn_norm, x_, xn_);                     // (dim) int8
+    k::matmul_i8(xn_, L.wq, acc_dim, 1, dim, dim);                  // q (dim) 12-bit, + bias
+    k::requantize_bits(acc_dim, L.rq_q, q_, kQkBits);
+    k::matmul_i8(xn_, L.wk, acc_dim, 1, dim, dim);                  // k (dim) 12-bit
+    k::requantize_bits(acc_dim, L.rq_k, k_row, kQkBits);
+    k::matmul_i8(xn_, L.wv, acc_dim, 1, dim, dim);                  // v (dim) int8
+    k::requantize_i8(acc_dim, L.rq_v, v_row);
+    const k::AttentionParams ap{std::size_t(c.n_heads), std::size_t(c.n_heads), hs, L.score_rq,
+                                L.attn_out_rq, softmax_};
+    const std::size_t t_len = pos + 1;
+    k::AttentionScratch scratch{scores_, exps_, probs_, head_acc_};
+    if (capture_) {
+      scratch.capture = {captured_.data() + l * std::size_t(c.n_heads) * std::size_t(c.seq_len),
+                         std::size_t(c.n_heads) * std::size_t(c.seq_len)};
+      scratch.capture_stride = std::size_t(c.seq_len);
+    }
+    k::attention_i8(q_, {key_cache_.data() + loff, t_len * dim},
+                    {value_cache_.data() + loff, t_len * dim}, t_len, ap, scratch, att_);
+    k::matmul_i8(att_, L.wo, acc_dim, 1, dim, dim);
+    k::requantize_i16(acc_dim, L.rq_o, branch_);
+    k::add_i16(x_, branch_, x_);
+
+    gpt_norm_i8(model_, L.ffn_norm, x_, xn_);
+    k::matmul_i8(xn_, L.w1, acc_h, 1, dim, hidden);                 // up (hidden) int8, + bias
+    k::requantize_i8(acc_h, L.rq_1, hid_);
+    k::gelu_i8(hid_, L.gelu_in_rq, L.gelu_out_rq, hid_);            // gelu(up) int8
+    k::matmul_i8(hid_, L.w2, acc_dim, 1, hidden, dim);              // down (dim) + bias
+    k::requantize_i16(acc_dim, L.rq_2, branch_);
+    k::add_i16(x_, branch_, x_);
+    if (residual_observer_) {
+      residual_observer_(int(l), x_);
+    }
+  }
+  gpt_norm_i8(model_, model_.final_norm, x_, xn_);
+  k::matmul_i8(xn_, model_.classifier(), logits_, 1, dim, vocab);
+  k::requantize_i32(logits_, model_.rq_cls, logits_);
+  for (std::size_t i = 0; i < vocab; ++i) {
+    logits_f32_[i] = static_cast<float>(std::ldexp(double(logits_[i]), -kLogitFracBits));
+  }
 }
 
 }  // namespace passim

@@ -5,6 +5,10 @@
 //   vocab seq_len | u32 flags (bit 0: shared classifier) | u32 n_tensors |
 //   n_tensors x { u16 name_len | name | u8 dtype | u8 ndim | u32 dims[ndim] | data } |
 //   32-byte SHA-256 of everything before it.
+// Version 2: requantisation steps are (n, 3) int32 (mult, shift, bias) instead of (n, 2);
+// `meta.arch` (i32: arch, norm, bos_token, bos_ends_text, batchnorm mode) and
+// `meta.norm_eps` (f32) describe the block; GPT models add positions, norm biases, the
+// BatchNorm steps, GELU steps and the character vocabulary (docs/model-format.md).
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -86,12 +90,17 @@ class Writer {
     for (const Requant r : rq) {
       flat.push_back(r.mult);
       flat.push_back(r.shift);
+      flat.push_back(r.bias);
     }
-    tensor<std::int32_t>(name, flat, {std::uint32_t(rq.size()), 2});
+    tensor<std::int32_t>(name, flat, {std::uint32_t(rq.size()), 3});
   }
   void norm(const std::string& name, const QuantNorm& n) {
     tensor<std::int16_t>(name + ".gain", n.gain, {std::uint32_t(n.gain.size())});
     tensor<std::int32_t>(name + ".frac_bits", std::span(&n.frac_bits, 1), {1});
+    if (!n.bias.empty()) {
+      tensor<std::int16_t>(name + ".bias", n.bias, {std::uint32_t(n.bias.size())});
+    }
+    requants(name + ".rq", {n.rq});
   }
   void text(const std::string& name, const std::string& s) {
     tensor<std::uint8_t>(name, {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()},
@@ -118,6 +127,8 @@ class Reader {
  public:
   Reader(const std::vector<std::uint8_t>& data, std::string source)
       : data_(data), source_(std::move(source)) {}
+  void set_version(std::uint32_t v) { version_ = v; }
+  std::uint32_t version() const { return version_; }
 
   template <typename T>
   T get(const char* field) {
@@ -200,14 +211,21 @@ class Reader {
   }
 
   std::vector<Requant> requants(const std::string& name, std::uint32_t n) {
-    const auto flat = tensor<std::int32_t>(name, {n, 2});
+    const std::uint32_t w = version_ >= 2 ? 3 : 2;
+    const auto flat = tensor<std::int32_t>(name, {n, w});
     std::vector<Requant> rq(n);
+    const std::int32_t bmax = (1 << (kRequantBiasBits - 1)) - 1;
     for (std::size_t i = 0; i < n; ++i) {
-      rq[i] = {flat[2 * i], flat[2 * i + 1]};
+      rq[i] = {flat[w * i], flat[w * i + 1], w == 3 ? flat[w * i + 2] : 0};
       if (rq[i].mult < 0 || rq[i].shift < 0 || rq[i].shift > 63) {
         throw std::runtime_error(fmt::format(
             "{}: tensor {} entry {}: expected mult >= 0 and shift in 0..63, found mult {} "
             "shift {}", source_, name, i, rq[i].mult, rq[i].shift));
+      }
+      if (rq[i].bias < -bmax - 1 || rq[i].bias > bmax) {
+        throw std::runtime_error(fmt::format(
+            "{}: tensor {} entry {}: expected a bias in {}..{} ({} bits), found {}", source_,
+            name, i, -bmax - 1, bmax, kRequantBiasBits, rq[i].bias));
       }
     }
     return rq;
@@ -215,9 +233,15 @@ class Reader {
   Requant requant(const std::string& name) { return requants(name, 1)[0]; }
   bool has(const std::string& name) const { return tensors_.count(name) != 0; }
 
-  QuantNorm norm(const std::string& name, std::uint32_t n) {
+  QuantNorm norm(const std::string& name, std::uint32_t n, NormKind kind, bool folded) {
     QuantNorm qn;
-    qn.gain = tensor<std::int16_t>(name + ".gain", {n});
+    if (version_ >= 2) {
+      qn.rq = requant(name + ".rq");
+      if (kind != NormKind::kRms && !folded) {
+        qn.bias = tensor<std::int16_t>(name + ".bias", {n});
+      }
+    }
+    qn.gain = tensor<std::int16_t>(name + ".gain", {folded ? 0u : n});
     qn.frac_bits = tensor<std::int32_t>(name + ".frac_bits", {1})[0];
     if (qn.frac_bits < 0 || qn.frac_bits > 13) {
       throw std::runtime_error(fmt::format("{}: tensor {}.frac_bits: expected 0..13, found {}",
@@ -250,6 +274,7 @@ class Reader {
   std::size_t end_ = 0;
   std::map<std::string, TensorRef> tensors_;
   std::vector<std::string> used_;
+  std::uint32_t version_ = kPsmVersion;
 };
 
 std::string layer_name(std::size_t l, const char* what) { return fmt::format("layers.{}.{}", l, what); }
@@ -262,9 +287,26 @@ std::vector<std::uint8_t> serialize_psm(const QuantModel& m) {
   const auto dim = std::uint32_t(c.dim), hidden = std::uint32_t(c.hidden_dim);
   const auto kv = std::uint32_t(c.kv_dim()), vocab = std::uint32_t(c.vocab_size);
   const std::int64_t eps = static_cast<std::int64_t>(m.norm_eps);
+  const bool gpt = c.arch == Arch::kGpt;
+  const std::vector<std::int32_t> arch{std::int32_t(c.arch), std::int32_t(c.norm), c.bos_token,
+                                       c.bos_ends_text ? 1 : 0, std::int32_t(m.batchnorm)};
+  body.tensor<std::int32_t>("meta.arch", arch, {std::uint32_t(arch.size())});
+  body.tensor<float>("meta.norm_eps", std::span(&c.norm_eps, 1), {1});
   body.tensor<std::int64_t>("norm_eps", std::span(&eps, 1), {1});
   body.tensor<std::int8_t>("tok_embeddings.weight", m.token_embedding, {vocab, dim});
   body.requants("tok_embeddings.rq", m.embed_rq);
+  if (gpt) {
+    body.tensor<std::int8_t>("pos_embeddings.weight", m.pos_embedding,
+                             {std::uint32_t(c.seq_len), dim});
+    body.requants("pos_embeddings.rq", m.pos_rq);
+  }
+  if (!m.char_vocab.empty()) {
+    std::string chars;
+    for (const auto& ch : m.char_vocab) {
+      chars += ch;
+    }
+    body.text("tokenizer.chars", chars);
+  }
   for (std::size_t l = 0; l < m.layers.size(); ++l) {
     const QuantLayer& L = m.layers[l];
     auto n = [&](const char* what) { return layer_name(l, what); };
@@ -281,14 +323,19 @@ std::vector<std::uint8_t> serialize_psm(const QuantModel& m) {
     body.requants(n("attn_out.rq"), L.attn_out_rq);
     body.norm(n("ffn_norm"), L.ffn_norm);
     body.tensor<std::int8_t>(n("w1.weight"), L.w1, {hidden, dim});
-    body.tensor<std::int8_t>(n("w3.weight"), L.w3, {hidden, dim});
     body.tensor<std::int8_t>(n("w2.weight"), L.w2, {dim, hidden});
     body.requants(n("w1.rq"), L.rq_1);
-    body.requants(n("w3.rq"), L.rq_3);
     body.requants(n("w2.rq"), L.rq_2);
-    body.requants(n("silu_in.rq"), {L.silu_in_rq});
-    body.requants(n("silu_out.rq"), {L.silu_out_rq});
-    body.requants(n("mul.rq"), L.mul_rq);
+    if (gpt) {
+      body.requants(n("gelu_in.rq"), {L.gelu_in_rq});
+      body.requants(n("gelu_out.rq"), {L.gelu_out_rq});
+    } else {
+      body.tensor<std::int8_t>(n("w3.weight"), L.w3, {hidden, dim});
+      body.requants(n("w3.rq"), L.rq_3);
+      body.requants(n("silu_in.rq"), {L.silu_in_rq});
+      body.requants(n("silu_out.rq"), {L.silu_out_rq});
+      body.requants(n("mul.rq"), L.mul_rq);
+    }
     body.tensor<float>(n("scales"), m.scales.layer.at(l),
                        {std::uint32_t(Act::kCount)});
   }
@@ -297,9 +344,11 @@ std::vector<std::uint8_t> serialize_psm(const QuantModel& m) {
     body.tensor<std::int8_t>("output.weight", m.wcls, {vocab, dim});
   }
   body.requants("output.rq", m.rq_cls);
-  const auto half = std::uint32_t(c.head_size() / 2);
-  body.tensor<std::int16_t>("rope.cos", m.rope_cos, {std::uint32_t(c.seq_len), half});
-  body.tensor<std::int16_t>("rope.sin", m.rope_sin, {std::uint32_t(c.seq_len), half});
+  if (!gpt) {
+    const auto half = std::uint32_t(c.head_size() / 2);
+    body.tensor<std::int16_t>("rope.cos", m.rope_cos, {std::uint32_t(c.seq_len), half});
+    body.tensor<std::int16_t>("rope.sin", m.rope_sin, {std::uint32_t(c.seq_len), half});
+  }
   body.tensor<float>("scales.residual", std::span(&m.scales.residual, 1), {1});
   body.tensor<float>("scales.final_norm", std::span(&m.scales.final_norm, 1), {1});
   body.text("meta.source_sha256", m.source_sha256);
@@ -370,10 +419,11 @@ QuantModel parse_psm(const std::vector<std::uint8_t>& data, const std::string& s
   r.set_end(data.size());
   (void)r.get<std::array<char, 8>>("magic");
   const auto version = r.get<std::uint32_t>("version");
-  if (version != kPsmVersion) {
-    throw std::runtime_error(fmt::format("{}: format version: expected {}, found {}", source,
+  if (version != 1 && version != kPsmVersion) {
+    throw std::runtime_error(fmt::format("{}: format version: expected 1..{}, found {}", source,
                                          kPsmVersion, version));
   }
+  r.set_version(version);
   const auto total = r.get<std::uint64_t>("file size field");
   if (total != data.size()) {
     throw std::runtime_error(fmt::format("{}: file size: expected {} bytes, found {} ({})",
@@ -401,16 +451,33 @@ QuantModel parse_psm(const std::vector<std::uint8_t>& data, const std::string& s
   c.vocab_size = r.get<std::int32_t>("vocab_size");
   c.seq_len = r.get<std::int32_t>("seq_len");
   c.shared_classifier = (r.get<std::uint32_t>("flags") & 1u) != 0;
-  validate_config(c, source);
-  if (c.dim > 4096 || c.hidden_dim > 4096) {
-    throw std::runtime_error(fmt::format("{}: dim/hidden_dim: expected <= 4096, found {}/{}",
-                                         source, c.dim, c.hidden_dim));
-  }
   r.read_tensors(r.get<std::uint32_t>("tensor count"));
   if (r.offset() != body_end) {
     throw std::runtime_error(fmt::format("{}: {} unexplained bytes before the checksum", source,
                                          body_end - r.offset()));
   }
+  if (version >= 2) {
+    const auto a = r.tensor<std::int32_t>("meta.arch", {5});
+    if (a[0] < 0 || a[0] > 1 || a[1] < 0 || a[1] > 2 || a[3] < 0 || a[3] > 1 || a[4] < 0 ||
+        a[4] > 1) {
+      throw std::runtime_error(fmt::format(
+          "{}: tensor meta.arch: expected arch 0..1, norm 0..2, flags 0..1, found {}", source,
+          fmt::join(a, ", ")));
+    }
+    c.arch = Arch(a[0]);
+    c.norm = NormKind(a[1]);
+    c.bos_token = a[2];
+    c.bos_ends_text = a[3] != 0;
+    m.batchnorm = BatchNormMode(a[4]);
+    c.norm_eps = r.tensor<float>("meta.norm_eps", {1})[0];
+  }
+  validate_config(c, source);
+  if (c.dim > 4096 || c.hidden_dim > 4096) {
+    throw std::runtime_error(fmt::format("{}: dim/hidden_dim: expected <= 4096, found {}/{}",
+                                         source, c.dim, c.hidden_dim));
+  }
+  const bool gpt = c.arch == Arch::kGpt;
+  const bool folded = c.norm == NormKind::kBatch && m.batchnorm == BatchNormMode::kFolded;
 
   const auto dim = std::uint32_t(c.dim), hidden = std::uint32_t(c.hidden_dim);
   const auto kv = std::uint32_t(c.kv_dim()), vocab = std::uint32_t(c.vocab_size);
@@ -422,10 +489,29 @@ QuantModel parse_psm(const std::vector<std::uint8_t>& data, const std::string& s
   m.norm_eps = std::uint64_t(eps);
   m.token_embedding = r.tensor<std::int8_t>("tok_embeddings.weight", {vocab, dim});
   m.embed_rq = r.requants("tok_embeddings.rq", vocab);
+  if (gpt) {
+    m.pos_embedding = r.tensor<std::int8_t>("pos_embeddings.weight",
+                                            {std::uint32_t(c.seq_len), dim});
+    m.pos_rq = r.requants("pos_embeddings.rq", std::uint32_t(c.seq_len));
+  }
+  if (r.has("tokenizer.chars")) {
+    const std::string chars = r.text("tokenizer.chars");
+    for (std::size_t i = 0; i < chars.size();) {
+      const auto lead = static_cast<unsigned char>(chars[i]);
+      const std::size_t len = lead < 0x80 ? 1 : lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
+      m.char_vocab.push_back(chars.substr(i, len));
+      i += len;
+    }
+    if (m.char_vocab.size() != std::size_t(c.vocab_size)) {
+      throw std::runtime_error(fmt::format(
+          "{}: tensor tokenizer.chars: expected {} characters (vocab_size), found {}", source,
+          c.vocab_size, m.char_vocab.size()));
+    }
+  }
   for (std::size_t l = 0; l < std::size_t(c.n_layers); ++l) {
     QuantLayer L;
     auto n = [&](const char* what) { return layer_name(l, what); };
-    L.attn_norm = r.norm(n("attn_norm"), dim);
+    L.attn_norm = r.norm(n("attn_norm"), dim, c.norm, folded);
     L.wq = r.tensor<std::int8_t>(n("wq.weight"), {dim, dim});
     L.wk = r.tensor<std::int8_t>(n("wk.weight"), {kv, dim});
     L.wv = r.tensor<std::int8_t>(n("wv.weight"), {kv, dim});
@@ -436,30 +522,38 @@ QuantModel parse_psm(const std::vector<std::uint8_t>& data, const std::string& s
     L.rq_o = r.requants(n("wo.rq"), dim);
     L.score_rq = r.requants(n("score.rq"), std::uint32_t(c.n_heads));
     L.attn_out_rq = r.requants(n("attn_out.rq"), std::uint32_t(c.n_heads));
-    L.ffn_norm = r.norm(n("ffn_norm"), dim);
+    L.ffn_norm = r.norm(n("ffn_norm"), dim, c.norm, folded);
     L.w1 = r.tensor<std::int8_t>(n("w1.weight"), {hidden, dim});
-    L.w3 = r.tensor<std::int8_t>(n("w3.weight"), {hidden, dim});
     L.w2 = r.tensor<std::int8_t>(n("w2.weight"), {dim, hidden});
     L.rq_1 = r.requants(n("w1.rq"), hidden);
-    L.rq_3 = r.requants(n("w3.rq"), hidden);
     L.rq_2 = r.requants(n("w2.rq"), dim);
-    L.silu_in_rq = r.requant(n("silu_in.rq"));
-    L.silu_out_rq = r.requant(n("silu_out.rq"));
-    L.mul_rq = r.requants(n("mul.rq"), hidden);
-    const auto sc = r.tensor<float>(n("scales"), {std::uint32_t(Act::kCount)});
+    if (gpt) {
+      L.gelu_in_rq = r.requant(n("gelu_in.rq"));
+      L.gelu_out_rq = r.requant(n("gelu_out.rq"));
+    } else {
+      L.w3 = r.tensor<std::int8_t>(n("w3.weight"), {hidden, dim});
+      L.rq_3 = r.requants(n("w3.rq"), hidden);
+      L.silu_in_rq = r.requant(n("silu_in.rq"));
+      L.silu_out_rq = r.requant(n("silu_out.rq"));
+      L.mul_rq = r.requants(n("mul.rq"), hidden);
+    }
+    const std::uint32_t n_acts = version >= 2 ? std::uint32_t(Act::kCount) : 12u;
+    const auto sc = r.tensor<float>(n("scales"), {n_acts});
     std::array<float, std::size_t(Act::kCount)> arr{};
     std::copy(sc.begin(), sc.end(), arr.begin());
     m.scales.layer.push_back(arr);
     m.layers.push_back(std::move(L));
   }
-  m.final_norm = r.norm("norm", dim);
+  m.final_norm = r.norm("norm", dim, c.norm, folded);
   if (!c.shared_classifier || r.has("output.weight")) {
     m.wcls = r.tensor<std::int8_t>("output.weight", {vocab, dim});
   }
   m.rq_cls = r.requants("output.rq", vocab);
-  const auto half = std::uint32_t(c.head_size() / 2);
-  m.rope_cos = r.tensor<std::int16_t>("rope.cos", {std::uint32_t(c.seq_len), half});
-  m.rope_sin = r.tensor<std::int16_t>("rope.sin", {std::uint32_t(c.seq_len), half});
+  if (!gpt) {
+    const auto half = std::uint32_t(c.head_size() / 2);
+    m.rope_cos = r.tensor<std::int16_t>("rope.cos", {std::uint32_t(c.seq_len), half});
+    m.rope_sin = r.tensor<std::int16_t>("rope.sin", {std::uint32_t(c.seq_len), half});
+  }
   m.scales.residual = r.tensor<float>("scales.residual", {1})[0];
   m.scales.final_norm = r.tensor<float>("scales.final_norm", {1})[0];
   m.source_sha256 = r.text("meta.source_sha256");

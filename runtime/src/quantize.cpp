@@ -2,6 +2,7 @@
 // Calibration and post-training quantisation (docs/numerics.md, "Quantisation").
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -189,12 +190,12 @@ std::vector<std::vector<int>> self_generated_calibration(const FloatModel& model
   for (std::uint64_t seed = 0; seed < 4; ++seed) {  // run 0 is greedy, runs 1-3 sample
     Sampler sampler(model.config.vocab_size, seed == 0 ? 0.0f : 1.0f, 0.0f,
                     std::max<std::uint64_t>(seed, 1));
-    std::vector<int> ids{kBosToken};
+    std::vector<int> ids{model.config.bos_token};
     for (int pos = 0; pos + 1 < n; ++pos) {
       fb.forward(ids.back(), pos);
       std::copy(fb.logits().begin(), fb.logits().end(), scratch.begin());
       const int next = sampler.sample(scratch);
-      if (next == kBosToken) {
+      if (next == model.config.bos_token && model.config.bos_ends_text) {
         break;
       }
       ids.push_back(next);
@@ -204,7 +205,300 @@ std::vector<std::vector<int>> self_generated_calibration(const FloatModel& model
   return docs;
 }
 
-QuantModel quantize(const FloatModel& model, const Calibration& calib_in) {
+namespace {
+
+/// Requantisation steps with the projection's bias folded in: bias b (real) becomes
+/// round(b / (s_in * s_w[o])) accumulator LSB. Throws naming `what` when it needs more than
+/// kRequantBiasBits bits.
+std::vector<Requant> with_bias(std::vector<Requant> rq, std::span<const float> b, double s_in,
+                               const std::vector<float>& s_w, const std::string& what) {
+  const double lim = std::ldexp(1.0, kRequantBiasBits - 1) - 1;
+  for (std::size_t o = 0; o < rq.size(); ++o) {
+    const double v = std::nearbyint(double(b[o]) / (s_in * double(s_w[o])));
+    if (!(std::fabs(v) <= lim)) {
+      throw std::runtime_error(fmt::format(
+          "quantize: {} bias of channel {}: expected |b / (s_in s_w)| < 2^{} accumulator LSB, "
+          "found {}", what, o, kRequantBiasBits - 1, v));
+    }
+    rq[o].bias = static_cast<std::int32_t>(v);
+  }
+  return rq;
+}
+
+std::int16_t to_i16(double v) {
+  return static_cast<std::int16_t>(std::clamp(std::nearbyint(v), -32768.0, 32767.0));
+}
+
+/// LayerNorm: gain g * sqrt(n) / s_out in Q.F (as RMSNorm), bias beta / s_out.
+QuantNorm quantize_layernorm(std::span<const float> g, std::span<const float> beta,
+                             double s_out, const std::string& name) {
+  QuantNorm qn = quantize_norm(g, s_out, name);
+  for (const float b : beta) {
+    qn.bias.push_back(to_i16(double(b) / s_out));
+  }
+  return qn;
+}
+
+/// BatchNorm y = a x + b per channel (a = g / sqrt(var + eps), b = beta - a mean), on the
+/// int16 residual (scale s_in) to int8 (scale s_out): gain[c] * 2^-k = a[c] s_in / s_out
+/// with the largest k that keeps every gain in int16, rq = 2^-k, bias = b / s_out.
+QuantNorm quantize_batchnorm(std::span<const float> a, std::span<const float> b, double s_in,
+                             double s_out, const std::string& name) {
+  double max_a = 0;
+  for (const float v : a) {
+    max_a = std::max(max_a, std::fabs(double(v)) * s_in / s_out);
+  }
+  int k = 0;
+  while (k < 30 && max_a * std::ldexp(1.0, k + 1) <= 32767.0) {
+    ++k;
+  }
+  if (max_a * std::ldexp(1.0, k) > 32767.0) {
+    throw std::runtime_error(fmt::format(
+        "quantize: {}: expected max |a| s_in / s_out <= 32767, found {}", name, max_a));
+  }
+  QuantNorm qn;
+  qn.rq = make_requant(std::ldexp(1.0, -k));
+  for (std::size_t c = 0; c < a.size(); ++c) {
+    qn.gain.push_back(to_i16(double(a[c]) * s_in / s_out * std::ldexp(1.0, k)));
+    qn.bias.push_back(to_i16(double(b[c]) / s_out));
+  }
+  return qn;
+}
+
+/// Per-channel affine form of a BatchNorm: a = g / sqrt(var + eps), b = beta - a * mean.
+void batchnorm_affine(const float* g, const float* beta, const float* mean, const float* var,
+                      std::size_t n, float eps, std::vector<float>& a, std::vector<float>& b) {
+  a.resize(n);
+  b.resize(n);
+  for (std::size_t c = 0; c < n; ++c) {
+    const double ac = double(g[c]) / std::sqrt(double(var[c]) + double(eps));
+    a[c] = float(ac);
+    b[c] = float(double(beta[c]) - ac * double(mean[c]));
+  }
+}
+
+QuantModel quantize_gpt(const FloatModel& model, const Calibration& calib_in,
+                        const QuantOptions& opts) {
+  const ModelConfig& c = model.config;
+  const std::size_t dim = std::size_t(c.dim), hidden = std::size_t(c.hidden_dim);
+  const std::size_t hs = c.head_size(), nh = std::size_t(c.n_heads);
+  const std::size_t seq = std::size_t(c.seq_len), vocab = std::size_t(c.vocab_size);
+  const bool bn = c.norm == NormKind::kBatch;
+  const bool folded = bn && opts.batchnorm == BatchNormMode::kFolded;
+  QuantModel q;
+  q.config = c;
+  q.source_sha256 = model.sha256;
+  q.calibration = calib_in.description;
+  q.batchnorm = bn ? opts.batchnorm : BatchNormMode::kUnfused;
+  FloatWeights w = model.weights;
+  Calibration calib = calib_in;
+  w.wcls = w.token_embedding;  // the classifier gets its own int8 copy (smoothed or folded)
+  std::vector<float> bcls(vocab, 0.0f);  // classifier bias: only a folded final BatchNorm has one
+
+  // Norm -> (a, b) per channel in real units for BatchNorm; LayerNorm keeps (g, beta).
+  struct NormRef {
+    float* g;
+    float* beta;
+    const float* mean;
+    const float* var;
+    Act out, in;
+    int layer;
+  };
+  auto norm_ref = [&](int l, bool ffn) {
+    const std::size_t off = l < 0 ? 0 : std::size_t(l) * dim;
+    if (l < 0) {
+      return NormRef{w.rms_final.data(), w.final_norm_bias.data(),
+                     bn ? w.final_norm_mean.data() : nullptr,
+                     bn ? w.final_norm_var.data() : nullptr, Act::kFinalNorm, Act::kFinalNormIn,
+                     -1};
+    }
+    if (ffn) {
+      return NormRef{w.rms_ffn.data() + off, w.ffn_norm_bias.data() + off,
+                     bn ? w.ffn_norm_mean.data() + off : nullptr,
+                     bn ? w.ffn_norm_var.data() + off : nullptr, Act::kFfnNorm, Act::kFfnNormIn,
+                     l};
+    }
+    return NormRef{w.rms_att.data() + off, w.att_norm_bias.data() + off,
+                   bn ? w.att_norm_mean.data() + off : nullptr,
+                   bn ? w.att_norm_var.data() + off : nullptr, Act::kAttnNorm, Act::kAttnNormIn,
+                   l};
+  };
+  // Matrices (rows, dim) and biases (rows) that read a norm's output.
+  struct Reader {
+    float* w;
+    float* b;
+    std::size_t rows;
+  };
+  auto readers = [&](int l, bool ffn) -> std::vector<Reader> {
+    if (l < 0) {
+      return {{w.wcls.data(), bcls.data(), vocab}};
+    }
+    const std::size_t ul = std::size_t(l);
+    if (ffn) {
+      return {{w.w1.data() + ul * hidden * dim, w.b1.data() + ul * hidden, hidden}};
+    }
+    return {{w.wq.data() + ul * dim * dim, w.bq.data() + ul * dim, dim},
+            {w.wk.data() + ul * dim * dim, w.bk.data() + ul * dim, dim},
+            {w.wv.data() + ul * dim * dim, w.bv.data() + ul * dim, dim}};
+  };
+  // folded: W' = W diag(a), b' = b + W b_norm (before W is scaled); unfused/LayerNorm:
+  // SmoothQuant on the norm output, folded into the gains/betas and the weight columns.
+  std::vector<std::pair<int, bool>> norms;
+  for (int l = 0; l < c.n_layers; ++l) {
+    norms.emplace_back(l, false);
+    norms.emplace_back(l, true);
+  }
+  norms.emplace_back(-1, false);
+  std::map<std::pair<int, bool>, std::pair<std::vector<float>, std::vector<float>>> affine;
+  for (const auto& [l, ffn] : norms) {
+    NormRef n = norm_ref(l, ffn);
+    std::vector<float> a(dim), b(dim);
+    if (bn) {
+      batchnorm_affine(n.g, n.beta, n.mean, n.var, dim, c.norm_eps, a, b);
+    } else {
+      std::copy_n(n.g, dim, a.begin());
+      std::copy_n(n.beta, dim, b.begin());
+    }
+    const auto rd = readers(l, ffn);
+    if (folded) {
+      for (const Reader& r : rd) {
+        for (std::size_t o = 0; o < r.rows; ++o) {
+          double acc = 0;
+          for (std::size_t j = 0; j < dim; ++j) {
+            acc += double(r.w[o * dim + j]) * double(b[j]);
+            r.w[o * dim + j] *= a[j];
+          }
+          r.b[o] = float(double(r.b[o]) + acc);
+        }
+      }
+    } else {
+      auto& absmax = calib.absmax[std::size_t(n.out)].at(std::size_t(l + 1));
+      std::vector<std::span<const float>> views;
+      for (const Reader& r : rd) {
+        views.emplace_back(r.w, r.rows * dim);
+      }
+      const std::vector<float> alpha = smoothing_factors(absmax, views, dim);
+      for (const Reader& r : rd) {
+        scale_columns({r.w, r.rows * dim}, alpha);
+      }
+      for (std::size_t j = 0; j < dim; ++j) {
+        a[j] /= alpha[j];
+        b[j] /= alpha[j];
+      }
+      scale_down(absmax, alpha);
+    }
+    affine[{l, ffn}] = {std::move(a), std::move(b)};
+  }
+
+  // Residual stream: int16 with one shared scale.
+  const double s_res = double(calib.global_max(Act::kResidual)) / 32767.0;
+  q.scales.residual = float(s_res);
+  const double eps = std::nearbyint(double(c.norm_eps) * double(dim) / (s_res * s_res));
+  if (eps >= std::ldexp(1.0, 40)) {
+    throw std::runtime_error(fmt::format(
+        "quantize: LayerNorm eps in residual LSB^2: expected < 2^40, found {}", eps));
+  }
+  q.norm_eps = static_cast<std::uint64_t>(eps);
+  const std::vector<float> s_emb = quantize_rows(w.token_embedding, vocab, dim, q.token_embedding);
+  q.embed_rq = channel_requant(1.0, s_emb, s_res);
+  const std::vector<float> s_pos = quantize_rows(w.pos_embedding, seq, dim, q.pos_embedding);
+  q.pos_rq = channel_requant(1.0, s_pos, s_res);
+
+  // The int8 input of the matmuls after a norm: its scale, and the norm's parameters.
+  auto make_norm = [&](int l, bool ffn, const std::string& name) {
+    const NormRef n = norm_ref(l, ffn);
+    const auto& [a, b] = affine.at({l, ffn});
+    QuantNorm qn;
+    double s_out = 0;
+    if (folded) {  // the residual itself, per tensor, becomes the int8 matmul input
+      s_out = double(calib.layer_max(n.in, l)) / 127.0;
+      qn.rq = make_requant(s_res / s_out);
+    } else {
+      s_out = double(calib.layer_max(n.out, l)) / 127.0;
+      qn = bn ? quantize_batchnorm(a, b, s_res, s_out, name)
+              : quantize_layernorm(a, b, s_out, name);
+    }
+    return std::pair{qn, s_out};
+  };
+
+  for (int l = 0; l < c.n_layers; ++l) {
+    const std::size_t ul = std::size_t(l);
+    QuantLayer L;
+    std::array<float, std::size_t(Act::kCount)> sc{};
+    for (std::size_t a = 0; a < sc.size(); ++a) {
+      sc[a] = float(double(calib.layer_max(Act(a), l)) / 127.0);
+    }
+    sc[std::size_t(Act::kResidual)] = float(s_res);
+    auto [an, s_an] = make_norm(l, false, fmt::format("layer {} attention {}", l,
+                                                       norm_name(c.norm)));
+    L.attn_norm = std::move(an);
+    sc[std::size_t(Act::kAttnNorm)] = float(s_an);
+    const double s_ao = sc[std::size_t(Act::kAttnOut)];
+    auto sq = quantize_rows({w.wq.data() + ul * dim * dim, dim * dim}, dim, dim, L.wq);
+    auto sk = quantize_rows({w.wk.data() + ul * dim * dim, dim * dim}, dim, dim, L.wk);
+    auto sv = quantize_rows({w.wv.data() + ul * dim * dim, dim * dim}, dim, dim, L.wv);
+    auto so = quantize_rows({w.wo.data() + ul * dim * dim, dim * dim}, dim, dim, L.wo);
+    auto head_scales = [&](Act act, double levels) {
+      std::vector<float> s(nh * hs);
+      for (std::size_t h = 0; h < nh; ++h) {
+        const double sh = double(calib.range_max(act, l, h * hs, hs)) / levels;
+        std::fill_n(s.begin() + std::ptrdiff_t(h * hs), hs, float(sh));
+      }
+      return s;
+    };
+    const double qk_levels = double((1 << (kQkBits - 1)) - 1);
+    sc[std::size_t(Act::kQ)] = float(double(calib.layer_max(Act::kQ, l)) / qk_levels);
+    sc[std::size_t(Act::kK)] = float(double(calib.layer_max(Act::kK, l)) / qk_levels);
+    const std::vector<float> hq = head_scales(Act::kQ, qk_levels);
+    const std::vector<float> hk = head_scales(Act::kK, qk_levels);
+    const std::vector<float> hv = head_scales(Act::kV, 127.0);
+    const std::string lname = fmt::format("layer {}", l);
+    L.rq_q = with_bias(channel_requant(s_an, sq, hq), {w.bq.data() + ul * dim, dim}, s_an, sq,
+                       lname + " query");
+    L.rq_k = with_bias(channel_requant(s_an, sk, hk), {w.bk.data() + ul * dim, dim}, s_an, sk,
+                       lname + " key");
+    L.rq_v = with_bias(channel_requant(s_an, sv, hv), {w.bv.data() + ul * dim, dim}, s_an, sv,
+                       lname + " value");
+    L.rq_o = with_bias(channel_requant(s_ao, so, s_res), {w.bo.data() + ul * dim, dim}, s_ao, so,
+                       lname + " attention output");
+    for (std::size_t h = 0; h < nh; ++h) {
+      const double sqh = hq[h * hs], skh = hk[h * hs], svh = hv[h * hs];
+      L.score_rq.push_back(make_requant(sqh * skh / std::sqrt(double(hs)) *
+                                        std::ldexp(1.0, kExpInFracBits)));
+      L.attn_out_rq.push_back(make_requant(svh / (double(kProbOne) * s_ao)));
+    }
+
+    auto [fn, s_fn] = make_norm(l, true, fmt::format("layer {} FFN {}", l, norm_name(c.norm)));
+    L.ffn_norm = std::move(fn);
+    sc[std::size_t(Act::kFfnNorm)] = float(s_fn);
+    const double s_up = sc[std::size_t(Act::kH1)], s_gelu = sc[std::size_t(Act::kHidden)];
+    auto s1 = quantize_rows({w.w1.data() + ul * hidden * dim, hidden * dim}, hidden, dim, L.w1);
+    auto s2 = quantize_rows({w.w2.data() + ul * dim * hidden, dim * hidden}, dim, hidden, L.w2);
+    L.rq_1 = with_bias(channel_requant(s_fn, s1, s_up), {w.b1.data() + ul * hidden, hidden},
+                       s_fn, s1, lname + " FFN up");
+    L.rq_2 = with_bias(channel_requant(s_gelu, s2, s_res), {w.b2.data() + ul * dim, dim}, s_gelu,
+                       s2, lname + " FFN down");
+    L.gelu_in_rq = make_requant(s_up * std::ldexp(1.0, kExpInFracBits));
+    L.gelu_out_rq = make_requant(s_up / (std::ldexp(1.0, kGeluPhiFracBits) * s_gelu));
+    q.layers.push_back(std::move(L));
+    q.scales.layer.push_back(sc);
+  }
+  auto [fin, s_fin] = make_norm(-1, false, fmt::format("final {}", norm_name(c.norm)));
+  q.final_norm = std::move(fin);
+  q.scales.final_norm = float(s_fin);
+  const double s_logit = std::ldexp(1.0, -kLogitFracBits);
+  const auto s_cls = quantize_rows(w.wcls, vocab, dim, q.wcls);
+  q.rq_cls = with_bias(channel_requant(s_fin, s_cls, s_logit), bcls, s_fin, s_cls, "classifier");
+  return q;
+}
+
+}  // namespace
+
+QuantModel quantize(const FloatModel& model, const Calibration& calib_in,
+                    const QuantOptions& opts) {
+  if (model.config.arch == Arch::kGpt) {
+    return quantize_gpt(model, calib_in, opts);
+  }
   const ModelConfig& c = model.config;
   const std::size_t dim = std::size_t(c.dim);
   const std::size_t hidden = std::size_t(c.hidden_dim);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -11,6 +12,11 @@
 #include "passim/quant_model.hpp"
 
 namespace passim {
+
+/// The int8 input of the matmuls after a GPT norm: `layernorm_i8`, `batchnorm_i8`, or for a
+/// folded BatchNorm the per-tensor step requantize(x, n.rq, 8). x: (dim) int16, out: (dim).
+void gpt_norm_i8(const QuantModel& m, const QuantNorm& n, std::span<const std::int16_t> x,
+                 std::span<std::int8_t> out);
 
 /// Integer-only forward pass of a `QuantModel` (docs/numerics.md): int8 weights, int8 matmul
 /// inputs, 12-bit queries/keys, int16 residual stream and FFN gate/up, int32 accumulators,
@@ -36,10 +42,15 @@ class CpuBackend final : public Backend {
   [[nodiscard]] std::span<const std::int16_t> attention_row(int layer, int h) const;
   /// Keep every layer's attention probabilities of the last forward (tests).
   void capture_attention(bool on) noexcept { capture_ = on; }
+  /// Called with the int16 residual stream (dim) after the embedding (layer -1) and after
+  /// every layer (0 .. n_layers - 1), at each forward; empty to switch off.
+  using ResidualObserver = std::function<void(int layer, std::span<const std::int16_t> x)>;
+  void set_residual_observer(ResidualObserver obs) { residual_observer_ = std::move(obs); }
 
  private:
   void attention_block(std::size_t l, std::size_t pos);
   void ffn_block(std::size_t l);
+  void forward_gpt(int token, std::size_t pos);
 
   const QuantModel& model_;
   kernels::SoftmaxOptions softmax_;
@@ -59,6 +70,7 @@ class CpuBackend final : public Backend {
   std::vector<float> logits_f32_;
   bool capture_ = false;
   int last_pos_ = 0;
+  ResidualObserver residual_observer_;
 };
 
 }  // namespace passim

@@ -42,10 +42,24 @@ struct Calibration {
 [[nodiscard]] std::vector<std::vector<int>> self_generated_calibration(const FloatModel& model,
                                                                        int positions);
 
-/// Integer RMSNorm parameters (see kernels::rmsnorm_i8).
+/// Integer normalisation parameters: RMSNorm (kernels::rmsnorm_i8: gain, frac_bits),
+/// LayerNorm (kernels::layernorm_i8: gain, frac_bits, bias), BatchNorm (kernels::batchnorm_i8:
+/// gain, bias, rq), or a BatchNorm folded into the next matmul (only rq: the int16 -> int8
+/// step of the residual, requantize(x, rq, 8), that the DMA applies on its way to DRAM).
 struct QuantNorm {
-  std::vector<std::int16_t> gain;  ///< (dim) Q.frac_bits
+  std::vector<std::int16_t> gain;  ///< (dim) Q.frac_bits (BatchNorm: scaled by rq)
   std::int32_t frac_bits = 0;
+  std::vector<std::int16_t> bias;  ///< (dim) beta in output LSB (LayerNorm, BatchNorm)
+  Requant rq;                      ///< BatchNorm step; folded BatchNorm: residual -> int8
+};
+
+/// How a BatchNorm model is lowered: a one-pass affine op before each matmul, or folded into
+/// the weights and biases of the matmuls that read it (no pass at all).
+enum class BatchNormMode : std::uint8_t { kUnfused = 0, kFolded = 1 };
+
+/// Quantiser choices.
+struct QuantOptions {
+  BatchNormMode batchnorm = BatchNormMode::kUnfused;  ///< ignored unless the norm is BatchNorm
 };
 
 /// One quantised Transformer layer. Weights are int8 (out, in) row-major with symmetric
@@ -66,6 +80,10 @@ struct QuantLayer {
   Requant silu_in_rq;                        ///< int16 gate -> Q.10
   Requant silu_out_rq;                       ///< gate * sigmoid (Q0.15) -> int16
   std::vector<Requant> mul_rq;               ///< (hidden) silu * up -> int8 (input of w2)
+  // GPT blocks: w1 is the up projection (rq_1 -> int8 with its bias), w3/rq_3/mul_rq empty;
+  // every rq_* carries the projection's bias (Requant::bias, accumulator LSB).
+  Requant gelu_in_rq;                        ///< int8 up -> Q.10 (kernels::gelu_i8)
+  Requant gelu_out_rq;                       ///< up * Phi (Q0.16) -> int8 (input of w2)
 };
 
 /// Activation scales (real units per LSB), kept for reports and accuracy tools only; the
@@ -88,8 +106,12 @@ struct QuantModel {
   QuantNorm final_norm;
   std::vector<std::int8_t> wcls;               ///< (vocab, dim); empty: use the embedding
   std::vector<Requant> rq_cls;                 ///< (vocab) -> int32 logits, Q.16
-  std::vector<std::int16_t> rope_cos, rope_sin;  ///< (seq_len, head_size / 2) Q1.14
+  std::vector<std::int16_t> rope_cos, rope_sin;  ///< (seq_len, head_size / 2) Q1.14; GPT: empty
+  std::vector<std::int8_t> pos_embedding;      ///< GPT: (seq_len, dim) per-row scales
+  std::vector<Requant> pos_rq;                 ///< GPT: (seq_len) row -> int16 residual
+  BatchNormMode batchnorm = BatchNormMode::kUnfused;  ///< BatchNorm models: how it was lowered
   QuantScales scales;
+  std::vector<std::string> char_vocab;         ///< character-level tokenizer pieces, or empty
   std::string source_sha256;                   ///< of the float checkpoint it came from
   std::string calibration;                     ///< what calibration ran, for the model card
 
@@ -100,9 +122,12 @@ struct QuantModel {
 
 /// Quantises a float model with the given calibration (docs/numerics.md, "Quantisation").
 /// Throws std::runtime_error if a scale cannot be represented.
-[[nodiscard]] QuantModel quantize(const FloatModel& model, const Calibration& calib);
+[[nodiscard]] QuantModel quantize(const FloatModel& model, const Calibration& calib,
+                                  const QuantOptions& opts = {});
 
-inline constexpr std::uint32_t kPsmVersion = 1;
+/// Version 2 adds GPT blocks (arch, norm kind, biases, positions, GELU, BatchNorm mode) and
+/// the requantisation bias; version 1 files (llama) still load.
+inline constexpr std::uint32_t kPsmVersion = 2;
 
 /// Writes the project format: magic "PASSIMQ\0", version, config, named typed tensors, and
 /// a SHA-256 of everything before it. Returns the bytes (see save_psm for files).
