@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app.hpp"
+#include "default_model.hpp"
 #include "op_records.hpp"
 #include "passim/quant_model.hpp"
 #include "passim/tokenizer.hpp"
@@ -214,10 +215,18 @@ TEST(CliRun, UnknownBackendIsUsageError) {
   EXPECT_TRUE(contains_all(r.err, {"backend", "gpu"}));
 }
 
-TEST(CliRun, MissingModelOptionIsUsageError) {
-  const auto r = run_cli({"run", "--backend", "float", "--prompt", "Once upon a time"});
-  EXPECT_EQ(r.code, 2);
-  EXPECT_TRUE(contains_all(r.err, {"--model"}));
+// Without --model, run uses the built-in LayerNorm character GPT (no file on disk needed);
+// a build without it says that --model is required.
+TEST(CliRun, WithoutModelRunsTheBuiltInModel) {
+  const auto r = run_cli({"run", "--backend", "float", "--prompt", "ROMEO:", "--steps", "40"});
+  if (passim::app::default_model_bytes().empty()) {
+    EXPECT_EQ(r.code, 1);
+    EXPECT_TRUE(contains_all(r.err, {"--model", "default model"}));
+    return;
+  }
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("ROMEO:", 0), 0u) << r.out;
+  EXPECT_GT(r.out.size(), 30u) << r.out;
 }
 
 TEST(CliRun, NoSubcommandIsUsageError) {

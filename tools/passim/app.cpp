@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // `passim run | quantize | perplexity`: argument parsing (CLI11), model loading, reports (JSON).
 #include "app.hpp"
+#include "default_model.hpp"
 
 #include <algorithm>
 #include <array>
@@ -46,11 +47,17 @@ inline constexpr int kDefaultCalibPositions = 128;
 
 /// Options shared by the subcommands that load a model.
 struct ModelOptions {
-  std::string model;
+  std::string model;  ///< empty: the built-in model
   std::string tokenizer;
   std::string calib_text;
   std::string backend = "cpu";
+  std::string batchnorm = "unfused";  ///< BatchNorm models: unfused | folded
 };
+
+/// The model's name in messages: its path, or the built-in model's name.
+std::string model_name(const ModelOptions& o) {
+  return o.model.empty() ? std::string(kDefaultModelName) : o.model;
+}
 
 /// A loaded model: the float checkpoint and/or the quantised model, plus the tokenizer.
 struct Loaded {
@@ -126,13 +133,22 @@ Calibration run_calibration(const FloatModel& fm, const Tokenizer& tok, const st
 
 Loaded load(const ModelOptions& o, bool need_float, bool need_quant, std::ostream& err) {
   Loaded L;
-  if (o.model.empty()) {
+  const auto builtin = default_model_bytes();
+  if (o.model.empty() && builtin.empty()) {
     throw std::runtime_error(
-        "--model: required (a llama2.c .bin, a GGUF file or a passim .psm file)");
+        "--model: required (this passim was built without its default model; give a llama2.c "
+        ".bin, a GGUF file or a passim .psm file)");
+  }
+  if (o.model.empty() && !o.tokenizer.empty()) {
+    throw std::runtime_error("--tokenizer: the built-in model has its own; give --model too");
   }
   // The format is told by the file's first bytes, never by its name.
-  if (is_gguf_file(o.model)) {
-    const GgufFile file = GgufFile::read(o.model);
+  if (o.model.empty() || is_gguf_file(o.model)) {
+    const GgufFile file =
+        o.model.empty()
+            ? GgufFile::parse(std::vector<std::uint8_t>(builtin.begin(), builtin.end()),
+                              kDefaultModelName)
+            : GgufFile::read(o.model);
     L.float_model = float_model_from_gguf(file);
     L.config = L.float_model->config;
     L.model_sha256 = L.float_model->sha256;
@@ -153,6 +169,9 @@ Loaded load(const ModelOptions& o, bool need_float, bool need_quant, std::ostrea
     L.quant_model = load_psm(o.model);
     L.config = L.quant_model->config;
     L.model_sha256 = sha256_hex(read_file(o.model, std::uint64_t{1} << 34));
+    if (!L.quant_model->char_vocab.empty() && o.tokenizer.empty()) {
+      L.tokenizer = Tokenizer::char_level(L.quant_model->char_vocab, L.config.bos_token, o.model);
+    }
   } else {
     L.float_model = load_llama2c(o.model);
     L.config = L.float_model->config;
@@ -164,14 +183,38 @@ Loaded load(const ModelOptions& o, bool need_float, bool need_quant, std::ostrea
   if (!need_quant && !o.calib_text.empty()) {
     throw std::runtime_error("--calib-text: only used when quantising (backend cpu)");
   }
+  if (o.batchnorm != "unfused" && o.batchnorm != "folded") {
+    throw std::runtime_error(
+        fmt::format("--batchnorm: expected unfused or folded, found {}", o.batchnorm));
+  }
+  const bool folded = o.batchnorm == "folded";
+  if (folded && L.config.norm != NormKind::kBatch) {
+    throw std::runtime_error(fmt::format("--batchnorm folded: {} has no BatchNorm (its norm is {})",
+                                         model_name(o), norm_name(L.config.norm)));
+  }
+  if (L.quant_model && L.config.norm == NormKind::kBatch &&
+      folded != (L.quant_model->batchnorm == BatchNormMode::kFolded)) {
+    throw std::runtime_error(fmt::format(
+        "--batchnorm {}: {} was quantised with BatchNorm {}; quantise the float model again "
+        "with --batchnorm {}", o.batchnorm, o.model,
+        L.quant_model->batchnorm == BatchNormMode::kFolded ? "folded" : "unfused", o.batchnorm));
+  }
   if (need_quant && !L.quant_model) {
-    fmt::print(err, "quantising {} in memory\n", o.model);
+    fmt::print(err, "quantising {} in memory\n", model_name(o));
+    QuantOptions qo;
+    qo.batchnorm = folded ? BatchNormMode::kFolded : BatchNormMode::kUnfused;
     try {
       L.quant_model = quantize(*L.float_model, run_calibration(*L.float_model, *L.tokenizer,
-                                                               o.calib_text, err));
+                                                               o.calib_text, err), qo);
     } catch (const std::exception& e) {
       // Weights or activations outside what int8 with int32 requantisation can represent.
-      throw std::runtime_error(fmt::format("{}: cannot quantise this model: {}", o.model, e.what()));
+      throw std::runtime_error(
+          fmt::format("{}: cannot quantise this model: {}", model_name(o), e.what()));
+    }
+    if (L.tokenizer->is_char_level()) {
+      for (int i = 0; i < L.tokenizer->vocab_size(); ++i) {
+        L.quant_model->char_vocab.push_back(L.tokenizer->piece(i));
+      }
     }
   }
   return L;
@@ -186,9 +229,16 @@ std::unique_ptr<Backend> make_backend(const std::string& name, const Loaded& L,
 }
 
 json config_json(const ModelConfig& c) {
-  return {{"dim", c.dim},           {"hidden_dim", c.hidden_dim}, {"n_layers", c.n_layers},
-          {"n_heads", c.n_heads},   {"n_kv_heads", c.n_kv_heads}, {"vocab_size", c.vocab_size},
-          {"seq_len", c.seq_len},   {"shared_classifier", c.shared_classifier}};
+  return {{"arch", arch_name(c.arch)},
+          {"norm", norm_name(c.norm)},
+          {"dim", c.dim},
+          {"hidden_dim", c.hidden_dim},
+          {"n_layers", c.n_layers},
+          {"n_heads", c.n_heads},
+          {"n_kv_heads", c.n_kv_heads},
+          {"vocab_size", c.vocab_size},
+          {"seq_len", c.seq_len},
+          {"shared_classifier", c.shared_classifier}};
 }
 
 /// A file the command reads, named for error messages ("input model", "tokenizer", ...).
@@ -239,14 +289,18 @@ void write_json(const std::string& path, const json& j) {
 
 void add_model_options(CLI::App* cmd, ModelOptions& o) {
   cmd->add_option("--model,-m", o.model,
-                  "llama2.c checkpoint (.bin), llama GGUF file (F32/F16) or passim model (.psm)")
-      ->required();
+                  "llama2.c checkpoint (.bin), GGUF file (llama or passim-gpt, F32/F16) or "
+                  "passim model (.psm) (default: the built-in LayerNorm character GPT)");
   cmd->add_option("--tokenizer,-z", o.tokenizer,
                   "llama2.c tokenizer, or a GGUF file to take the tokenizer from (default: a "
                   "GGUF model's own, else tokenizer.bin or tok512.bin next to the model)");
   cmd->add_option("--calib-text", o.calib_text,
                   "text for activation calibration when quantising a .bin or GGUF model "
                   "(default: the model's own generated text)");
+  cmd->add_option("--batchnorm", o.batchnorm,
+                  "BatchNorm models: unfused (a one-pass affine op) or folded into the next "
+                  "matmul's weights and bias (no pass)")
+      ->check(CLI::IsMember({"unfused", "folded"}));
 }
 
 // ---- run ------------------------------------------------------------------------------------
@@ -479,7 +533,7 @@ int cmd_run(const RunOptions& o, std::ostream& out, std::ostream& err, const Rtl
     if (!is_float) {
       throw;
     }
-    throw std::runtime_error(fmt::format("{}: {}", o.model.model, e.what()));  // overflow
+    throw std::runtime_error(fmt::format("{}: {}", model_name(o.model), e.what()));  // overflow
   }
   fmt::print(err, "backend {}: {} positions in {:.3f} s, achieved tok/s: {:.1f}\n",
              backend->name(), r.steps, r.seconds, r.tokens_per_second);
@@ -491,7 +545,7 @@ int cmd_run(const RunOptions& o, std::ostream& out, std::ostream& err, const Rtl
     json j;
     j["format_version"] = kReportVersion;
     j["tool"] = "passim run";
-    j["model"] = {{"path", o.model.model}, {"sha256", L.model_sha256},
+    j["model"] = {{"path", model_name(o.model)}, {"sha256", L.model_sha256},
                   {"config", config_json(L.config)}};
     if (L.quant_model) {
       j["model"]["calibration"] = L.quant_model->calibration;
@@ -547,30 +601,70 @@ int cmd_quantize(const ModelOptions& o, const std::string& out_path, std::ostrea
 
 // ---- perplexity -----------------------------------------------------------------------------
 
-int cmd_perplexity(const ModelOptions& o, const std::string& text, const std::string& report,
+/// The text a perplexity-style command evaluates.
+struct TextOptions {
+  std::string path;
+  std::string split = "all";    ///< character models: train | val | all
+  std::size_t max_windows = 0;  ///< character models: at most this many windows (0 = all)
+};
+
+void add_text_options(CLI::App* cmd, TextOptions& t) {
+  cmd->add_option("--text", t.path,
+                  "text file; llama models: documents split on <|endoftext|>; character "
+                  "models: one stream cut into seq_len windows")
+      ->required();
+  cmd->add_option("--split", t.split,
+                  "character models: train (first 90 % of the characters), val (last 10 %) "
+                  "or all")
+      ->check(CLI::IsMember({"train", "val", "all"}))
+      ->capture_default_str();
+  cmd->add_option("--max-windows", t.max_windows,
+                  "character models: evaluate at most this many windows (0 = all)")
+      ->capture_default_str();
+}
+
+/// Perplexity of the text: documents (llama) or seq_len windows of the split (characters).
+PerplexityResult evaluate_text(Backend& backend, const Tokenizer& tok, const TextOptions& t) {
+  if (!tok.is_char_level()) {
+    if (t.split != "all" || t.max_windows != 0) {
+      throw std::runtime_error("--split/--max-windows: only for character-level models");
+    }
+    return perplexity(backend, tok, read_documents(t.path));
+  }
+  const auto bytes = read_file(t.path, std::uint64_t{1} << 30);
+  const std::string text = text_split({reinterpret_cast<const char*>(bytes.data()), bytes.size()},
+                                      t.split);
+  return perplexity_windows(backend, tok.encode(text, false, false), t.max_windows);
+}
+
+int cmd_perplexity(const ModelOptions& o, const TextOptions& t, const std::string& report,
                    std::ostream& out, std::ostream& err) {
+  const std::string& text = t.path;
   check_output_path(report, "--report",
                     {{"input model", o.model},
                      {"tokenizer", o.tokenizer},
                      {"text", text},
                      {"calibration text", o.calib_text}});
-  const auto docs = read_documents(text);
   const bool is_float = o.backend == "float";
   Loaded L = load(o, is_float, !is_float, err);
   auto backend = make_backend(o.backend, L);
   const auto t0 = std::chrono::steady_clock::now();
   PerplexityResult r;
   try {
-    r = perplexity(*backend, *L.tokenizer, docs);
+    r = evaluate_text(*backend, *L.tokenizer, t);
   } catch (const std::runtime_error& e) {
-    throw std::runtime_error(fmt::format("{} (model {}): {}", text, o.model, e.what()));
+    throw std::runtime_error(fmt::format("{} (model {}): {}", text, model_name(o), e.what()));
   }
   const double secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   json j;
   j["format_version"] = kReportVersion;
   j["tool"] = "passim perplexity";
-  j["model"] = {{"path", o.model}, {"sha256", L.model_sha256}};
+  j["model"] = {{"path", model_name(o)}, {"sha256", L.model_sha256}};
+  if (L.tokenizer->is_char_level()) {
+    j["split"] = t.split;
+    j["windows"] = r.documents.size();
+  }
   j["backend"] = std::string(backend->name());
   j["text"] = text;
   for (std::size_t d = 0; d < r.documents.size(); ++d) {
@@ -585,6 +679,173 @@ int cmd_perplexity(const ModelOptions& o, const std::string& text, const std::st
   fmt::print(out, "perplexity {:.6f} (mean NLL {:.6f} over {} predicted tokens, backend {})\n",
              r.perplexity(), r.mean_nll(), r.predicted, backend->name());
   if (!report.empty()) {
+    write_json(report, j);
+  }
+  return 0;
+}
+
+// ---- accuracy -------------------------------------------------------------------------------
+
+/// Int vs float error of one tensor, accumulated over positions.
+struct ErrorStats {
+  double max_abs_lsb = 0;  ///< max |int - float / scale|, in the int tensor's LSB
+  double dot = 0, nf = 0, ni = 0;  ///< for the cosine similarity of the concatenation
+  long values = 0, saturated = 0, zeros = 0;
+
+  void add(std::span<const float> f, std::span<const std::int16_t> q, double scale) {
+    for (std::size_t i = 0; i < f.size(); ++i) {
+      const double fi = f[i], qi = double(q[i]) * scale;
+      max_abs_lsb = std::max(max_abs_lsb, std::fabs(double(q[i]) - fi / scale));
+      dot += fi * qi;
+      nf += fi * fi;
+      ni += qi * qi;
+      saturated += (q[i] == 32767 || q[i] == -32768) ? 1 : 0;
+      zeros += q[i] == 0 ? 1 : 0;
+      ++values;
+    }
+  }
+  [[nodiscard]] double cosine() const {
+    return nf > 0 && ni > 0 ? dot / std::sqrt(nf * ni) : (nf == ni ? 1.0 : 0.0);
+  }
+  [[nodiscard]] double saturated_share() const { return values ? double(saturated) / double(values) : 0; }
+  [[nodiscard]] double zero_share() const { return values ? double(zeros) / double(values) : 0; }
+};
+
+/// Shares above which a layer's int output is reported as mostly saturated or collapsed.
+constexpr double kSaturatedWarn = 0.5;
+constexpr double kCollapsedWarn = 0.5;
+constexpr double kCosineWarn = 0.9;
+
+/// Keeps the last float residual (dim) of each layer seen in the current forward.
+class LastResidual final : public ActivationObserver {
+ public:
+  explicit LastResidual(std::size_t layers) : last_(layers + 1) {}
+  void observe(Act act, int layer, std::span<const float> v) override {
+    if (act == Act::kResidual) {
+      last_[std::size_t(layer + 1)].assign(v.begin(), v.end());
+    }
+  }
+  [[nodiscard]] std::span<const float> at(int layer) const { return last_[std::size_t(layer + 1)]; }
+
+ private:
+  std::vector<std::vector<float>> last_;
+};
+
+int cmd_accuracy(const ModelOptions& o, const TextOptions& t, const std::string& report,
+                 std::ostream& out, std::ostream& err) {
+  check_output_path(report, "--report",
+                    {{"input model", o.model},
+                     {"tokenizer", o.tokenizer},
+                     {"text", t.path},
+                     {"calibration text", o.calib_text}});
+  if (!o.model.empty() && is_psm_file(o.model)) {
+    throw std::runtime_error(fmt::format(
+        "{}: accuracy compares int8 with float and needs the float model (llama2.c .bin or "
+        "GGUF), found a quantised .psm model", o.model));
+  }
+  Loaded L = load(o, true, true, err);
+  const ModelConfig& c = L.config;
+  const double s_res = L.quant_model->scales.residual;
+  FloatBackend fb(*L.float_model);
+  CpuBackend qb(*L.quant_model);
+  LastResidual fres(std::size_t(c.n_layers));
+  fb.set_observer(&fres);
+  std::vector<ErrorStats> layers(std::size_t(c.n_layers) + 1);
+  ErrorStats logits;
+  qb.set_residual_observer([&](int layer, std::span<const std::int16_t> x) {
+    layers[std::size_t(layer + 1)].add(fres.at(layer), x, s_res);
+  });
+  // The float forward runs first at each position, so its residuals are ready when the int
+  // forward reports its own; perplexity of both on the same windows/documents.
+  struct Pair final : Backend {
+    FloatBackend& f;
+    CpuBackend& q;
+    ErrorStats& lg;
+    Pair(FloatBackend& f_, CpuBackend& q_, ErrorStats& lg_) : f(f_), q(q_), lg(lg_) {}
+    [[nodiscard]] std::string_view name() const noexcept override { return "float+cpu"; }
+    [[nodiscard]] const ModelConfig& config() const noexcept override { return q.config(); }
+    void forward(int token, int pos) override {
+      f.forward(token, pos);
+      q.forward(token, pos);
+      const auto fl = f.logits();
+      const auto ql = q.logits_i32();
+      for (std::size_t i = 0; i < fl.size(); ++i) {
+        const double fi = fl[i], qi = std::ldexp(double(ql[i]), -kLogitFracBits);
+        lg.max_abs_lsb = std::max(lg.max_abs_lsb, std::fabs(qi - fi) * std::ldexp(1.0, kLogitFracBits));
+        lg.dot += fi * qi;
+        lg.nf += fi * fi;
+        lg.ni += qi * qi;
+        ++lg.values;
+      }
+    }
+    [[nodiscard]] std::span<const float> logits() const noexcept override { return q.logits(); }
+    void reset() override {
+      f.reset();
+      q.reset();
+    }
+  };
+  Pair pair(fb, qb, logits);
+  const auto t0 = std::chrono::steady_clock::now();
+  PerplexityResult r_int;
+  try {
+    r_int = evaluate_text(pair, *L.tokenizer, t);
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(fmt::format("{} (model {}): {}", t.path, model_name(o), e.what()));
+  }
+  // Second pass for the float perplexity (the paired pass above kept only the int logits).
+  PerplexityResult rf = evaluate_text(fb, *L.tokenizer, t);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  fmt::print(out, "accuracy of {} ({} {}, {} layers), int8 (cpu) vs float, {} positions\n",
+             model_name(o), arch_name(c.arch), norm_name(c.norm), c.n_layers, r_int.predicted);
+  fmt::print(out, "{:<26} {:>14} {:>10} {:>11} {:>9}\n", "layer", "max |err| LSB", "cosine",
+             "saturated", "zeros");
+  json jl = json::array();
+  std::vector<std::string> warnings;
+  for (std::size_t l = 0; l < layers.size(); ++l) {
+    const ErrorStats& e = layers[l];
+    const std::string label =
+        l == 0 ? "0 input quantisation" : fmt::format("{} block {} output", l, l - 1);
+    fmt::print(out, "{:<26} {:>14.1f} {:>10.6f} {:>10.2f}% {:>8.2f}%\n", label, e.max_abs_lsb,
+               e.cosine(), 100 * e.saturated_share(), 100 * e.zero_share());
+    jl.push_back({{"layer", l}, {"name", label}, {"tensor", "residual int16"},
+                  {"max_abs_err_lsb", e.max_abs_lsb}, {"cosine", e.cosine()},
+                  {"saturated_share", e.saturated_share()}, {"zero_share", e.zero_share()}});
+    if (e.saturated_share() > kSaturatedWarn) {
+      warnings.push_back(fmt::format("layer {} ({}): {:.1f}% of its int16 outputs are saturated",
+                                     l, label, 100 * e.saturated_share()));
+    }
+    if (e.zero_share() > kCollapsedWarn || e.cosine() < kCosineWarn) {
+      warnings.push_back(fmt::format(
+          "layer {} ({}): collapsed ({:.1f}% zeros, cosine {:.3f} with float)", l, label,
+          100 * e.zero_share(), e.cosine()));
+    }
+  }
+  fmt::print(out, "{:<26} {:>14.1f} {:>10.6f}\n", "logits (Q.16)", logits.max_abs_lsb,
+             logits.cosine());
+  const double ppl_f = rf.perplexity(), ppl_i = r_int.perplexity();
+  fmt::print(out, "perplexity: float {:.4f}, int8 {:.4f} ({:+.2f}%)\n", ppl_f, ppl_i,
+             100 * (ppl_i / ppl_f - 1));
+  for (const auto& w : warnings) {
+    fmt::print(err, "warning: {}\n", w);
+  }
+  if (!report.empty()) {
+    json j;
+    j["format_version"] = kReportVersion;
+    j["tool"] = "passim accuracy";
+    j["model"] = {{"path", model_name(o)}, {"sha256", L.model_sha256},
+                  {"config", config_json(c)}, {"calibration", L.quant_model->calibration}};
+    if (c.norm == NormKind::kBatch) {
+      j["model"]["batchnorm"] = o.batchnorm;
+    }
+    j["text"] = {{"path", t.path}, {"split", t.split}, {"positions", r_int.predicted}};
+    j["layers"] = jl;
+    j["logits"] = {{"max_abs_err_lsb", logits.max_abs_lsb}, {"cosine", logits.cosine()},
+                   {"lsb", "2^-16"}};
+    j["perplexity"] = {{"float", ppl_f}, {"int8", ppl_i},
+                       {"float_mean_nll", rf.mean_nll()}, {"int8_mean_nll", r_int.mean_nll()}};
+    j["warnings"] = warnings;
+    j["seconds"] = secs;
     write_json(report, j);
   }
   return 0;
@@ -670,15 +931,24 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   quant_cmd->add_option("--out,-o", quant_out, "output .psm file")->required();
 
   ModelOptions ppl;
-  std::string ppl_text, ppl_report;
+  TextOptions ppl_text;
+  std::string ppl_report;
   CLI::App* ppl_cmd = app.add_subcommand("perplexity", "perplexity of a text");
   add_model_options(ppl_cmd, ppl);
-  ppl_cmd->add_option("--text", ppl_text, "text file; documents split on <|endoftext|>")
-      ->required();
+  add_text_options(ppl_cmd, ppl_text);
   ppl_cmd->add_option("--backend,-b", ppl.backend, "float | cpu")
       ->check(CLI::IsMember({"float", "cpu"}))
       ->capture_default_str();
   ppl_cmd->add_option("--report", ppl_report, "write a JSON report here");
+
+  ModelOptions acc;
+  TextOptions acc_text;
+  std::string acc_report;
+  CLI::App* acc_cmd = app.add_subcommand(
+      "accuracy", "int8 vs float: per-layer error, perplexity, saturation warnings");
+  add_model_options(acc_cmd, acc);
+  add_text_options(acc_cmd, acc_text);
+  acc_cmd->add_option("--report", acc_report, "write a JSON report here");
 
   std::vector<std::string> rev(args.rbegin(), args.rend() - 1);  // CLI11 wants reversed argv
   try {
@@ -699,6 +969,9 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     }
     if (*ppl_cmd) {
       return cmd_perplexity(ppl, ppl_text, ppl_report, out, err);
+    }
+    if (*acc_cmd) {
+      return cmd_accuracy(acc, acc_text, acc_report, out, err);
     }
   } catch (const std::exception& e) {
     fmt::print(err, "passim: error: {}\n", e.what());
