@@ -193,6 +193,27 @@ def check_config(spec: dict, cfg: dict, errors: list[str]) -> None:
         errors.append(f"{where}.depths.{name}: no such memory")
 
 
+# Parameter-entry fields of a Requant step and the width each must have.
+PARAM_FIELD_WIDTHS = {"rq_mult": "requant_mult_width", "rq_shift": "requant_shift_width",
+                      "rq_bias": "requant_bias_bits"}
+
+
+def check_param_format(spec: dict, errors: list[str]) -> None:
+    """The 64-bit parameter entry: fields fit and do not overlap, and the Requant fields are
+    as wide as the widths section says (rq_bias as wide as the runtime's kRequantBiasBits)."""
+    check_fields(spec["param_format"], 64, 64, "param_format", errors)
+    fields = {f["name"]: f for f in spec["param_format"]}
+    widths = {w["name"]: w["value"] for w in spec["widths"]}
+    for name, width_name in PARAM_FIELD_WIDTHS.items():
+        if name not in fields:
+            errors.append(f"param_format.{name}: missing")
+        elif width_name not in widths:
+            errors.append(f"widths.{width_name}: missing (the width of param_format.{name})")
+        elif fields[name]["width"] != widths[width_name]:
+            errors.append(f"param_format.{name}: {fields[name]['width']} bits but "
+                          f"widths.{width_name} is {widths[width_name]}")
+
+
 def check_instruction(spec: dict, errors: list[str]) -> None:
     """Opcodes unique; every opcode's fields plus the header fit the instruction."""
     ins = spec["instruction"]
@@ -293,7 +314,7 @@ def validate(spec: dict, runtime_dir: Path) -> None:
         check_names(spec["configs"], "configs", errors)
         for cfg in spec["configs"]:
             check_config(spec, cfg, errors)
-        check_fields(spec["param_format"], 64, 64, "param_format", errors)
+        check_param_format(spec, errors)
         check_instruction(spec, errors)
         check_names(spec["errors"], "errors", errors)
         check_unique_values(spec["errors"], "value", 8, "errors", errors)
@@ -991,6 +1012,10 @@ def mut_register(s: dict) -> None:
     find(s["registers"]["list"], "cnt_lo")["offset"] = 24
 
 
+def mut_param_bias(s: dict) -> None:
+    find(s["param_format"], "rq_bias")["width"] = 25
+
+
 # (name, mutation, substring the validation error must contain)
 SELFTEST_INVALID = [
     ("duplicate opcode", mut_duplicate_opcode, "opcodes.add.value: 48 is already used"),
@@ -1000,6 +1025,8 @@ SELFTEST_INVALID = [
     ("depth not a power of two", mut_depth, "configs.small.depths.vector: 3000"),
     ("drift from the runtime", mut_qk_bits, "widths.qk_bits: spec says 13 but"),
     ("register offset reused", mut_register, "registers.cnt_lo.offset: 24 is already used"),
+    ("param bias narrower than the runtime's", mut_param_bias,
+     "param_format.rq_bias: 25 bits but widths.requant_bias_bits is 26"),
 ]
 
 

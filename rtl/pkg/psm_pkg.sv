@@ -4,7 +4,7 @@
 // Use as psm_pkg::NAME (no `import`: Yosys 0.23 rejects it).
 package psm_pkg;
   // read back by the VERSION register
-  localparam int SPEC_VERSION = 2;
+  localparam int SPEC_VERSION = 3;
 
   ////////////
   // Widths //
@@ -37,6 +37,8 @@ package psm_pkg;
   localparam int REQUANT_MULT_WIDTH = 32;
   // requantisation right-shift field (value in [0, 63])
   localparam int REQUANT_SHIFT_WIDTH = 6;
+  // requantisation bias field, signed (value in [-2^25, 2^25 - 1]); only MATMUL adds it
+  localparam int REQUANT_BIAS_BITS = 26;
   // performance counters (bits); read as LO/HI, HI zero-extended
   localparam int COUNTER_WIDTH = 48;
 
@@ -91,6 +93,8 @@ package psm_pkg;
   localparam int PARAM_RQ_MULT_WIDTH = 32;
   localparam int PARAM_RQ_SHIFT_LSB = 32;
   localparam int PARAM_RQ_SHIFT_WIDTH = 6;
+  localparam int PARAM_RQ_BIAS_LSB = 38;
+  localparam int PARAM_RQ_BIAS_WIDTH = 26;
 
   //////////////////////////
   // Named configurations //
@@ -213,16 +217,23 @@ package psm_pkg;
     OpAttnScore = 8'd55,
     // output of one head: out[i] = requantize(sum_t p[t] * v_t[i], out_rq, 8), p int16 Q0.15, v
     // int8
-    OpAttnValue = 8'd56
+    OpAttnValue = 8'd56,
+    // layernorm_i8 on each of `rows` rows of `len` int16 values (mean, variance, normalise)
+    OpLayernorm = 8'd57,
+    // batchnorm_i8 on each of `rows` rows of `len` int16 values (the folded affine map of an
+    // inference BatchNorm)
+    OpBatchnorm = 8'd58,
+    // gelu_i8 on each of `rows` rows of `len` int8 values
+    OpGelu = 8'd59
   } opcode_e;
   typedef enum logic [3:0] {
     // matrix products: MATMUL, ATTN_SCORE, ATTN_VALUE
     OpClassMatmul = 4'd0,
     // SOFTMAX
     OpClassSoftmax = 4'd1,
-    // RMSNORM (and future LayerNorm, BatchNorm)
+    // RMSNORM, LAYERNORM, BATCHNORM
     OpClassNorm = 4'd2,
-    // SILU, ROPE, ADD, MUL, EMBED
+    // SILU, GELU, ROPE, ADD, MUL, EMBED
     OpClassOtherVector = 4'd3,
     // DMA_LOAD, DMA_STORE
     OpClassDma = 4'd4,
@@ -265,6 +276,8 @@ package psm_pkg;
   localparam int DMA_STORE_MEM_WIDTH = 3;
   localparam int DMA_STORE_ELEM_SIZE_LSB = 24;
   localparam int DMA_STORE_ELEM_SIZE_WIDTH = 2;
+  localparam int DMA_STORE_REQUANT_LSB = 26;
+  localparam int DMA_STORE_REQUANT_WIDTH = 1;
   localparam int DMA_STORE_DRAM_ADDR_LSB = 32;
   localparam int DMA_STORE_DRAM_ADDR_WIDTH = 32;
   localparam int DMA_STORE_SPAD_ADDR_LSB = 64;
@@ -281,7 +294,8 @@ package psm_pkg;
     logic [15:0] rows;                  // [95:80]
     logic [15:0] spad_addr;             // [79:64]
     logic [31:0] dram_addr;             // [63:32]
-    logic [5:0] rsvd_31_26;             // [31:26]
+    logic [4:0] rsvd_31_27;             // [31:27]
+    logic requant;                      // [26:26]
     logic [1:0] elem_size;              // [25:24]
     logic rsvd_23_23;                   // [23:23]
     logic [2:0] mem;                    // [22:20]
@@ -559,6 +573,88 @@ package psm_pkg;
     logic [7:0] layer;                  // [15:8]
     logic [7:0] opcode;                 // [7:0]
   } attn_value_instr_t;
+
+  // LAYERNORM operands (see docs/isa.md).
+  localparam int LAYERNORM_GAIN_FRAC_BITS_LSB = 20;
+  localparam int LAYERNORM_GAIN_FRAC_BITS_WIDTH = 4;
+  localparam int LAYERNORM_SRC_ADDR_LSB = 32;
+  localparam int LAYERNORM_SRC_ADDR_WIDTH = 16;
+  localparam int LAYERNORM_SRC2_ADDR_LSB = 48;
+  localparam int LAYERNORM_SRC2_ADDR_WIDTH = 16;
+  localparam int LAYERNORM_DST_ADDR_LSB = 64;
+  localparam int LAYERNORM_DST_ADDR_WIDTH = 16;
+  localparam int LAYERNORM_PARAM_ADDR_LSB = 80;
+  localparam int LAYERNORM_PARAM_ADDR_WIDTH = 12;
+  localparam int LAYERNORM_LEN_LSB = 96;
+  localparam int LAYERNORM_LEN_WIDTH = 16;
+  localparam int LAYERNORM_ROWS_LSB = 112;
+  localparam int LAYERNORM_ROWS_WIDTH = 16;
+  typedef struct packed {
+    logic [15:0] rows;                  // [127:112]
+    logic [15:0] len;                   // [111:96]
+    logic [3:0] rsvd_95_92;             // [95:92]
+    logic [11:0] param_addr;            // [91:80]
+    logic [15:0] dst_addr;              // [79:64]
+    logic [15:0] src2_addr;             // [63:48]
+    logic [15:0] src_addr;              // [47:32]
+    logic [7:0] rsvd_31_24;             // [31:24]
+    logic [3:0] gain_frac_bits;         // [23:20]
+    logic [3:0] op_class;               // [19:16]
+    logic [7:0] layer;                  // [15:8]
+    logic [7:0] opcode;                 // [7:0]
+  } layernorm_instr_t;
+
+  // BATCHNORM operands (see docs/isa.md).
+  localparam int BATCHNORM_SRC_ADDR_LSB = 32;
+  localparam int BATCHNORM_SRC_ADDR_WIDTH = 16;
+  localparam int BATCHNORM_SRC2_ADDR_LSB = 48;
+  localparam int BATCHNORM_SRC2_ADDR_WIDTH = 16;
+  localparam int BATCHNORM_DST_ADDR_LSB = 64;
+  localparam int BATCHNORM_DST_ADDR_WIDTH = 16;
+  localparam int BATCHNORM_PARAM_ADDR_LSB = 80;
+  localparam int BATCHNORM_PARAM_ADDR_WIDTH = 12;
+  localparam int BATCHNORM_LEN_LSB = 96;
+  localparam int BATCHNORM_LEN_WIDTH = 16;
+  localparam int BATCHNORM_ROWS_LSB = 112;
+  localparam int BATCHNORM_ROWS_WIDTH = 16;
+  typedef struct packed {
+    logic [15:0] rows;                  // [127:112]
+    logic [15:0] len;                   // [111:96]
+    logic [3:0] rsvd_95_92;             // [95:92]
+    logic [11:0] param_addr;            // [91:80]
+    logic [15:0] dst_addr;              // [79:64]
+    logic [15:0] src2_addr;             // [63:48]
+    logic [15:0] src_addr;              // [47:32]
+    logic [11:0] rsvd_31_20;            // [31:20]
+    logic [3:0] op_class;               // [19:16]
+    logic [7:0] layer;                  // [15:8]
+    logic [7:0] opcode;                 // [7:0]
+  } batchnorm_instr_t;
+
+  // GELU operands (see docs/isa.md).
+  localparam int GELU_SRC_ADDR_LSB = 32;
+  localparam int GELU_SRC_ADDR_WIDTH = 16;
+  localparam int GELU_DST_ADDR_LSB = 64;
+  localparam int GELU_DST_ADDR_WIDTH = 16;
+  localparam int GELU_PARAM_ADDR_LSB = 80;
+  localparam int GELU_PARAM_ADDR_WIDTH = 12;
+  localparam int GELU_LEN_LSB = 96;
+  localparam int GELU_LEN_WIDTH = 16;
+  localparam int GELU_ROWS_LSB = 112;
+  localparam int GELU_ROWS_WIDTH = 16;
+  typedef struct packed {
+    logic [15:0] rows;                  // [127:112]
+    logic [15:0] len;                   // [111:96]
+    logic [3:0] rsvd_95_92;             // [95:92]
+    logic [11:0] param_addr;            // [91:80]
+    logic [15:0] dst_addr;              // [79:64]
+    logic [15:0] rsvd_63_48;            // [63:48]
+    logic [15:0] src_addr;              // [47:32]
+    logic [11:0] rsvd_31_20;            // [31:20]
+    logic [3:0] op_class;               // [19:16]
+    logic [7:0] layer;                  // [15:8]
+    logic [7:0] opcode;                 // [7:0]
+  } gelu_instr_t;
 
   ////////////////////
   // Host registers //

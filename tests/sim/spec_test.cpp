@@ -24,6 +24,7 @@ static_assert(hw::kExpInFracBits == passim::kExpInFracBits);
 static_assert(hw::kSoftmaxRecipBits == passim::kSoftmaxRecipBits);
 static_assert(hw::kSigmoidFracBits == passim::kSigmoidFracBits);
 static_assert(hw::kRopeFracBits == passim::kRopeFracBits);
+static_assert(hw::kRequantBiasBits == passim::kRequantBiasBits);
 
 TEST(HwSpec, MatchesRuntimeConstants) {
   EXPECT_EQ(hw::kQkBits, passim::kQkBits);
@@ -105,6 +106,37 @@ TEST(HwSpec, NamesAndClassesOfOpcodes) {
   EXPECT_EQ(hw::default_op_class(hw::Opcode::kDmaStore), hw::OpClass::kDma);
   EXPECT_EQ(hw::unit_of(hw::Opcode::kMatmul), hw::Unit::kMatmul);
   EXPECT_EQ(hw::unit_of(hw::Opcode::kEmbed), hw::Unit::kVector);
+}
+
+TEST(HwSpec, GptOpcodesAreVectorOpsOfTheirClass) {
+  EXPECT_EQ(static_cast<int>(hw::Opcode::kLayernorm), 0x39);
+  EXPECT_EQ(static_cast<int>(hw::Opcode::kBatchnorm), 0x3A);
+  EXPECT_EQ(static_cast<int>(hw::Opcode::kGelu), 0x3B);
+  EXPECT_EQ(hw::opcode_name(hw::Opcode::kLayernorm), "LAYERNORM");
+  EXPECT_EQ(hw::default_op_class(hw::Opcode::kLayernorm), hw::OpClass::kNorm);
+  EXPECT_EQ(hw::default_op_class(hw::Opcode::kBatchnorm), hw::OpClass::kNorm);
+  EXPECT_EQ(hw::default_op_class(hw::Opcode::kGelu), hw::OpClass::kOtherVector);
+  for (const auto op : {hw::Opcode::kLayernorm, hw::Opcode::kBatchnorm, hw::Opcode::kGelu}) {
+    EXPECT_EQ(hw::unit_of(op), hw::Unit::kVector) << hw::opcode_name(op);
+  }
+  // They share the vector operand layout of RMSNORM.
+  namespace rms = hw::fields::rmsnorm;
+  namespace ln = hw::fields::layernorm;
+  EXPECT_EQ(ln::kGainFracBits.lsb, rms::kGainFracBits.lsb);
+  EXPECT_EQ(ln::kSrc2Addr.lsb, rms::kSrc2Addr.lsb);
+  EXPECT_EQ(hw::fields::batchnorm::kParamAddr.lsb, rms::kParamAddr.lsb);
+  EXPECT_EQ(hw::fields::gelu::kRows.lsb, rms::kRows.lsb);
+}
+
+TEST(HwSpec, ParamEntryHoldsMultShiftAndSignedBias) {
+  namespace p = hw::fields::param;
+  EXPECT_EQ(p::kRqMult.lsb, 0);
+  EXPECT_EQ(p::kRqShift.lsb, 32);
+  EXPECT_EQ(p::kRqBias.lsb, 38);
+  EXPECT_EQ(p::kRqBias.width, passim::kRequantBiasBits);
+  EXPECT_EQ(p::kRqBias.lsb + p::kRqBias.width, 64) << "the bias is the entry's top bits";
+  EXPECT_EQ(hw::fields::dma_store::kRequant.lsb, 26);
+  EXPECT_EQ(hw::fields::dma_store::kRequant.width, 1);
 }
 
 TEST(HwSpec, RegisterOffsetsAreUniqueAndWordAligned) {

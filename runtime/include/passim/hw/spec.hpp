@@ -11,7 +11,7 @@
 namespace passim::hw {
 
 /// read back by `reg::kVersion`
-inline constexpr int kSpecVersion = 2;
+inline constexpr int kSpecVersion = 3;
 
 // Widths (bits) and fixed-point formats. Those that also exist in the runtime
 // (fixed_point.hpp, quant_model.hpp) are checked equal by tools/gen_spec.py.
@@ -43,6 +43,8 @@ inline constexpr int kLogitFracBits = 16;
 inline constexpr int kRequantMultWidth = 32;
 /// requantisation right-shift field (value in [0, 63])
 inline constexpr int kRequantShiftWidth = 6;
+/// requantisation bias field, signed (value in [-2^25, 2^25 - 1]); only MATMUL adds it
+inline constexpr int kRequantBiasBits = 26;
 /// performance counters (bits); read as LO/HI, HI zero-extended
 inline constexpr int kCounterWidth = 48;
 
@@ -76,7 +78,8 @@ enum class Mem : std::uint8_t {
   kWeight = 1,
   /// vector scratchpad: one word = L lanes of 32 bits, element i of a row in lane i % L
   kVector = 2,
-  /// parameter memory: 64-bit entries (a Requant step, or a 64-bit constant such as eps)
+  /// parameter memory: 64-bit entries (a Requant step with its bias, or a 64-bit constant such as
+  /// eps)
   kParam = 3,
 };
 
@@ -87,7 +90,8 @@ inline constexpr int kInputElemWidth = 8;
 inline constexpr int kWeightElemWidth = 8;
 /// vector scratchpad: one word = L lanes of 32 bits, element i of a row in lane i % L
 inline constexpr int kVectorElemWidth = 32;
-/// parameter memory: 64-bit entries (a Requant step, or a 64-bit constant such as eps)
+/// parameter memory: 64-bit entries (a Requant step with its bias, or a 64-bit constant such as
+/// eps)
 inline constexpr int kParamElemWidth = 64;
 /// accumulator SRAM inside the matmul unit (not DMA-addressable): C int32 sums
 inline constexpr int kAccElemWidth = 32;
@@ -213,6 +217,13 @@ enum class Opcode : std::uint8_t {
   kAttnScore = 55,
   /// output of one head: out[i] = requantize(sum_t p[t] * v_t[i], out_rq, 8), p int16 Q0.15, v int8
   kAttnValue = 56,
+  /// layernorm_i8 on each of `rows` rows of `len` int16 values (mean, variance, normalise)
+  kLayernorm = 57,
+  /// batchnorm_i8 on each of `rows` rows of `len` int16 values (the folded affine map of an
+  /// inference BatchNorm)
+  kBatchnorm = 58,
+  /// gelu_i8 on each of `rows` rows of `len` int8 values
+  kGelu = 59,
 };
 
 /// Op classes: which class-of-op counters an instruction feeds.
@@ -221,9 +232,9 @@ enum class OpClass : std::uint8_t {
   kMatmul = 0,
   /// SOFTMAX
   kSoftmax = 1,
-  /// RMSNORM (and future LayerNorm, BatchNorm)
+  /// RMSNORM, LAYERNORM, BATCHNORM
   kNorm = 2,
-  /// SILU, ROPE, ADD, MUL, EMBED
+  /// SILU, GELU, ROPE, ADD, MUL, EMBED
   kOtherVector = 3,
   /// DMA_LOAD, DMA_STORE
   kDma = 4,
@@ -276,6 +287,12 @@ enum class Unit : std::uint8_t {
       return OpClass::kMatmul;
     case Opcode::kAttnValue:
       return OpClass::kMatmul;
+    case Opcode::kLayernorm:
+      return OpClass::kNorm;
+    case Opcode::kBatchnorm:
+      return OpClass::kNorm;
+    case Opcode::kGelu:
+      return OpClass::kOtherVector;
   }
   return OpClass::kControl;
 }
@@ -312,6 +329,12 @@ enum class Unit : std::uint8_t {
     case Opcode::kAttnScore:
       return Unit::kVector;
     case Opcode::kAttnValue:
+      return Unit::kVector;
+    case Opcode::kLayernorm:
+      return Unit::kVector;
+    case Opcode::kBatchnorm:
+      return Unit::kVector;
+    case Opcode::kGelu:
       return Unit::kVector;
   }
   return Unit::kControl;
@@ -350,6 +373,12 @@ enum class Unit : std::uint8_t {
       return "ATTN_SCORE";
     case Opcode::kAttnValue:
       return "ATTN_VALUE";
+    case Opcode::kLayernorm:
+      return "LAYERNORM";
+    case Opcode::kBatchnorm:
+      return "BATCHNORM";
+    case Opcode::kGelu:
+      return "GELU";
   }
   return "?";
 }
@@ -387,6 +416,9 @@ namespace dma_store {
 inline constexpr Field kMem{20, 3};
 /// [25:24] log2 of the DRAM element size in bytes
 inline constexpr Field kElemSize{24, 2};
+/// [26:26] 1: each element is requantised with param entry 0 (its mult and shift) and saturated to
+/// `8 << elem_size` bits; only with mem = vector
+inline constexpr Field kRequant{26, 1};
 /// [63:32] DRAM byte address of row 0
 inline constexpr Field kDramAddr{32, 32};
 /// [79:64] scratchpad word address of row 0
@@ -403,7 +435,8 @@ inline constexpr Field kDramStride{112, 16};
 namespace matmul {
 /// [25:20] saturate the requantised result to this many bits (2..32)
 inline constexpr Field kOutBits{20, 6};
-/// [26:26] 1: requantise each column (requantize_bits); 0: write the int32 sums
+/// [26:26] 1: requantise each column (requantize_bits, with the entry's bias); 0: write the int32
+/// sums
 inline constexpr Field kRequantEn{26, 1};
 /// [47:32] input-scratchpad word address of a
 inline constexpr Field kAAddr{32, 16};
@@ -558,12 +591,65 @@ inline constexpr Field kLen{96, 16};
 inline constexpr Field kRows{112, 16};
 }  // namespace attn_value
 
+/// LAYERNORM operands.
+namespace layernorm {
+/// [23:20] fraction bits of the gain, 0..13
+inline constexpr Field kGainFracBits{20, 4};
+/// [47:32] int16 input
+inline constexpr Field kSrcAddr{32, 16};
+/// [63:48] int16 gain, one row of `len`; the int16 bias row (output LSB) follows at src2_addr +
+/// ceil(len / L)
+inline constexpr Field kSrc2Addr{48, 16};
+/// [79:64] int8 output
+inline constexpr Field kDstAddr{64, 16};
+/// [91:80] param entry holding eps (64-bit unsigned)
+inline constexpr Field kParamAddr{80, 12};
+/// [111:96] elements per row, >= 1
+inline constexpr Field kLen{96, 16};
+/// [127:112] rows, >= 1
+inline constexpr Field kRows{112, 16};
+}  // namespace layernorm
+
+/// BATCHNORM operands.
+namespace batchnorm {
+/// [47:32] int16 input
+inline constexpr Field kSrcAddr{32, 16};
+/// [63:48] int16 gain, one row of `len`; the int16 bias row (output LSB) follows at src2_addr +
+/// ceil(len / L)
+inline constexpr Field kSrc2Addr{48, 16};
+/// [79:64] int8 output
+inline constexpr Field kDstAddr{64, 16};
+/// [91:80] the per-tensor Requant step applied to x * gain (its mult and shift)
+inline constexpr Field kParamAddr{80, 12};
+/// [111:96] elements per row, >= 1
+inline constexpr Field kLen{96, 16};
+/// [127:112] rows, >= 1
+inline constexpr Field kRows{112, 16};
+}  // namespace batchnorm
+
+/// GELU operands.
+namespace gelu {
+/// [47:32] int8 input
+inline constexpr Field kSrcAddr{32, 16};
+/// [79:64] int8 output (may equal src_addr)
+inline constexpr Field kDstAddr{64, 16};
+/// [91:80] Requant `to_q10` here, `out_rq` at param_addr + 1
+inline constexpr Field kParamAddr{80, 12};
+/// [111:96] elements per row, >= 1
+inline constexpr Field kLen{96, 16};
+/// [127:112] rows, >= 1
+inline constexpr Field kRows{112, 16};
+}  // namespace gelu
+
 /// Parameter-memory entry (64 bits) holding a Requant step.
 namespace param {
 /// [31:0] Requant.mult in [0, 2^31 - 1] (bit 31 is zero)
 inline constexpr Field kRqMult{0, 32};
-/// [37:32] Requant.shift in [0, 63]; bits [63:38] are zero
+/// [37:32] Requant.shift in [0, 63]
 inline constexpr Field kRqShift{32, 6};
+/// [63:38] Requant.bias, signed, in [-2^25, 2^25 - 1], added to the int32 sum before the multiply;
+/// only the MATMUL read-out honours it, every other user ignores these bits (its steps have bias 0)
+inline constexpr Field kRqBias{38, 26};
 }  // namespace param
 }  // namespace fields
 
