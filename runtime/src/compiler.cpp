@@ -25,8 +25,12 @@ namespace {
 
 std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
 
+/// A Requant step as a parameter-memory entry (docs/isa.md): mult [31:0], shift [37:32] and
+/// the signed bias in two's complement in [63:38].
 std::uint64_t param_entry(Requant rq) {
-  return std::uint64_t(std::uint32_t(rq.mult)) | (std::uint64_t(std::uint32_t(rq.shift)) << 32);
+  const std::uint64_t bias_mask = (std::uint64_t{1} << kRequantBiasBits) - 1;
+  return std::uint64_t(std::uint32_t(rq.mult)) | (std::uint64_t(std::uint32_t(rq.shift)) << 32) |
+         ((std::uint64_t(std::int64_t{rq.bias}) & bias_mask) << 38);
 }
 
 /// Appends little-endian values to the DRAM image at 64-byte aligned regions.

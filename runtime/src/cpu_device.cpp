@@ -19,7 +19,45 @@ namespace {
   throw std::runtime_error(fmt::format("program instruction {}: {}", index, what));
 }
 std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
+
+/// A parameter entry as a Requant step (docs/isa.md "params"): mult [30:0], shift [37:32] and
+/// the signed bias [63:38] (arithmetic shift: C++20 two's complement).
+Requant decode_param(std::uint64_t p) {
+  return {static_cast<std::int32_t>(p & 0x7FFF'FFFFu), static_cast<std::int32_t>((p >> 32) & 63),
+          static_cast<std::int32_t>(static_cast<std::int64_t>(p) >> 38)};
+}
 }  // namespace
+
+std::uint64_t instr_passes(const hw::Instr& in, const hw::HwConfig& cfg) noexcept {
+  const auto op = static_cast<hw::Opcode>(get_field(in, f::kOpcode));
+  const std::uint64_t rows = get_field(in, f::rmsnorm::kRows);  // every vector opcode
+  switch (op) {
+    case hw::Opcode::kDmaLoad:
+    case hw::Opcode::kDmaStore:
+      return get_field(in, f::dma_load::kRows);
+    case hw::Opcode::kMatmul:
+      return ceil_div(get_field(in, f::matmul::kK), cfg.array_rows) *
+             ceil_div(get_field(in, f::matmul::kN), cfg.array_cols);
+    case hw::Opcode::kSoftmax:
+      return (get_field(in, f::softmax::kOnline) != 0 ? 2 : 3) * rows;
+    case hw::Opcode::kRmsnorm:
+      return 2 * rows;
+    case hw::Opcode::kLayernorm:
+      return 3 * rows;
+    case hw::Opcode::kBatchnorm:
+    case hw::Opcode::kSilu:
+    case hw::Opcode::kGelu:
+    case hw::Opcode::kRope:
+    case hw::Opcode::kAdd:
+    case hw::Opcode::kMul:
+    case hw::Opcode::kEmbed:
+    case hw::Opcode::kAttnScore:  // one per cached position (`rows`)
+    case hw::Opcode::kAttnValue:
+      return rows;
+    default:
+      return 0;  // NOP, END, BARRIER
+  }
+}
 
 CpuDevice::CpuDevice(const hw::HwConfig& cfg, std::uint64_t dram_bytes)
     : cfg_(cfg),
@@ -86,6 +124,9 @@ void CpuDevice::execute(const hw::Instr& in, std::uint32_t index) {
     case hw::Opcode::kEmbed:
     case hw::Opcode::kAttnScore:
     case hw::Opcode::kAttnValue:
+    case hw::Opcode::kLayernorm:
+    case hw::Opcode::kBatchnorm:
+    case hw::Opcode::kGelu:
       return vector_op(in, op, index);
     default:
       fail(index, fmt::format("unknown opcode {:#x}", get_field(in, f::kOpcode)));
@@ -101,6 +142,15 @@ void CpuDevice::dma(const hw::Instr& in, bool load, std::uint32_t index) {
   const std::size_t rows = get_field(in, f::dma_load::kRows);
   const std::size_t row_len = get_field(in, f::dma_load::kRowLen);
   const std::uint64_t stride = get_field(in, f::dma_load::kDramStride);
+  // DMA_STORE `requant`: each element becomes requantize(lane, param[0], 8 << elem_size), the
+  // entry's mult and shift only (docs/isa.md).
+  const bool requant = !load && get_field(in, f::dma_store::kRequant) != 0;
+  if (requant && (mem != hw::Mem::kVector || esize > 4)) {
+    fail(index, fmt::format("DMA_STORE requant needs mem = vector and elem_size <= 2 "
+                            "(mem {}, elem_size {})",
+                            int(mem), get_field(in, f::dma_load::kElemSize)));
+  }
+  const Requant store_rq = requant ? param_rq(0, index) : Requant{};
   std::size_t per_word = 0;
   std::size_t depth = 0;
   switch (mem) {
@@ -145,6 +195,9 @@ void CpuDevice::dma(const hw::Instr& in, bool load, std::uint32_t index) {
           case hw::Mem::kVector: v = vector_[slot]; break;
           default: v = std::int64_t(param_[slot]); break;
         }
+        if (requant) {
+          v = requantize(static_cast<std::int32_t>(v), store_rq, int(8 * esize));
+        }
         std::memcpy(bytes.data() + i * esize, &v, esize);  // truncates (little-endian)
       }
     }
@@ -162,8 +215,13 @@ std::uint64_t CpuDevice::param_u64(std::size_t entry, std::uint32_t index) const
 }
 
 Requant CpuDevice::param_rq(std::size_t entry, std::uint32_t index) const {
-  const std::uint64_t p = param_u64(entry, index);
-  return {static_cast<std::int32_t>(p & 0x7FFF'FFFFu), static_cast<std::int32_t>((p >> 32) & 63)};
+  Requant rq = decode_param(param_u64(entry, index));
+  rq.bias = 0;  // only the MATMUL read-out honours the bias bits (param_rq_biased)
+  return rq;
+}
+
+Requant CpuDevice::param_rq_biased(std::size_t entry, std::uint32_t index) const {
+  return decode_param(param_u64(entry, index));
 }
 
 std::vector<std::int32_t> CpuDevice::vec_row(std::size_t addr, std::size_t n,
@@ -221,7 +279,7 @@ void CpuDevice::matmul(const hw::Instr& in, std::uint32_t index) {
                                   acc.begin() + std::ptrdiff_t((r + 1) * n));
     if (requant_en) {
       for (std::size_t c = 0; c < n; ++c) {
-        row[c] = requantize(row[c], param_rq(rq + c, index), out_bits);
+        row[c] = requantize(row[c], param_rq_biased(rq + c, index), out_bits);
       }
     }
     write_vec_row(dst + r * vec_words(n), row, index);
@@ -237,7 +295,13 @@ void CpuDevice::vector_op(const hw::Instr& in, hw::Opcode op, std::uint32_t inde
   const std::size_t len = get_field(in, f::rmsnorm::kLen);
   const std::size_t rows = get_field(in, f::rmsnorm::kRows);
   if (len == 0 || rows == 0) {
-    fail(index, "vector op with len or rows 0");
+    fail(index, fmt::format("{} with len {} and rows {} (both must be >= 1)",
+                            hw::opcode_name(op), len, rows));
+  }
+  const int gain_frac_bits = int(get_field(in, f::rmsnorm::kGainFracBits));
+  if ((op == hw::Opcode::kRmsnorm || op == hw::Opcode::kLayernorm) && gain_frac_bits > 13) {
+    fail(index, fmt::format("{} gain_frac_bits {} (at most 13)", hw::opcode_name(op),
+                            gain_frac_bits));
   }
   auto to16 = [](const std::vector<std::int32_t>& v) {
     return std::vector<std::int16_t>(v.begin(), v.end());
@@ -297,10 +361,30 @@ void CpuDevice::vector_op(const hw::Instr& in, hw::Opcode op, std::uint32_t inde
       case hw::Opcode::kRmsnorm: {
         const auto gain = to16(vec_row(src2, len, index));
         std::vector<std::int8_t> o(len);
-        kernels::rmsnorm_i8(to16(x),
-                            {gain, int(get_field(in, f::rmsnorm::kGainFracBits)),
-                             param_u64(prm, index)},
-                            o);
+        kernels::rmsnorm_i8(to16(x), {gain, gain_frac_bits, param_u64(prm, index)}, o);
+        std::copy(o.begin(), o.end(), out.begin());
+        break;
+      }
+      case hw::Opcode::kLayernorm: {
+        // The gain row at src2, its bias row right after it (docs/isa.md).
+        const auto gain = to16(vec_row(src2, len, index));
+        const auto bias = to16(vec_row(src2 + stride, len, index));
+        std::vector<std::int8_t> o(len);
+        kernels::layernorm_i8(to16(x), {gain, bias, gain_frac_bits, param_u64(prm, index)}, o);
+        std::copy(o.begin(), o.end(), out.begin());
+        break;
+      }
+      case hw::Opcode::kBatchnorm: {
+        const auto gain = to16(vec_row(src2, len, index));
+        const auto bias = to16(vec_row(src2 + stride, len, index));
+        std::vector<std::int8_t> o(len);
+        kernels::batchnorm_i8(to16(x), {gain, bias, param_rq(prm, index)}, o);
+        std::copy(o.begin(), o.end(), out.begin());
+        break;
+      }
+      case hw::Opcode::kGelu: {
+        std::vector<std::int8_t> o(len);
+        kernels::gelu_i8(to8(x), param_rq(prm, index), param_rq(prm + 1, index), o);
         std::copy(o.begin(), o.end(), out.begin());
         break;
       }

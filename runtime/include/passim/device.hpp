@@ -53,6 +53,13 @@ class Device {
   virtual RunStats run(std::uint64_t prog_addr, std::uint32_t len) = 0;
 };
 
+/// The passes instruction `in` makes on a `cfg` accelerator, as its `passes_<class>` counter
+/// and its trace record count them (docs/isa.md, the opcodes' "passes" column): DMA one per
+/// row, MATMUL one per weight tile (ceil(k / R) * ceil(n / C)), SOFTMAX 3 per row (2 with
+/// `online`), RMSNORM 2, LAYERNORM 3, BATCHNORM, GELU and the other row opcodes 1 per row,
+/// ATTN_SCORE / ATTN_VALUE one per cached position; BARRIER, END and NOP 0.
+[[nodiscard]] std::uint64_t instr_passes(const hw::Instr& in, const hw::HwConfig& cfg) noexcept;
+
 /// Executes programs instruction by instruction with the golden kernels of
 /// runtime/src/kernels (the ISA's reference semantics, docs/isa.md). No timing.
 class CpuDevice final : public Device {
@@ -72,7 +79,10 @@ class CpuDevice final : public Device {
   void matmul(const hw::Instr& in, std::uint32_t index);
   void vector_op(const hw::Instr& in, hw::Opcode op, std::uint32_t index);
   [[nodiscard]] std::uint64_t param_u64(std::size_t entry, std::uint32_t index) const;
+  /// The Requant step in param entry `entry`, bias 0: every unit but MATMUL ignores the bias.
   [[nodiscard]] Requant param_rq(std::size_t entry, std::uint32_t index) const;
+  /// The same with its signed bias (bits [63:38]): the MATMUL read-out.
+  [[nodiscard]] Requant param_rq_biased(std::size_t entry, std::uint32_t index) const;
   /// Reads `n` lane values of a vector-scratchpad row starting at word `addr`.
   [[nodiscard]] std::vector<std::int32_t> vec_row(std::size_t addr, std::size_t n,
                                                   std::uint32_t index) const;

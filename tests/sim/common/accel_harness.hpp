@@ -112,9 +112,12 @@ std::vector<std::uint8_t> bytes_of(const std::vector<T>& v) {
   return b;
 }
 
-/// A Requant step as a parameter-memory entry.
+/// A Requant step as a parameter-memory entry: mult [31:0], shift [37:32], the signed bias
+/// in [63:38] (docs/isa.md).
 inline std::uint64_t param_entry(Requant rq) {
-  return std::uint64_t(std::uint32_t(rq.mult)) | (std::uint64_t(std::uint32_t(rq.shift)) << 32);
+  const std::uint64_t bias_mask = (std::uint64_t{1} << kRequantBiasBits) - 1;
+  return std::uint64_t(std::uint32_t(rq.mult)) | (std::uint64_t(std::uint32_t(rq.shift)) << 32) |
+         ((std::uint64_t(std::int64_t{rq.bias}) & bias_mask) << 38);
 }
 
 /// A run's trace records summed per op class (`hw::OpClass` order).

@@ -1,0 +1,336 @@
+// SPDX-License-Identifier: Apache-2.0
+// CpuDevice, the ISA reference, on hand-built programs for the GPT-style additions
+// (docs/isa.md): LAYERNORM, BATCHNORM and GELU give exactly their golden kernels, MATMUL adds
+// the parameter entry's bias before scaling, DMA_STORE `requant` requantises with param[0],
+// bad operands stop the run naming the instruction, and `instr_passes` states the passes.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "passim/device.hpp"
+#include "passim/fixed_point.hpp"
+#include "passim/hw/spec.hpp"
+#include "passim/kernels.hpp"
+
+namespace {
+
+using namespace passim;
+namespace f = hw::fields;
+
+constexpr std::uint64_t kDram = 1 << 20;
+constexpr std::uint64_t kProg = 0xF0000;  // program area
+constexpr std::uint32_t kIn = 0x0000;     // inputs
+constexpr std::uint32_t kIn2 = 0x20000;   // gains, biases, weights
+constexpr std::uint32_t kPrm = 0x40000;   // parameter entries
+constexpr std::uint32_t kOut = 0x60000;   // results
+constexpr std::uint32_t kSeed = 2718;
+
+/// The parameter entry of a Requant step: mult [31:0], shift [37:32], bias [63:38].
+std::uint64_t entry(Requant rq) {
+  const std::uint64_t bias_mask = (std::uint64_t{1} << kRequantBiasBits) - 1;
+  return std::uint64_t(std::uint32_t(rq.mult)) | (std::uint64_t(std::uint32_t(rq.shift)) << 32) |
+         ((std::uint64_t(std::int64_t{rq.bias}) & bias_mask) << 38);
+}
+
+hw::Instr dma(bool load, hw::Mem mem, std::uint32_t log2_size, std::uint32_t dram,
+              std::uint32_t spad, std::uint32_t rows, std::uint32_t row_len) {
+  hw::Instr in = hw::make_instr(load ? hw::Opcode::kDmaLoad : hw::Opcode::kDmaStore, 0);
+  hw::set_field(in, f::dma_load::kMem, std::uint32_t(mem));
+  hw::set_field(in, f::dma_load::kElemSize, log2_size);
+  hw::set_field(in, f::dma_load::kDramAddr, dram);
+  hw::set_field(in, f::dma_load::kSpadAddr, spad);
+  hw::set_field(in, f::dma_load::kRows, rows);
+  hw::set_field(in, f::dma_load::kRowLen, row_len);
+  hw::set_field(in, f::dma_load::kDramStride, row_len << log2_size);
+  return in;
+}
+
+hw::Instr store_requant(hw::Mem mem, std::uint32_t log2_size, std::uint32_t dram,
+                        std::uint32_t spad, std::uint32_t rows, std::uint32_t row_len) {
+  hw::Instr in = dma(false, mem, log2_size, dram, spad, rows, row_len);
+  hw::set_field(in, f::dma_store::kRequant, 1);
+  return in;
+}
+
+/// A vector opcode (every one shares RMSNORM's operand layout).
+hw::Instr vec(hw::Opcode op, std::uint32_t src, std::uint32_t src2, std::uint32_t dst,
+              std::uint32_t param, std::uint32_t len, std::uint32_t rows,
+              std::uint32_t gain_frac_bits = 0) {
+  hw::Instr in = hw::make_instr(op, 0);
+  hw::set_field(in, f::rmsnorm::kSrcAddr, src);
+  hw::set_field(in, f::rmsnorm::kSrc2Addr, src2);
+  hw::set_field(in, f::rmsnorm::kDstAddr, dst);
+  hw::set_field(in, f::rmsnorm::kParamAddr, param);
+  hw::set_field(in, f::rmsnorm::kLen, len);
+  hw::set_field(in, f::rmsnorm::kRows, rows);
+  hw::set_field(in, f::rmsnorm::kGainFracBits, gain_frac_bits);
+  return in;
+}
+
+template <typename T>
+void put(CpuDevice& dev, std::uint64_t addr, const std::vector<T>& v) {
+  dev.write_dram(addr, {reinterpret_cast<const std::uint8_t*>(v.data()), v.size() * sizeof(T)});
+}
+
+template <typename T>
+std::vector<T> get(const CpuDevice& dev, std::uint64_t addr, std::size_t n) {
+  std::vector<T> v(n);
+  dev.read_dram(addr, {reinterpret_cast<std::uint8_t*>(v.data()), n * sizeof(T)});
+  return v;
+}
+
+/// Runs `body` followed by END (instructions run in order, so no BARRIERs are needed).
+RunStats run(CpuDevice& dev, std::vector<hw::Instr> body) {
+  body.push_back(hw::make_instr(hw::Opcode::kEnd, 0));
+  dev.write_dram(kProg, {reinterpret_cast<const std::uint8_t*>(body.data()), body.size() * 16});
+  return dev.run(kProg, std::uint32_t(body.size()));
+}
+
+/// Expects the run of `body` to fail with a message naming instruction `index` and `what`.
+void expect_error(CpuDevice& dev, std::vector<hw::Instr> body, std::uint32_t index,
+                  const std::string& what) {
+  try {
+    (void)run(dev, std::move(body));
+    ADD_FAILURE() << "expected an error about " << what;
+  } catch (const std::runtime_error& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("instruction " + std::to_string(index)), std::string::npos) << msg;
+    EXPECT_NE(msg.find(what), std::string::npos) << msg;
+  }
+}
+
+std::vector<std::int16_t> random_i16(std::mt19937& rng, std::size_t n, int lo, int hi) {
+  std::uniform_int_distribution<int> d(lo, hi);
+  std::vector<std::int16_t> v(n);
+  for (auto& x : v) {
+    x = static_cast<std::int16_t>(d(rng));
+  }
+  return v;
+}
+
+std::uint32_t words(std::size_t n, std::size_t per_word) {
+  return std::uint32_t((n + per_word - 1) / per_word);
+}
+
+// LAYERNORM: rows of random values, a constant row (output = the bias), and a row alternating
+// +-1 around a large mean; the bias row sits right after the gain row.
+TEST(CpuDeviceGpt, LayerNormRowsMatchTheKernel) {
+  for (const hw::HwConfig* cfg : {&hw::kTiny, &hw::kSmall}) {
+    SCOPED_TRACE(cfg->name);
+    CpuDevice dev(*cfg, kDram);
+    std::mt19937 rng(kSeed);
+    for (const std::uint32_t len : {1u, 5u, 16u, 77u}) {
+      const std::uint32_t rows = 4;
+      std::vector<std::int16_t> x = random_i16(rng, rows * len, -32768, 32767);
+      for (std::uint32_t i = 0; i < len; ++i) {
+        x[len + i] = 20000;                                       // constant row
+        x[2 * len + i] = std::int16_t(30000 + (i % 2 ? 1 : -1));  // +-1 around 30000
+      }
+      const auto gain = random_i16(rng, len, -20000, 20000);
+      const auto bias = random_i16(rng, len, -300, 300);
+      const std::uint64_t eps = len == 5 ? 0 : 1 << 10;
+      const std::uint32_t gw = words(len, cfg->lanes), frac = 11;
+      put(dev, kIn, x);
+      put(dev, kIn2, gain);
+      put(dev, kIn2 + 0x1000, bias);
+      put(dev, kPrm, std::vector<std::uint64_t>{eps});
+      run(dev, {dma(true, hw::Mem::kVector, 1, kIn, 0, rows, len),
+                dma(true, hw::Mem::kVector, 1, kIn2, 500, 1, len),
+                dma(true, hw::Mem::kVector, 1, kIn2 + 0x1000, 500 + gw, 1, len),
+                dma(true, hw::Mem::kParam, 3, kPrm, 7, 1, 1),
+                vec(hw::Opcode::kLayernorm, 0, 500, 300, 7, len, rows, frac),
+                dma(false, hw::Mem::kVector, 0, kOut, 300, rows, len)});
+      const auto got = get<std::int8_t>(dev, kOut, rows * len);
+      for (std::uint32_t r = 0; r < rows; ++r) {
+        std::vector<std::int8_t> want(len);
+        kernels::layernorm_i8({x.data() + r * len, len}, {gain, bias, int(frac), eps}, want);
+        ASSERT_EQ(std::vector<std::int8_t>(got.begin() + r * len, got.begin() + (r + 1) * len),
+                  want)
+            << "len " << len << " row " << r;
+        if (r == 1) {
+          for (std::uint32_t i = 0; i < len; ++i) {
+            EXPECT_EQ(want[i], saturate(bias[i], 8)) << "a constant row gives its bias";
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(CpuDeviceGpt, BatchNormRowsMatchTheKernel) {
+  CpuDevice dev(hw::kTiny, kDram);
+  std::mt19937 rng(kSeed);
+  const std::uint32_t len = 37, rows = 3;
+  const auto x = random_i16(rng, rows * len, -32768, 32767);
+  const auto gain = random_i16(rng, len, -32768, 32767);
+  const auto bias = random_i16(rng, len, -200, 200);
+  const Requant rq = make_requant(1.0 / (1 << 22));
+  put(dev, kIn, x);
+  put(dev, kIn2, gain);
+  put(dev, kIn2 + 0x1000, bias);
+  put(dev, kPrm, std::vector<std::uint64_t>{entry(rq)});
+  const std::uint32_t gw = words(len, hw::kTiny.lanes);
+  run(dev, {dma(true, hw::Mem::kVector, 1, kIn, 0, rows, len),
+            dma(true, hw::Mem::kVector, 1, kIn2, 400, 1, len),
+            dma(true, hw::Mem::kVector, 1, kIn2 + 0x1000, 400 + gw, 1, len),
+            dma(true, hw::Mem::kParam, 3, kPrm, 3, 1, 1),
+            vec(hw::Opcode::kBatchnorm, 0, 400, 200, 3, len, rows),
+            dma(false, hw::Mem::kVector, 0, kOut, 200, rows, len)});
+  const auto got = get<std::int8_t>(dev, kOut, rows * len);
+  std::vector<std::int8_t> want(rows * len);
+  for (std::uint32_t r = 0; r < rows; ++r) {
+    kernels::batchnorm_i8({x.data() + r * len, len}, {gain, bias, rq},
+                          {want.data() + r * len, len});
+  }
+  EXPECT_EQ(got, want);
+}
+
+// GELU over every int8 input; the steps' bias bits are ignored (only MATMUL adds a bias).
+TEST(CpuDeviceGpt, GeluEveryInt8Input) {
+  CpuDevice dev(hw::kTiny, kDram);
+  std::vector<std::int8_t> x(256);
+  for (int i = 0; i < 256; ++i) {
+    x[std::size_t(i)] = static_cast<std::int8_t>(i - 128);
+  }
+  const Requant to_q10 = make_requant(1024.0 / 16);   // s_in = 2^-4
+  const Requant out_rq = make_requant(16.0 / 65536);  // s_out = 2^-4, Phi in Q0.16
+  Requant to_q10_biased = to_q10;
+  to_q10_biased.bias = -12345;
+  put(dev, kIn, x);
+  put(dev, kPrm, std::vector<std::uint64_t>{entry(to_q10_biased), entry(out_rq)});
+  run(dev, {dma(true, hw::Mem::kVector, 0, kIn, 0, 2, 128),
+            dma(true, hw::Mem::kParam, 3, kPrm, 20, 1, 2),
+            vec(hw::Opcode::kGelu, 0, 0, 0, 20, 128, 2),  // in place
+            dma(false, hw::Mem::kVector, 0, kOut, 0, 2, 128)});
+  std::vector<std::int8_t> want(256);
+  kernels::gelu_i8(x, to_q10, out_rq, want);
+  EXPECT_EQ(get<std::int8_t>(dev, kOut, 256), want);
+}
+
+// MATMUL adds each column's bias to the int32 sum before the multiply, exactly in int64: the
+// extremes of the 26-bit range, and a bias that takes the sum past INT32_MAX.
+TEST(CpuDeviceGpt, MatmulAddsTheParamBias) {
+  CpuDevice dev(hw::kTiny, kDram);
+  const std::uint32_t k = 1024, n = 6;
+  std::vector<std::int8_t> a(k, 127), wt(k * n);  // W^T (k, n)
+  for (std::uint32_t i = 0; i < k; ++i) {
+    wt[i * n + 0] = 127;   // sum 127 * 127 * 1024 = 16516096
+    wt[i * n + 1] = -128;  // -16646144
+    wt[i * n + 2] = 1;     // 127 * 1024 = 130048
+    wt[i * n + 3] = -1;
+    wt[i * n + 4] = 127;
+    wt[i * n + 5] = 0;
+  }
+  const std::int32_t bmax = (1 << 25) - 1, bmin = -(1 << 25);
+  // Column 4: the sum 16516096 plus 2^25 - 1, times 2^31 - 1 with shift 0, is far above
+  // INT32_MAX and saturates. (A sum itself near INT32_MAX needs k > 2047: tests/sim drives
+  // psm_requant with the whole int32 range and both bias extremes.)
+  const std::vector<Requant> rq{{1 << 30, 30, bmax},    {1 << 30, 30, bmin},
+                                {1 << 30, 31, bmin},    {0x7FFF'FFFF, 31, bmax},
+                                {0x7FFF'FFFF, 0, bmax}, {1, 0, -7}};
+  std::vector<std::uint64_t> e;
+  for (const Requant& r : rq) {
+    e.push_back(entry(r));
+  }
+  put(dev, kIn, a);
+  put(dev, kIn2, wt);
+  put(dev, kPrm, e);
+  hw::Instr mm = hw::make_instr(hw::Opcode::kMatmul, 0);
+  hw::set_field(mm, f::matmul::kOutBits, 32);
+  hw::set_field(mm, f::matmul::kRequantEn, 1);
+  hw::set_field(mm, f::matmul::kDstAddr, 10);
+  hw::set_field(mm, f::matmul::kM, 1);
+  hw::set_field(mm, f::matmul::kK, k);
+  hw::set_field(mm, f::matmul::kN, n);
+  run(dev,
+      {dma(true, hw::Mem::kInput, 0, kIn, 0, 1, k), dma(true, hw::Mem::kWeight, 0, kIn2, 0, k, n),
+       dma(true, hw::Mem::kParam, 3, kPrm, 0, 1, n), mm,
+       dma(false, hw::Mem::kVector, 2, kOut, 10, 1, n)});
+  const auto got = get<std::int32_t>(dev, kOut, n);
+  const std::int64_t sums[] = {16516096, -16646144, 130048, -130048, 16516096, 0};
+  for (std::uint32_t c = 0; c < n; ++c) {
+    const std::int64_t prod = (sums[c] + rq[c].bias) * std::int64_t{rq[c].mult};
+    EXPECT_EQ(got[c], saturate(round_shift(prod, rq[c].shift), 32)) << "column " << c;
+  }
+  EXPECT_EQ(got[0], 16516096 + bmax) << "mult 2^30 >> 30 is the identity";
+  EXPECT_EQ(got[1], -16646144 + bmin);
+  EXPECT_EQ(got[4], INT32_MAX) << "the biased sum times 2^31 - 1 saturates";
+  EXPECT_EQ(got[5], -7);
+}
+
+// DMA_STORE `requant`: int8, int16 and int32 stores of int32 lanes with param[0], saturating
+// at both ends; the step's bias bits are ignored.
+TEST(CpuDeviceGpt, DmaStoreRequantSaturates) {
+  CpuDevice dev(hw::kTiny, kDram);
+  const std::vector<std::int32_t> x{INT32_MIN, -1'000'000, -300, -129, -2,  -1,    0,
+                                    1,         2,          3,    255,  256, 40000, INT32_MAX};
+  const auto len = std::uint32_t(x.size());
+  Requant rq{1 << 30, 31, 999};  // x / 2, ties up; bias ignored
+  put(dev, kIn, x);
+  put(dev, kPrm, std::vector<std::uint64_t>{entry(rq)});
+  run(dev,
+      {dma(true, hw::Mem::kVector, 2, kIn, 0, 1, len), dma(true, hw::Mem::kParam, 3, kPrm, 0, 1, 1),
+       store_requant(hw::Mem::kVector, 0, kOut, 0, 1, len),
+       store_requant(hw::Mem::kVector, 1, kOut + 0x100, 0, 1, len),
+       store_requant(hw::Mem::kVector, 2, kOut + 0x200, 0, 1, len)});
+  rq.bias = 0;
+  const auto o8 = get<std::int8_t>(dev, kOut, len);
+  const auto o16 = get<std::int16_t>(dev, kOut + 0x100, len);
+  const auto o32 = get<std::int32_t>(dev, kOut + 0x200, len);
+  for (std::uint32_t i = 0; i < len; ++i) {
+    EXPECT_EQ(o8[i], requantize(x[i], rq, 8)) << "element " << i;
+    EXPECT_EQ(o16[i], requantize(x[i], rq, 16)) << "element " << i;
+    EXPECT_EQ(o32[i], requantize(x[i], rq, 32)) << "element " << i;
+  }
+  EXPECT_EQ(o8.front(), -128);
+  EXPECT_EQ(o8.back(), 127);
+  EXPECT_EQ(o16.front(), -32768);
+  EXPECT_EQ(o16.back(), 32767);
+  EXPECT_EQ(o8[4], -1) << "-2 / 2";
+  EXPECT_EQ(o8[9], 2) << "3 / 2 = 1.5 rounds up";
+}
+
+TEST(CpuDeviceGpt, BadOperandsNameTheInstruction) {
+  CpuDevice dev(hw::kTiny, kDram);
+  expect_error(dev, {store_requant(hw::Mem::kInput, 0, kOut, 0, 1, 4)}, 0, "requant");
+  expect_error(dev,
+               {dma(true, hw::Mem::kVector, 1, kIn, 0, 1, 4),
+                store_requant(hw::Mem::kParam, 3, kOut, 0, 1, 1)},
+               1, "requant");
+  expect_error(dev, {vec(hw::Opcode::kLayernorm, 0, 10, 20, 0, 4, 1, 14)}, 0,
+               "LAYERNORM gain_frac_bits 14");
+  expect_error(dev, {vec(hw::Opcode::kGelu, 0, 0, 0, 0, 0, 1)}, 0, "GELU with len 0");
+  expect_error(dev,
+               {vec(hw::Opcode::kBatchnorm, 0, 0, 0, std::uint32_t(hw::kTiny.param_depth), 4, 1)},
+               0, "param entry");
+  // A DMA_LOAD ignores bit 26 (reserved there): no error.
+  hw::Instr load = dma(true, hw::Mem::kInput, 0, kIn, 0, 1, 4);
+  hw::set_field(load, f::dma_store::kRequant, 1);
+  EXPECT_NO_THROW(run(dev, {load}));
+}
+
+TEST(CpuDeviceGpt, PassesOfEveryOpcode) {
+  const hw::HwConfig& c = hw::kTiny;
+  EXPECT_EQ(instr_passes(vec(hw::Opcode::kLayernorm, 0, 0, 0, 0, 9, 5), c), 15u);
+  EXPECT_EQ(instr_passes(vec(hw::Opcode::kBatchnorm, 0, 0, 0, 0, 9, 5), c), 5u);
+  EXPECT_EQ(instr_passes(vec(hw::Opcode::kGelu, 0, 0, 0, 0, 9, 5), c), 5u);
+  EXPECT_EQ(instr_passes(vec(hw::Opcode::kRmsnorm, 0, 0, 0, 0, 9, 5), c), 10u);
+  hw::Instr sm = vec(hw::Opcode::kSoftmax, 0, 0, 0, 0, 9, 5);
+  EXPECT_EQ(instr_passes(sm, c), 15u);
+  hw::set_field(sm, f::softmax::kOnline, 1);
+  EXPECT_EQ(instr_passes(sm, c), 10u);
+  EXPECT_EQ(instr_passes(vec(hw::Opcode::kAttnScore, 0, 0, 0, 0, 8, 40), c), 40u);
+  hw::Instr mm = hw::make_instr(hw::Opcode::kMatmul, 0);
+  hw::set_field(mm, f::matmul::kK, 5);
+  hw::set_field(mm, f::matmul::kN, 9);
+  EXPECT_EQ(instr_passes(mm, c), 3u * 3u);
+  EXPECT_EQ(instr_passes(store_requant(hw::Mem::kVector, 0, 0, 0, 7, 3), c), 7u);
+  EXPECT_EQ(instr_passes(hw::make_instr(hw::Opcode::kBarrier, 0), c), 0u);
+}
+
+}  // namespace
