@@ -97,9 +97,13 @@ struct ModelCompiler::Emitter {
     body.push_back(in);
   }
   void dma(bool load, int layer, hw::Mem mem, int log2_size, std::uint64_t dram,
-           std::size_t spad, std::size_t rows, std::size_t row_len, std::size_t stride) {
+           std::size_t spad, std::size_t rows, std::size_t row_len, std::size_t stride,
+           bool requant = false) {
     hw::Instr in = hw::make_instr(load ? Opcode::kDmaLoad : Opcode::kDmaStore,
                                   std::uint32_t(layer));
+    if (requant) {
+      hw::set_field(in, f::dma_store::kRequant, 1);
+    }
     hw::set_field(in, f::dma_load::kMem, std::uint32_t(mem));
     hw::set_field(in, f::dma_load::kElemSize, std::uint32_t(log2_size));
     hw::set_field(in, f::dma_load::kDramAddr, std::uint32_t(dram));
@@ -119,7 +123,7 @@ struct ModelCompiler::Emitter {
     hw::set_field(in, f::rmsnorm::kParamAddr, std::uint32_t(param));
     hw::set_field(in, f::rmsnorm::kLen, std::uint32_t(len));
     hw::set_field(in, f::rmsnorm::kRows, std::uint32_t(rows));
-    if (op == Opcode::kRmsnorm) {
+    if (op == Opcode::kRmsnorm || op == Opcode::kLayernorm) {
       hw::set_field(in, f::rmsnorm::kGainFracBits, frac);
     }
     emit(in);
@@ -157,8 +161,22 @@ ModelCompiler::ModelCompiler(const QuantModel& model, const hw::HwConfig& cfg, C
   const auto nh = std::size_t(c.n_heads), nkv = std::size_t(c.n_kv_heads);
 
   ImageWriter w(image_);
+  const bool gpt = c.arch == Arch::kGpt;
+  // GPT norms: the gain row and the bias row back to back (one DMA of two rows).
+  auto put_norm_rows = [&](const QuantNorm& n) {
+    std::vector<std::int16_t> rows(n.gain);
+    rows.insert(rows.end(), n.bias.begin(), n.bias.end());
+    return w.put<std::int16_t>(rows);
+  };
   for (const QuantLayer& L : model.layers) {
     LayerDram d{};
+    if (gpt) {
+      d.attn_nb = put_norm_rows(L.attn_norm);
+      d.ffn_nb = put_norm_rows(L.ffn_norm);
+      d.rq_attn_norm = w.put_rq(std::vector<Requant>{L.attn_norm.rq});
+      d.rq_ffn_norm = w.put_rq(std::vector<Requant>{L.ffn_norm.rq});
+      d.rq_gelu = w.put_rq(std::vector<Requant>{L.gelu_in_rq, L.gelu_out_rq});
+    }
     d.attn_gain = w.put<std::int16_t>(L.attn_norm.gain);
     d.ffn_gain = w.put<std::int16_t>(L.ffn_norm.gain);
     d.wq = w.put_transposed(L.wq, dim, dim);
@@ -166,7 +184,9 @@ ModelCompiler::ModelCompiler(const QuantModel& model, const hw::HwConfig& cfg, C
     d.wv = w.put_transposed(L.wv, kv, dim);
     d.wo = w.put_transposed(L.wo, dim, dim);
     d.w1 = w.put_transposed(L.w1, hidden, dim);
-    d.w3 = w.put_transposed(L.w3, hidden, dim);
+    if (!gpt) {
+      d.w3 = w.put_transposed(L.w3, hidden, dim);
+    }
     d.w2 = w.put_transposed(L.w2, dim, hidden);
     d.rq_q = w.put_rq(L.rq_q);
     d.rq_k = w.put_rq(L.rq_k);
@@ -187,6 +207,12 @@ ModelCompiler::ModelCompiler(const QuantModel& model, const hw::HwConfig& cfg, C
   }
   dram_.embedding = w.put<std::int8_t>(model.token_embedding);
   dram_.rq_embed = w.put_rq(model.embed_rq);
+  if (gpt) {
+    dram_.pos_embedding = w.put<std::int8_t>(model.pos_embedding);
+    dram_.rq_pos = w.put_rq(model.pos_rq);
+    dram_.final_nb = put_norm_rows(model.final_norm);
+    dram_.rq_final_norm = w.put_rq(std::vector<Requant>{model.final_norm.rq});
+  }
   dram_.final_gain = w.put<std::int16_t>(model.final_norm.gain);
   dram_.cls = w.put_transposed(model.classifier(), vocab, dim);
   dram_.rq_cls = w.put_rq(model.rq_cls);
@@ -220,7 +246,7 @@ ModelCompiler::ModelCompiler(const QuantModel& model, const hw::HwConfig& cfg, C
   };
   vec_.x = take(words(dim));
   vec_.xn = take(words(dim));
-  vec_.gain = take(words(dim));
+  vec_.gain = take((gpt ? 2 : 1) * words(dim));  // GPT: the bias row follows the gain row
   vec_.q = take(nh * words(hs));
   vec_.k_new = take(nkv * words(hs));
   vec_.v_new = take(nkv * words(hs));
@@ -306,32 +332,14 @@ void ModelCompiler::emit_norm(Emitter& e, int layer, std::uint64_t gain, int fra
   e.dma(true, layer, hw::Mem::kInput, 0, dram_.xn, 0, 1, dim, dim);
 }
 
-void ModelCompiler::emit_layer(Emitter& e, int l, int pos) const {
+void ModelCompiler::emit_attention(Emitter& e, int l, int pos) const {
   const ModelConfig& c = model_.config;
-  const QuantLayer& L = model_.layers[std::size_t(l)];
   const LayerDram& d = layer_dram_[std::size_t(l)];
-  const std::size_t dim = std::size_t(c.dim), hidden = std::size_t(c.hidden_dim);
-  const std::size_t kv = c.kv_dim(), hs = c.head_size(), half = hs / 2;
+  const std::size_t hs = c.head_size();
   const auto nh = std::size_t(c.n_heads), nkv = std::size_t(c.n_kv_heads);
   const std::size_t seq = std::size_t(c.seq_len), t_len = std::size_t(pos) + 1;
   const std::size_t wh = ceil_div(hs, cfg_.lanes);
   const auto upos = std::size_t(pos);
-
-  // ---- attention ----
-  emit_norm(e, l, d.attn_gain, L.attn_norm.frac_bits);
-  for (std::size_t h = 0; h < nh; ++h) {  // one word-aligned row per head
-    emit_matmul(e, l, d.wq, d.rq_q, dim, dim, h * hs, hs, vec_.q + h * wh, kQkBits);
-  }
-  for (std::size_t g = 0; g < nkv; ++g) {
-    emit_matmul(e, l, d.wk, d.rq_k, dim, kv, g * hs, hs, vec_.k_new + g * wh, kQkBits);
-    emit_matmul(e, l, d.wv, d.rq_v, dim, kv, g * hs, hs, vec_.v_new + g * wh, 8);
-  }
-  e.dma(true, l, hw::Mem::kVector, 1, dram_.rope_cos + upos * half * 2, vec_.rope, 1, half,
-        half * 2);
-  e.dma(true, l, hw::Mem::kVector, 1, dram_.rope_sin + upos * half * 2,
-        vec_.rope + ceil_div(half, cfg_.lanes), 1, half, half * 2);
-  e.vec(Opcode::kRope, l, vec_.q, vec_.rope, vec_.q, 0, hs, nh);
-  e.vec(Opcode::kRope, l, vec_.k_new, vec_.rope, vec_.k_new, 0, hs, nkv);
   const std::size_t group = nh / nkv;
   for (std::size_t g = 0; g < nkv; ++g) {
     const std::uint64_t row0 = (std::size_t(l) * nkv + g) * seq;
@@ -352,6 +360,34 @@ void ModelCompiler::emit_layer(Emitter& e, int l, int pos) const {
       e.dma(false, l, hw::Mem::kVector, 0, dram_.att + h * hs, vec_.att + h * wh, 1, hs, hs);
     }
   }
+}
+
+void ModelCompiler::emit_layer(Emitter& e, int l, int pos) const {
+  const ModelConfig& c = model_.config;
+  const QuantLayer& L = model_.layers[std::size_t(l)];
+  const LayerDram& d = layer_dram_[std::size_t(l)];
+  const std::size_t dim = std::size_t(c.dim), hidden = std::size_t(c.hidden_dim);
+  const std::size_t kv = c.kv_dim(), hs = c.head_size(), half = hs / 2;
+  const auto nh = std::size_t(c.n_heads), nkv = std::size_t(c.n_kv_heads);
+  const std::size_t wh = ceil_div(hs, cfg_.lanes);
+  const auto upos = std::size_t(pos);
+
+  // ---- attention ----
+  emit_norm(e, l, d.attn_gain, L.attn_norm.frac_bits);
+  for (std::size_t h = 0; h < nh; ++h) {  // one word-aligned row per head
+    emit_matmul(e, l, d.wq, d.rq_q, dim, dim, h * hs, hs, vec_.q + h * wh, kQkBits);
+  }
+  for (std::size_t g = 0; g < nkv; ++g) {
+    emit_matmul(e, l, d.wk, d.rq_k, dim, kv, g * hs, hs, vec_.k_new + g * wh, kQkBits);
+    emit_matmul(e, l, d.wv, d.rq_v, dim, kv, g * hs, hs, vec_.v_new + g * wh, 8);
+  }
+  e.dma(true, l, hw::Mem::kVector, 1, dram_.rope_cos + upos * half * 2, vec_.rope, 1, half,
+        half * 2);
+  e.dma(true, l, hw::Mem::kVector, 1, dram_.rope_sin + upos * half * 2,
+        vec_.rope + ceil_div(half, cfg_.lanes), 1, half, half * 2);
+  e.vec(Opcode::kRope, l, vec_.q, vec_.rope, vec_.q, 0, hs, nh);
+  e.vec(Opcode::kRope, l, vec_.k_new, vec_.rope, vec_.k_new, 0, hs, nkv);
+  emit_attention(e, l, pos);
   e.dma(true, l, hw::Mem::kInput, 0, dram_.att, 0, 1, dim, dim);
   emit_projection(e, l, d.wo, d.rq_o, dim, dim, vec_.branch, 16);
   e.vec(Opcode::kAdd, l, vec_.x, vec_.branch, vec_.x, 0, dim, 1);
@@ -368,6 +404,62 @@ void ModelCompiler::emit_layer(Emitter& e, int l, int pos) const {
     e.dma(true, l, hw::Mem::kParam, 3, d.rq_mul + c0 * 8, 0, 1, nc, nc * 8);
     e.vec(Opcode::kMul, l, vec_.gate + wo, vec_.up + wo, vec_.hid + wo, 0, nc, 1);
   }
+  e.dma(false, l, hw::Mem::kVector, 0, dram_.hid, vec_.hid, 1, hidden, hidden);
+  e.dma(true, l, hw::Mem::kInput, 0, dram_.hid, 0, 1, hidden, hidden);
+  emit_projection(e, l, d.w2, d.rq_2, hidden, dim, vec_.branch, 16);
+  e.vec(Opcode::kAdd, l, vec_.x, vec_.branch, vec_.x, 0, dim, 1);
+}
+
+void ModelCompiler::emit_gpt_norm(Emitter& e, int layer, const QuantNorm& n, std::uint64_t nb,
+                                  std::uint64_t rq) const {
+  const ModelConfig& c = model_.config;
+  const auto dim = std::size_t(c.dim);
+  const bool folded = c.norm == NormKind::kBatch && model_.batchnorm == BatchNormMode::kFolded;
+  if (folded) {
+    // The affine map lives in the next matmul's weights and bias: only the residual's
+    // int16 -> int8 step remains, applied by the DMA on its way to DRAM (no vector pass).
+    e.dma(true, layer, hw::Mem::kParam, 3, rq, 0, 1, 1, 8);
+    e.dma(false, layer, hw::Mem::kVector, 0, dram_.xn, vec_.x, 1, dim, dim, true);
+  } else {
+    e.dma(true, layer, hw::Mem::kVector, 1, nb, vec_.gain, 2, dim, dim * 2);
+    if (c.norm == NormKind::kLayer) {
+      e.dma(true, layer, hw::Mem::kParam, 3, dram_.eps, 0, 1, 1, 8);
+      e.vec(Opcode::kLayernorm, layer, vec_.x, vec_.gain, vec_.xn, 0, dim, 1,
+            std::uint32_t(n.frac_bits));
+    } else {
+      e.dma(true, layer, hw::Mem::kParam, 3, rq, 0, 1, 1, 8);
+      e.vec(Opcode::kBatchnorm, layer, vec_.x, vec_.gain, vec_.xn, 0, dim, 1);
+    }
+    e.dma(false, layer, hw::Mem::kVector, 0, dram_.xn, vec_.xn, 1, dim, dim);
+  }
+  e.dma(true, layer, hw::Mem::kInput, 0, dram_.xn, 0, 1, dim, dim);
+}
+
+void ModelCompiler::emit_gpt_layer(Emitter& e, int l, int pos) const {
+  const ModelConfig& c = model_.config;
+  const QuantLayer& L = model_.layers[std::size_t(l)];
+  const LayerDram& d = layer_dram_[std::size_t(l)];
+  const std::size_t dim = std::size_t(c.dim), hidden = std::size_t(c.hidden_dim);
+  const std::size_t hs = c.head_size(), nh = std::size_t(c.n_heads);
+  const std::size_t wh = ceil_div(hs, cfg_.lanes);
+
+  // ---- attention (no RoPE; biases ride in the requantisation steps) ----
+  emit_gpt_norm(e, l, L.attn_norm, d.attn_nb, d.rq_attn_norm);
+  for (std::size_t h = 0; h < nh; ++h) {
+    emit_matmul(e, l, d.wq, d.rq_q, dim, dim, h * hs, hs, vec_.q + h * wh, kQkBits);
+    emit_matmul(e, l, d.wk, d.rq_k, dim, dim, h * hs, hs, vec_.k_new + h * wh, kQkBits);
+    emit_matmul(e, l, d.wv, d.rq_v, dim, dim, h * hs, hs, vec_.v_new + h * wh, 8);
+  }
+  emit_attention(e, l, pos);
+  e.dma(true, l, hw::Mem::kInput, 0, dram_.att, 0, 1, dim, dim);
+  emit_projection(e, l, d.wo, d.rq_o, dim, dim, vec_.branch, 16);
+  e.vec(Opcode::kAdd, l, vec_.x, vec_.branch, vec_.x, 0, dim, 1);
+
+  // ---- feed-forward (GELU) ----
+  emit_gpt_norm(e, l, L.ffn_norm, d.ffn_nb, d.rq_ffn_norm);
+  emit_projection(e, l, d.w1, d.rq_1, dim, hidden, vec_.hid, 8);
+  e.dma(true, l, hw::Mem::kParam, 3, d.rq_gelu, 0, 1, 2, 16);
+  e.vec(Opcode::kGelu, l, vec_.hid, 0, vec_.hid, 0, hidden, 1);
   e.dma(false, l, hw::Mem::kVector, 0, dram_.hid, vec_.hid, 1, hidden, hidden);
   e.dma(true, l, hw::Mem::kInput, 0, dram_.hid, 0, 1, hidden, hidden);
   emit_projection(e, l, d.w2, d.rq_2, hidden, dim, vec_.branch, 16);
@@ -394,10 +486,24 @@ StepPrograms ModelCompiler::step(int token, int pos) const {
         dim, dim);
   e.dma(true, 0, hw::Mem::kParam, 3, dram_.rq_embed + std::size_t(token) * 8, 0, 1, 1, 8);
   e.vec(Opcode::kEmbed, 0, vec_.x, 0, vec_.x, 0, dim, 1);
-  for (int l = 0; l < c.n_layers; ++l) {
-    emit_layer(e, l, pos);
+  if (c.arch == Arch::kGpt) {
+    // + the learned position row, requantised into the residual scale the same way
+    const auto upos = std::size_t(pos);
+    e.dma(true, 0, hw::Mem::kVector, 0, dram_.pos_embedding + upos * dim, vec_.branch, 1, dim,
+          dim);
+    e.dma(true, 0, hw::Mem::kParam, 3, dram_.rq_pos + upos * 8, 0, 1, 1, 8);
+    e.vec(Opcode::kEmbed, 0, vec_.branch, 0, vec_.branch, 0, dim, 1);
+    e.vec(Opcode::kAdd, 0, vec_.x, vec_.branch, vec_.x, 0, dim, 1);
+    for (int l = 0; l < c.n_layers; ++l) {
+      emit_gpt_layer(e, l, pos);
+    }
+    emit_gpt_norm(e, head, model_.final_norm, dram_.final_nb, dram_.rq_final_norm);
+  } else {
+    for (int l = 0; l < c.n_layers; ++l) {
+      emit_layer(e, l, pos);
+    }
+    emit_norm(e, head, dram_.final_gain, model_.final_norm.frac_bits);
   }
-  emit_norm(e, head, dram_.final_gain, model_.final_norm.frac_bits);
   for (std::size_t c0 = 0; c0 < vocab; c0 += chunk_cols_) {
     const std::size_t nc = std::min(chunk_cols_, vocab - c0);
     emit_matmul(e, head, dram_.cls, dram_.rq_cls, dim, vocab, c0, nc, vec_.logits, 32);

@@ -29,6 +29,14 @@ inline std::filesystem::path gguf_model_path() {
 inline std::filesystem::path sample_text_path() {
   return data_dir() / "text" / "tinystories_sample.txt";
 }
+inline std::filesystem::path shakespeare_path() {
+  return data_dir() / "text" / "tinyshakespeare.txt";
+}
+/// The project's own models, committed under models/ (no ../shared needed): "ln-gpt" or
+/// "bn-gpt" -> models/<name>/<name>.gguf.
+inline std::filesystem::path project_model_path(const std::string& name) {
+  return std::filesystem::path(PASSIM_MODELS_DIR) / name / (name + ".gguf");
+}
 
 }  // namespace passim::test
 

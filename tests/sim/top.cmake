@@ -18,7 +18,8 @@ function(passim_top_test name)
   target_link_libraries(${name} PRIVATE GTest::gtest_main passim_accel_tiny passim_app)
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests/sim/common
                                              ${PROJECT_SOURCE_DIR}/tests/common)
-  target_compile_definitions(${name} PRIVATE PASSIM_DATA_DIR="${PASSIM_DATA}")
+  target_compile_definitions(${name} PRIVATE PASSIM_DATA_DIR="${PASSIM_DATA}"
+    PASSIM_MODELS_DIR="${PROJECT_SOURCE_DIR}/models")
   passim_warnings(${name})
   gtest_discover_tests(${name} PROPERTIES LABELS "${T_LABELS}" DISCOVERY_TIMEOUT 120
                        ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1)

@@ -59,12 +59,18 @@ class ModelCompiler {
     std::uint64_t rq_attn;                              // u64 (n_heads, 2): score, value
     std::uint64_t rq_silu;                              // u64 (2): to_q10, out_rq
     std::uint64_t rq_mul;                               // u64 (hidden)
+    // GPT blocks
+    std::uint64_t attn_nb, ffn_nb;      // int16 (2, dim): norm gain row, then bias row
+    std::uint64_t rq_attn_norm, rq_ffn_norm;  // u64: BatchNorm step, or folded int16->int8 step
+    std::uint64_t rq_gelu;              // u64 (2): to_q10, out_rq
   };
   /// DRAM byte addresses outside the layers.
   struct Dram {
     std::uint64_t embedding, rq_embed, final_gain, cls, rq_cls, eps, rope_cos, rope_sin;
     std::uint64_t xn, att, hid;        // int8 activation round trips (dim) (dim) (hidden)
     std::uint64_t k_cache, v_cache;    // (layers, kv_heads, seq_len, head_size) int16 / int8
+    std::uint64_t pos_embedding, rq_pos;  // GPT: int8 (seq_len, dim), u64 (seq_len)
+    std::uint64_t final_nb, rq_final_norm;  // GPT: as LayerDram::attn_nb / rq_attn_norm
   };
   /// Vector-scratchpad word addresses.
   struct Vec {
@@ -74,6 +80,13 @@ class ModelCompiler {
 
   struct Emitter;
   void emit_layer(Emitter& e, int layer, int pos) const;
+  void emit_gpt_layer(Emitter& e, int layer, int pos) const;
+  /// A GPT norm of x into the matmul input scratchpad (through DRAM): LAYERNORM (3 passes),
+  /// BATCHNORM (1 pass) or, folded, only the DMA's int16 -> int8 requantisation (0 passes).
+  void emit_gpt_norm(Emitter& e, int layer, const QuantNorm& n, std::uint64_t nb,
+                     std::uint64_t rq) const;
+  /// The KV-cache round trip and attention of every head (queries in vec_.q).
+  void emit_attention(Emitter& e, int layer, int pos) const;
   void emit_norm(Emitter& e, int layer, std::uint64_t gain, int frac_bits) const;
   void emit_matmul(Emitter& e, int layer, std::uint64_t w_t, std::uint64_t rq, std::size_t k,
                    std::size_t n, std::size_t col0, std::size_t ncols, std::size_t dst,
