@@ -70,7 +70,8 @@ struct LayerNormParams {
 ///   int32, and the bias is an integer, so there is one rounding (half up).
 /// The input scale cancels: out = g * (x - mean) / sqrt(var + eps) / s_out + beta / s_out,
 /// with the mean rounded to an integer LSB (docs/numerics.md gives the effect).
-/// RTL twin: none yet. Precondition: ssd < 2^(70 - 2 * gain_frac_bits) (see rsqrt_requant).
+/// RTL twin: rtl/norm/psm_layernorm.sv (LAYERNORM, `mode_i` = 0).
+/// Precondition: ssd < 2^(70 - 2 * gain_frac_bits) (see rsqrt_requant).
 ///   x: (n) int16, n >= 1   out: (n) int8
 void layernorm_i8(std::span<const std::int16_t> x, const LayerNormParams& p,
                   std::span<std::int8_t> out);
@@ -87,7 +88,7 @@ struct BatchNormParams {
 /// BatchNorm in ONE pass over the row, int16 in, int8 out (no statistics of the input):
 /// out[i] = saturate(requantize(x[i] * gain[i], rq, 32) + bias[i], 8), |x * gain| <= 2^30.
 /// This is exactly pass 3 of `layernorm_i8` with a fixed step instead of 1/sqrt(var).
-/// RTL twin: rtl/norm/psm_layernorm.sv (BATCHNORM).
+/// RTL twin: rtl/norm/psm_layernorm.sv (BATCHNORM, `mode_i` = 1).
 ///   x: (n) int16   out: (n) int8
 void batchnorm_i8(std::span<const std::int16_t> x, const BatchNormParams& p,
                   std::span<std::int8_t> out);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Golden LayerNorm: three passes (mean; variance; normalise), and the one-pass
-// inference BatchNorm that shares its last pass.
+// inference BatchNorm that shares its last pass. RTL twin: rtl/norm/psm_layernorm.sv.
 #include <cassert>
 
 #include "passim/kernels.hpp"
