@@ -146,7 +146,7 @@ void silu_i16(std::span<const std::int16_t> x, Requant to_q10, Requant out_rq,
 /// i-GELU (Kim et al. 2021, Alg. 2), erf by a second-order polynomial with sign and clipping:
 /// t = requantize(x, to_q10, 32) (x as Q.10); out = requantize(x * gelu_phi_q16(t), out_rq, 8)
 /// (|x * Phi| <= 2^23). int8 in and out, so that every input can be checked exhaustively and the
-/// output feeds a matmul directly. RTL twin: none yet.
+/// output feeds a matmul directly. RTL twin: rtl/vector/psm_gelu.sv.
 ///   x: (n) int8   out: (n) int8 (may alias x)
 void gelu_i8(std::span<const std::int8_t> x, Requant to_q10, Requant out_rq,
              std::span<std::int8_t> out);

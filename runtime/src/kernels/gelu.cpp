@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Golden integer GELU (I-BERT i-GELU, erf by a clipped quadratic). RTL twin: none yet.
+// Golden integer GELU (I-BERT i-GELU, erf by a clipped quadratic).
+// RTL twin: rtl/vector/psm_gelu.sv.
 #include <algorithm>
 #include <cassert>
 #include <cstdlib>
