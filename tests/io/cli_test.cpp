@@ -659,3 +659,116 @@ TEST(OpRecordTable, SumsRecordsOfTheSameLayerOpClassAndShape) {
 }
 
 }  // namespace
+
+// ---- the built-in character GPT: accuracy, windows, BatchNorm options -----------------------
+
+namespace gpt_cli {
+
+constexpr const char* kVerse =
+    "First Citizen:\nBefore we proceed any further, hear me speak.\n\nAll:\nSpeak, speak.\n\n"
+    "First Citizen:\nYou are all resolved rather to die than to famish?\n\nAll:\nResolved. "
+    "resolved.\n\nFirst Citizen:\nFirst, you know Caius Marcius is chief enemy to the people."
+    "\n\nAll:\nWe know't, we know't.\n\nFirst Citizen:\nLet us kill him, and we'll have corn "
+    "at our own price.\nIs't a verdict?\n";
+
+std::string write_verse(const ScratchDir& dir) {
+  const auto path = dir / "verse.txt";
+  std::ofstream(path) << kVerse;
+  return path.string();
+}
+
+}  // namespace gpt_cli
+
+// `passim accuracy` on the built-in model: a per-layer table with layer 0 the input
+// quantisation, both perplexities, and a JSON report with the same numbers.
+TEST(CliAccuracy, BuiltInModelPerLayerTableAndReport) {
+  if (passim::app::default_model_bytes().empty()) {
+    GTEST_SKIP() << "built without the default model";
+  }
+  const ScratchDir dir;
+  const auto text = gpt_cli::write_verse(dir);
+  const auto report = dir / "acc.json";
+  const auto r = run_cli({"accuracy", "--text", text, "--report", report.string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(contains_all(r.out, {"0 input quantisation", "4 block 3 output", "logits",
+                                   "perplexity: float", "int8"}))
+      << r.out;
+  const auto j = read_json(report);
+  EXPECT_EQ(j.at("tool"), "passim accuracy");
+  ASSERT_EQ(j.at("layers").size(), 5u);  // input quantisation + 4 blocks
+  EXPECT_EQ(j.at("text").at("positions"), 2 * 128);  // two full windows of the verse
+  for (const auto& l : j.at("layers")) {
+    EXPECT_GT(l.at("cosine").get<double>(), 0.99) << l.dump();
+    EXPECT_GT(l.at("max_abs_err_lsb").get<double>(), 0.0) << l.dump();
+  }
+  const double pf = j.at("perplexity").at("float"), pi = j.at("perplexity").at("int8");
+  EXPECT_GT(pf, 1.0);
+  EXPECT_LT(std::fabs(pi / pf - 1), 0.1) << pf << " " << pi;
+  EXPECT_TRUE(j.at("warnings").empty()) << j.at("warnings").dump();
+}
+
+// A .psm has no float weights to compare with: named error, exit 1.
+TEST(CliAccuracy, QuantisedModelIsRejected) {
+  PASSIM_REQUIRE_DATA();
+  const ScratchDir dir;
+  const auto psm = dir / "s.psm";
+  ASSERT_EQ(run_cli({"quantize", "-m", model(), "-z", tokenizer(), "-o", psm.string()}).code, 0);
+  const auto r = run_cli({"accuracy", "-m", psm.string(), "-z", tokenizer(), "--text",
+                          passim::test::sample_text_path().string()});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_TRUE(contains_all(r.err, {psm.string(), "float model"})) << r.err;
+}
+
+// Character-model options on a llama model, and BatchNorm options on a LayerNorm model, are
+// refused with the option named.
+TEST(CliAccuracy, OptionsThatDoNotApplyAreRefused) {
+  if (passim::app::default_model_bytes().empty()) {
+    GTEST_SKIP() << "built without the default model";
+  }
+  const ScratchDir dir;
+  const auto text = gpt_cli::write_verse(dir);
+  const auto bn = run_cli({"run", "--batchnorm", "folded", "-n", "4"});
+  EXPECT_EQ(bn.code, 1);
+  EXPECT_TRUE(contains_all(bn.err, {"--batchnorm folded", "no BatchNorm", "layernorm"})) << bn.err;
+  const auto split = run_cli({"perplexity", "--text", text, "--split", "test"});
+  EXPECT_EQ(split.code, 2);
+  const auto short_text = dir / "short.txt";
+  std::ofstream(short_text) << "Speak, speak.";
+  const auto few = run_cli({"perplexity", "--text", short_text.string()});
+  EXPECT_EQ(few.code, 1);
+  EXPECT_TRUE(contains_all(few.err, {"short.txt", "seq_len = 128", "found 13"})) << few.err;
+  const auto odd = dir / "odd.txt";
+  std::ofstream(odd) << "caf\xC3\xA9 au lait";
+  const auto bad = run_cli({"perplexity", "--text", odd.string()});
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_TRUE(contains_all(bad.err, {"odd.txt", "is not in the 65-character vocabulary"}))
+      << bad.err;
+  if (std::filesystem::exists(passim::test::model_path())) {
+    const auto llama = run_cli({"perplexity", "-m", model(), "-z", tokenizer(), "--text",
+                                passim::test::sample_text_path().string(), "--split", "val"});
+    EXPECT_EQ(llama.code, 1);
+    EXPECT_TRUE(contains_all(llama.err, {"--split", "character-level"})) << llama.err;
+  }
+}
+
+// perplexity of a character model cuts the text into seq_len windows (no BOS) and reports
+// them; float and cpu agree within a few percent on the verse.
+TEST(CliPerplexity, CharacterModelWindows) {
+  if (passim::app::default_model_bytes().empty()) {
+    GTEST_SKIP() << "built without the default model";
+  }
+  const ScratchDir dir;
+  const auto text = gpt_cli::write_verse(dir);
+  const auto report = dir / "ppl.json";
+  const auto r = run_cli({"perplexity", "--text", text, "-b", "float", "--report",
+                          report.string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = read_json(report);
+  EXPECT_EQ(j.at("windows"), 2);
+  EXPECT_EQ(j.at("split"), "all");
+  EXPECT_EQ(j.at("documents").size(), 2u);
+  EXPECT_EQ(j.at("documents").at(0).at("tokens"), 129);
+  const auto one = run_cli({"perplexity", "--text", text, "-b", "float", "--max-windows", "1"});
+  ASSERT_EQ(one.code, 0) << one.err;
+  EXPECT_NE(one.out, r.out);
+}
