@@ -515,6 +515,18 @@ class GgufParser {
                             prev.offset + prev.bytes, prev.name, t.offset));
       }
     }
+    // Nothing may follow the last tensor but the padding to the alignment (a file with
+    // trailing bytes is a concatenation or a corruption, as for .bin and .psm).
+    const GgufTensorInfo& last = *by_offset.back();
+    const std::uint64_t end = last.offset + last.bytes;
+    const std::uint64_t padded = (end + f_.alignment_ - 1) / f_.alignment_ * f_.alignment_;
+    if (data_bytes > padded) {
+      fail_at("file size",
+              fmt::format("expected at most {} bytes (the data of tensor '{}' ends at file offset "
+                          "{}, padded to the alignment {}), found {} (trailing data)",
+                          f_.data_offset_ + padded, last.name, f_.data_offset_ + end,
+                          f_.alignment_, size));
+    }
   }
 
   GgufFile& f_;

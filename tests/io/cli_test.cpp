@@ -772,3 +772,17 @@ TEST(CliPerplexity, CharacterModelWindows) {
   ASSERT_EQ(one.code, 0) << one.err;
   EXPECT_NE(one.out, r.out);
 }
+
+// Simulator options with a backend that has no simulator are refused, not ignored.
+TEST(CliRun, SimulatorOptionsNeedTheRtlBackend) {
+  if (passim::app::default_model_bytes().empty()) {
+    GTEST_SKIP() << "built without the default model";
+  }
+  const auto trace = run_cli({"run", "-b", "cpu", "--trace", "x.fst", "-n", "4"});
+  EXPECT_EQ(trace.code, 1);
+  EXPECT_TRUE(contains_all(trace.err, {"--trace", "--backend rtl", "found --backend cpu"}))
+      << trace.err;
+  const auto cycles = run_cli({"run", "-b", "float", "--max-cycles", "1000", "-n", "4"});
+  EXPECT_EQ(cycles.code, 1);
+  EXPECT_TRUE(contains_all(cycles.err, {"--max-cycles", "found --backend float"})) << cycles.err;
+}

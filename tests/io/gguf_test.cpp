@@ -486,6 +486,22 @@ TEST(GgufReaderBad, OverlappingTensorDataIsRejected) {
                             "end of tensor 'a.weight'", "found 32", "overlapping"}));
 }
 
+// Padding up to the alignment after the last tensor is fine; anything beyond it is trailing
+// data (a concatenated or corrupt file), as for .bin and .psm.
+TEST(GgufReaderBad, TrailingBytesAfterTheLastTensor) {
+  GgufImage img = small_writer().build();
+  const std::size_t end = img.at("data") + 64 + 20;  // b.weight: 5 floats at data offset 64
+  img.bytes.resize(end);
+  EXPECT_NO_THROW((void)GgufFile::parse(img.bytes, kSource));
+  img.bytes.resize(end + 12, 0);  // padded to the alignment of 32
+  EXPECT_NO_THROW((void)GgufFile::parse(img.bytes, kSource));
+  img.bytes.push_back(0);
+  EXPECT_TRUE(contains_all(parse_error(img.bytes),
+                           {"file size", "expected at most " + std::to_string(end + 12),
+                            "tensor 'b.weight'", "found " + std::to_string(end + 13),
+                            "trailing data"}));
+}
+
 TEST(GgufReaderBad, TypedGettersNameTheKey) {
   GgufWriter w = small_writer();
   w.i32("test.negative", -3);

@@ -478,6 +478,12 @@ int cmd_run(const RunOptions& o, std::ostream& out, std::ostream& err, const Rtl
   }
   const bool is_float = o.model.backend == "float";
   const bool is_rtl = o.model.backend == "rtl";
+  if (!is_rtl && (!o.rtl.trace_path.empty() || o.rtl.max_cycles != 0)) {
+    throw std::runtime_error(fmt::format("{}: only for --backend rtl (the simulated accelerator), "
+                                         "found --backend {}",
+                                         o.rtl.trace_path.empty() ? "--max-cycles" : "--trace",
+                                         o.model.backend));
+  }
   if (is_rtl && !rtl) {
     throw std::runtime_error("--backend rtl: this passim was built without the RTL simulator "
                              "(configure with PASSIM_BUILD_SIM=ON)");
