@@ -473,7 +473,8 @@ TEST(GgufModelTinyBad, MissingTensors) {
 TEST(GgufModelTinyBad, InconsistentDims) {
   const FloatModel m = tiny_model();
   GgufWriter k = tiny_writer(m);
-  k.remove("blk.0.attn_k.weight").tensor_f32("blk.0.attn_k.weight", {8, 8}, m.weights.wq);
+  k.remove("blk.0.attn_k.weight")
+      .tensor_f32("blk.0.attn_k.weight", {8, 8}, rows(m.weights.wq, 0, 8, 8));
   EXPECT_TRUE(contains_all(model_error(k),
                            {"tensor 'blk.0.attn_k.weight' dims", "expected [8, 4], found [8, 8]"}));
   GgufWriter down = tiny_writer(m);  // transposed: (in, out) swapped
