@@ -5,11 +5,10 @@
 //
 // Per element x (the low 8 bits of a lane, int8):
 //   t   = requantize(x, to_q10, 32)                      Q.10             (psm_requant)
-//   u   = min(round_shift(|t| * 46341, 16), 1811)        |t| / sqrt 2, clipped at -b
-//   E   = 2^15 - round_shift((u - 1811)^2 * 18927, 21)   erf(|t| / sqrt 2), Q0.15
-//   phi = (t >= 0) ? 2^15 + E : 2^15 - E                 Phi(t), Q0.16, in [0, 2^16]
+//   phi = gelu_phi_q16(t)                                Phi(t), Q0.16    (psm_gelu_phi)
 //   out = requantize(x * phi, out_rq, 8)                 int8, written sign-extended
-// Each lane has one requantiser, used twice per word. The two Requant steps are inputs.
+// Each lane has one requantiser, used twice per word, and a psm_gelu_phi (combinational,
+// registered after it). The two Requant steps are inputs.
 //
 // Cycles per word (one word in flight at a time):
 //   read, load (to_q10 round), round, phi, scale (out_rq round), round, write = 7
@@ -42,13 +41,7 @@ module psm_gelu #(
   output logic [Lanes-1:0]     mem_wmask_o,
   input  logic [Lanes*32-1:0]  mem_rdata_i      // int8 x in the low 8 bits of each lane
 );
-  // The i-GELU constants of runtime/include/passim/fixed_point.hpp (not in psm_pkg).
-  localparam logic [15:0] GeluInvSqrt2      = 16'd46341;  // kGeluInvSqrt2 = round(2^16 / sqrt 2)
-  localparam int unsigned GeluInvSqrt2Shift = 16;         // kGeluInvSqrt2Shift
-  localparam logic [10:0] GeluClip          = 11'd1811;   // kGeluClip = floor(1.769 * 2^10)
-  localparam logic [14:0] GeluA             = 15'd18927;  // kGeluA = round(0.2888 * 2^16)
-  localparam int unsigned GeluAShift        = 21;         // kGeluAShift
-  localparam int unsigned GeluPhiFracBits   = 16;         // kGeluPhiFracBits: Phi is Q0.16
+  localparam int unsigned GeluPhiFracBits = 16;  // kGeluPhiFracBits (fixed_point.hpp): Q0.16
 
   typedef enum logic [2:0] {
     StIdle,   // wait for start_i
@@ -68,26 +61,6 @@ module psm_gelu #(
     logic [LenWidth:0] sum;
     sum      = {1'b0, n} + (LenWidth + 1)'(Lanes - 1);
     words_of = AddrWidth'(sum / (LenWidth + 1)'(Lanes));
-  endfunction
-
-  // Twin of gelu_phi_q16(): Phi(t) in Q0.16 for t in Q.10. Every intermediate is non-negative,
-  // so round_shift(v, s) is (v + 2^(s-1)) >> s.
-  function automatic logic [GeluPhiFracBits:0] gelu_phi_q16(input logic signed [31:0] t);
-    logic [31:0] mag;     // |t| <= 2^31
-    logic [47:0] scaled;  // |t| * 46341 + 2^15 < 2^47 + 2^15
-    logic [31:0] u_full;  // round_shift(|t| * 46341, 16) < 2^32
-    logic [10:0] w_mag;   // |u - 1811| = 1811 - min(u_full, 1811), in [0, 1811]
-    logic [21:0] w_sq;    // w^2 <= 1811^2 < 2^22
-    logic [36:0] drop;    // w^2 * 18927 + 2^20 < 2^37
-    logic [15:0] erf;     // 2^15 - round_shift(w^2 * 18927, 21), in [3167, 2^15]
-    mag    = t[31] ? 32'd0 - $unsigned(t) : $unsigned(t);  // modulo 2^32: |-2^31| = 2^31
-    scaled = 48'(mag) * 48'(GeluInvSqrt2) + (48'd1 << (GeluInvSqrt2Shift - 1));
-    u_full = 32'(scaled >> GeluInvSqrt2Shift);
-    w_mag  = (u_full >= 32'(GeluClip)) ? 11'd0 : GeluClip - u_full[10:0];
-    w_sq   = 22'(w_mag) * 22'(w_mag);
-    drop   = 37'(w_sq) * 37'(GeluA) + (37'd1 << (GeluAShift - 1));
-    erf    = 16'd32768 - 16'(drop >> GeluAShift);
-    gelu_phi_q16 = (t >= 32'sd0) ? 17'd32768 + 17'(erf) : 17'd32768 - 17'(erf);
   endfunction
 
   //////////////////////////////////////////////////////////////////////////////////////////////
@@ -126,7 +99,9 @@ module psm_gelu #(
     logic signed [7:0]               x;         // this lane of mem_rdata_i, int8
     logic signed [7:0]               x_q;       // kept for x * phi
     logic signed [31:0]              t;         // requantize(x, to_q10, 32), Q.10
-    logic        [GeluPhiFracBits:0] phi_q;     // Phi(t), Q0.16, in [0, 2^16]
+    logic signed [31:0]              phi_t;     // t in StPhi, 0 elsewhere (no toggling)
+    logic        [GeluPhiFracBits:0] phi;       // Phi(t), Q0.16, in [0, 2^16]
+    logic        [GeluPhiFracBits:0] phi_q;
     logic signed [31:0]              prod;      // x * phi: |prod| <= 2^23, exact
     logic signed [31:0]              rq_x;      // requantiser input
     logic        [30:0]              rq_mult;
@@ -153,11 +128,17 @@ module psm_gelu #(
       .out_bits_i(rq_bits),
       .y_o       (rq_y)
     );
-    assign t = rq_y;
+    assign t     = rq_y;
+    assign phi_t = (state_q == StPhi) ? t : '0;
+
+    psm_gelu_phi u_phi (
+      .t_i  (phi_t),
+      .phi_o(phi)
+    );
 
     always_ff @(posedge clk_i) begin  // datapath: no reset
       if (state_q == StLoad) x_q   <= x;
-      if (state_q == StPhi)  phi_q <= gelu_phi_q16(t);
+      if (state_q == StPhi)  phi_q <= phi;
     end
 
     assign lane_out[l*32 +: 32] = rq_y;
