@@ -179,6 +179,12 @@ ModelConfig read_gpt_config(const GgufFile& f) {
   c.n_layers = int_key(f, "passim-gpt.block_count", kMaxLayers);
   c.n_heads = int_key(f, "passim-gpt.attention.head_count", c.dim);
   c.n_kv_heads = c.n_heads;
+  if (f.find("passim-gpt.attention.head_count_kv") != nullptr &&
+      f.get_uint("passim-gpt.attention.head_count_kv") != std::uint64_t(c.n_heads)) {
+    fail(f, key_field("passim-gpt.attention.head_count_kv"),
+         fmt::format("expected {} (passim-gpt.attention.head_count: GPT blocks have no GQA), "
+                     "found {}", c.n_heads, f.get_uint("passim-gpt.attention.head_count_kv")));
+  }
   c.seq_len = int_key(f, "passim-gpt.context_length", kMaxSeqLen);
   if (c.dim % c.n_heads != 0) {
     fail(f, key_field("passim-gpt.embedding_length"),
@@ -423,11 +429,7 @@ std::string llama2c_piece(const std::string& token, std::size_t id) {
 }  // namespace
 
 Tokenizer tokenizer_from_gguf(const GgufFile& f, int vocab_size) {
-  if (vocab_size < 3 || vocab_size > kMaxVocab) {
-    throw std::runtime_error(
-        fmt::format("{}: vocab_size: expected 3..{}, found {}", f.source(), kMaxVocab, vocab_size));
-  }
-  if (f.find("tokenizer.ggml.model") != nullptr &&
+  if (vocab_size >= 2 && vocab_size <= kMaxVocab && f.find("tokenizer.ggml.model") != nullptr &&
       f.get_string("tokenizer.ggml.model") == "passim-char") {
     const auto& chars = f.get_string_array("tokenizer.ggml.tokens");
     if (chars.size() != std::size_t(vocab_size)) {
@@ -441,6 +443,10 @@ Tokenizer tokenizer_from_gguf(const GgufFile& f, int vocab_size) {
            fmt::format("expected 0..{}, found {}", vocab_size - 1, bos));
     }
     return Tokenizer::char_level(chars, static_cast<int>(bos), f.source());
+  }
+  if (vocab_size < 3 || vocab_size > kMaxVocab) {
+    throw std::runtime_error(
+        fmt::format("{}: vocab_size: expected 3..{}, found {}", f.source(), kMaxVocab, vocab_size));
   }
   if (const std::string& model = f.get_string("tokenizer.ggml.model"); model != "llama") {
     fail(f, key_field("tokenizer.ggml.model"),

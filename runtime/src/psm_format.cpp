@@ -20,6 +20,7 @@
 
 #include "passim/io.hpp"
 #include "passim/quant_model.hpp"
+#include "passim/tokenizer.hpp"
 
 namespace passim {
 
@@ -262,7 +263,7 @@ class Reader {
       if (std::find(used_.begin(), used_.end(), name) == used_.end()) {
         throw std::runtime_error(fmt::format(
             "{}: tensor {}: not part of format version {} (wrong model kind?)", source_, name,
-            kPsmVersion));
+            version_));
       }
     }
   }
@@ -464,6 +465,11 @@ QuantModel parse_psm(const std::vector<std::uint8_t>& data, const std::string& s
           "{}: tensor meta.arch: expected arch 0..1, norm 0..2, flags 0..1, found {}", source,
           fmt::join(a, ", ")));
     }
+    if (a[4] != 0 && a[1] != int(NormKind::kBatch)) {
+      throw std::runtime_error(fmt::format(
+          "{}: tensor meta.arch: expected BatchNorm mode 0 for a model without BatchNorm, "
+          "found {}", source, a[4]));
+    }
     c.arch = Arch(a[0]);
     c.norm = NormKind(a[1]);
     c.bos_token = a[2];
@@ -497,8 +503,12 @@ QuantModel parse_psm(const std::vector<std::uint8_t>& data, const std::string& s
   if (r.has("tokenizer.chars")) {
     const std::string chars = r.text("tokenizer.chars");
     for (std::size_t i = 0; i < chars.size();) {
-      const auto lead = static_cast<unsigned char>(chars[i]);
-      const std::size_t len = lead < 0x80 ? 1 : lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
+      const std::size_t len = utf8_char_bytes(chars, i);
+      if (len == 0) {
+        throw std::runtime_error(fmt::format(
+            "{}: tensor tokenizer.chars byte {}: expected well-formed UTF-8, found 0x{:02X}",
+            source, i, static_cast<unsigned char>(chars[i])));
+      }
       m.char_vocab.push_back(chars.substr(i, len));
       i += len;
     }

@@ -285,6 +285,11 @@ QuantModel quantize_gpt(const FloatModel& model, const Calibration& calib_in,
   const std::size_t seq = std::size_t(c.seq_len), vocab = std::size_t(c.vocab_size);
   const bool bn = c.norm == NormKind::kBatch;
   const bool folded = bn && opts.batchnorm == BatchNormMode::kFolded;
+  if (c.dim > 4096 || c.hidden_dim > 4096) {
+    throw std::runtime_error(fmt::format(
+        "quantize: dim and hidden_dim: expected <= 4096 for the int16 norms, found {} and {}",
+        c.dim, c.hidden_dim));
+  }
   QuantModel q;
   q.config = c;
   q.source_sha256 = model.sha256;
@@ -393,12 +398,14 @@ QuantModel quantize_gpt(const FloatModel& model, const Calibration& calib_in,
   // Residual stream: int16 with one shared scale.
   const double s_res = double(calib.global_max(Act::kResidual)) / 32767.0;
   q.scales.residual = float(s_res);
-  const double eps = std::nearbyint(double(c.norm_eps) * double(dim) / (s_res * s_res));
-  if (eps >= std::ldexp(1.0, 40)) {
-    throw std::runtime_error(fmt::format(
-        "quantize: LayerNorm eps in residual LSB^2: expected < 2^40, found {}", eps));
+  if (!bn) {  // BatchNorm's eps is folded into its per-channel scale instead
+    const double eps = std::nearbyint(double(c.norm_eps) * double(dim) / (s_res * s_res));
+    if (eps >= std::ldexp(1.0, 40)) {
+      throw std::runtime_error(fmt::format(
+          "quantize: LayerNorm eps in residual LSB^2: expected < 2^40, found {}", eps));
+    }
+    q.norm_eps = static_cast<std::uint64_t>(eps);
   }
-  q.norm_eps = static_cast<std::uint64_t>(eps);
   const std::vector<float> s_emb = quantize_rows(w.token_embedding, vocab, dim, q.token_embedding);
   q.embed_rq = channel_requant(1.0, s_emb, s_res);
   const std::vector<float> s_pos = quantize_rows(w.pos_embedding, seq, dim, q.pos_embedding);

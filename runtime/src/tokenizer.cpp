@@ -78,9 +78,14 @@ Tokenizer Tokenizer::load(const std::filesystem::path& path, int vocab_size) {
 }
 
 Tokenizer::Tokenizer(std::vector<std::string> vocab, std::vector<float> scores)
+    : Tokenizer(std::move(vocab), std::move(scores), 3) {}
+
+Tokenizer::Tokenizer(std::vector<std::string> vocab, std::vector<float> scores,
+                     std::size_t min_pieces)
     : vocab_(std::move(vocab)), scores_(std::move(scores)) {
-  if (vocab_.size() != scores_.size() || vocab_.size() < 3) {
-    throw std::runtime_error("tokenizer: expected matching vocab and scores with >= 3 pieces");
+  if (vocab_.size() != scores_.size() || vocab_.size() < min_pieces) {
+    throw std::runtime_error(fmt::format(
+        "tokenizer: expected matching vocab and scores with >= {} pieces", min_pieces));
   }
   ids_.reserve(vocab_.size());
   for (std::size_t i = 0; i < vocab_.size(); ++i) {
@@ -88,16 +93,48 @@ Tokenizer::Tokenizer(std::vector<std::string> vocab, std::vector<float> scores)
   }
 }
 
+std::size_t utf8_char_bytes(std::string_view s, std::size_t i) noexcept {
+  if (i >= s.size()) {
+    return 0;
+  }
+  const auto b0 = static_cast<unsigned char>(s[i]);
+  std::size_t n = 0;
+  unsigned lo = 0x80, hi = 0xBF;  // allowed range of the second byte
+  if (b0 < 0x80) {
+    return 1;
+  } else if (b0 >= 0xC2 && b0 <= 0xDF) {
+    n = 2;
+  } else if (b0 >= 0xE0 && b0 <= 0xEF) {
+    n = 3;
+    lo = b0 == 0xE0 ? 0xA0 : 0x80;
+    hi = b0 == 0xED ? 0x9F : 0xBF;
+  } else if (b0 >= 0xF0 && b0 <= 0xF4) {
+    n = 4;
+    lo = b0 == 0xF0 ? 0x90 : 0x80;
+    hi = b0 == 0xF4 ? 0x8F : 0xBF;
+  } else {
+    return 0;
+  }
+  if (s.size() - i < n) {
+    return 0;
+  }
+  for (std::size_t k = 1; k < n; ++k) {
+    const auto b = static_cast<unsigned char>(s[i + k]);
+    if (k == 1 ? (b < lo || b > hi) : (b & 0xC0) != 0x80) {
+      return 0;
+    }
+  }
+  return n;
+}
+
 Tokenizer Tokenizer::char_level(std::vector<std::string> chars, int bos,
                                 const std::string& source) {
   for (std::size_t i = 0; i < chars.size(); ++i) {
     const std::string& c = chars[i];
-    const auto lead = c.empty() ? 0u : static_cast<unsigned char>(c[0]);
-    const std::size_t want = lead < 0x80 ? 1 : lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
-    if (c.empty() || c.size() != want) {
+    if (c.empty() || utf8_char_bytes(c, 0) != c.size()) {
       throw std::runtime_error(fmt::format(
-          "{}: character token {}: expected one UTF-8 character, found {} bytes", source, i,
-          c.size()));
+          "{}: character token {}: expected one well-formed UTF-8 character, found {} bytes",
+          source, i, c.size()));
     }
   }
   std::vector<std::string> copy = chars;
@@ -112,7 +149,7 @@ Tokenizer Tokenizer::char_level(std::vector<std::string> chars, int bos,
                                          int(chars.size()) - 1, bos));
   }
   std::vector<float> scores(chars.size(), 0.0f);
-  Tokenizer t(std::move(chars), std::move(scores));
+  Tokenizer t(std::move(chars), std::move(scores), 2);
   t.char_level_ = true;
   t.bos_ = bos;
   return t;
@@ -132,8 +169,12 @@ std::vector<int> Tokenizer::encode(std::string_view text, bool bos, bool eos) co
     }
     std::string buf;
     for (std::size_t i = 0; i < text.size();) {
-      const auto lead = static_cast<unsigned char>(text[i]);
-      const std::size_t n = lead < 0x80 ? 1 : lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
+      const std::size_t n = utf8_char_bytes(text, i);
+      if (n == 0) {
+        throw std::runtime_error(fmt::format(
+            "tokenizer: byte 0x{:02X} at offset {} of the text: expected well-formed UTF-8",
+            static_cast<unsigned char>(text[i]), i));
+      }
       buf.assign(text.substr(i, n));
       const int id = lookup(buf);
       if (id < 0) {

@@ -226,3 +226,43 @@ TEST(TrainedGptAccuracy, LayerNormInt8PerplexityWithinFivePercent) {
 }
 
 }  // namespace
+
+namespace {
+
+// Bad character vocabularies and texts: malformed UTF-8 is named, never split silently.
+TEST(CharTokenizer, MalformedUtf8IsRejected) {
+  using passim::Tokenizer;
+  EXPECT_THROW((void)Tokenizer::char_level({"a", "\x80"}, 0, "v"), std::runtime_error);
+  EXPECT_THROW((void)Tokenizer::char_level({"a", "\xF8\x80\x80\x80"}, 0, "v"), std::runtime_error);
+  EXPECT_THROW((void)Tokenizer::char_level({"a", "ab"}, 0, "v"), std::runtime_error);
+  EXPECT_THROW((void)Tokenizer::char_level({"a", "a"}, 0, "v"), std::runtime_error);
+  EXPECT_THROW((void)Tokenizer::char_level({"a", "b"}, 2, "v"), std::runtime_error);
+  const Tokenizer t = Tokenizer::char_level({"\n", "a", "\xC3\xA9"}, 0, "v");
+  EXPECT_EQ(t.encode("a\xC3\xA9", true, false), (std::vector<int>{0, 1, 2}));
+  try {
+    (void)t.encode("a\xC3", false, false);
+    FAIL() << "expected an error for a truncated character";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("offset 1"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(passim::utf8_char_bytes("\xE0\x80\x80", 0), 0u);  // overlong
+  EXPECT_EQ(passim::utf8_char_bytes("\xED\xA0\x80", 0), 0u);  // surrogate
+  EXPECT_EQ(passim::utf8_char_bytes("\xF4\x90\x80\x80", 0), 0u);  // above U+10FFFF
+  EXPECT_EQ(passim::utf8_char_bytes("\xF0\x9F\x98\x80", 0), 4u);
+}
+
+// A .psm whose meta.arch claims a BatchNorm mode for a LayerNorm model is refused.
+TEST(GptPsm, BatchNormModeOnLayerNormModelIsRejected) {
+  const auto fm = passim::test::random_gpt(passim::NormKind::kLayer, 11);
+  auto qm = quantize_random(fm, passim::BatchNormMode::kUnfused);
+  qm.batchnorm = passim::BatchNormMode::kFolded;
+  const auto bytes = passim::serialize_psm(qm);
+  try {
+    (void)passim::parse_psm(bytes, "odd.psm");
+    FAIL() << "expected an error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("meta.arch"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace

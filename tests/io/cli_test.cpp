@@ -786,3 +786,27 @@ TEST(CliRun, SimulatorOptionsNeedTheRtlBackend) {
   EXPECT_EQ(cycles.code, 1);
   EXPECT_TRUE(contains_all(cycles.err, {"--max-cycles", "found --backend float"})) << cycles.err;
 }
+
+// A folded BatchNorm .psm remembers how it was quantised: it runs without --batchnorm, and a
+// contradicting --batchnorm is refused with both modes named.
+TEST(CliRun, FoldedBatchNormPsmNeedsNoFlag) {
+  const auto bn = passim::test::project_model_path("bn-gpt");
+  if (!std::filesystem::exists(bn)) {
+    GTEST_SKIP() << bn << " not found";
+  }
+  const ScratchDir dir;
+  const auto psm = dir / "bn-folded.psm";
+  ASSERT_EQ(run_cli({"quantize", "-m", bn.string(), "--batchnorm", "folded", "-o", psm.string()})
+                .code,
+            0);
+  const auto r = run_cli({"run", "-m", psm.string(), "-i", "ROMEO:", "-n", "20"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("ROMEO:", 0), 0u) << r.out;
+  const auto direct = run_cli({"run", "-m", bn.string(), "--batchnorm", "folded", "-i",
+                               "ROMEO:", "-n", "20"});
+  ASSERT_EQ(direct.code, 0) << direct.err;
+  EXPECT_EQ(direct.out, r.out);
+  const auto clash = run_cli({"run", "-m", psm.string(), "--batchnorm", "unfused", "-n", "4"});
+  EXPECT_EQ(clash.code, 1);
+  EXPECT_TRUE(contains_all(clash.err, {"--batchnorm unfused", "BatchNorm folded"})) << clash.err;
+}

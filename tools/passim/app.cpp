@@ -51,7 +51,7 @@ struct ModelOptions {
   std::string tokenizer;
   std::string calib_text;
   std::string backend = "cpu";
-  std::string batchnorm = "unfused";  ///< BatchNorm models: unfused | folded
+  std::string batchnorm;  ///< BatchNorm models: unfused | folded; empty: the .psm's, else unfused
 };
 
 /// The model's name in messages: its path, or the built-in model's name.
@@ -183,9 +183,12 @@ Loaded load(const ModelOptions& o, bool need_float, bool need_quant, std::ostrea
   if (!need_quant && !o.calib_text.empty()) {
     throw std::runtime_error("--calib-text: only used when quantising (backend cpu)");
   }
-  if (o.batchnorm != "unfused" && o.batchnorm != "folded") {
+  if (!o.batchnorm.empty() && o.batchnorm != "unfused" && o.batchnorm != "folded") {
     throw std::runtime_error(
         fmt::format("--batchnorm: expected unfused or folded, found {}", o.batchnorm));
+  }
+  if (o.batchnorm.empty() && L.quant_model) {  // a .psm says how it was quantised
+    return L;
   }
   const bool folded = o.batchnorm == "folded";
   if (folded && L.config.norm != NormKind::kBatch) {
@@ -299,7 +302,7 @@ void add_model_options(CLI::App* cmd, ModelOptions& o) {
                   "(default: the model's own generated text)");
   cmd->add_option("--batchnorm", o.batchnorm,
                   "BatchNorm models: unfused (a one-pass affine op) or folded into the next "
-                  "matmul's weights and bias (no pass)")
+                  "matmul's weights and bias (no pass); default: a .psm's own, else unfused")
       ->check(CLI::IsMember({"unfused", "folded"}));
 }
 
@@ -675,8 +678,10 @@ int cmd_perplexity(const ModelOptions& o, const TextOptions& t, const std::strin
   j["text"] = text;
   for (std::size_t d = 0; d < r.documents.size(); ++d) {
     const auto& doc = r.documents[d];
-    fmt::print(err, "document {}: {} tokens, sum NLL {:.6f}, mean {:.6f}\n", d, doc.tokens,
-               doc.nll, doc.nll / double(std::max(doc.tokens - 1, 1)));
+    if (!L.tokenizer->is_char_level()) {  // windows of a character model: only the total
+      fmt::print(err, "document {}: {} tokens, sum NLL {:.6f}, mean {:.6f}\n", d, doc.tokens,
+                 doc.nll, doc.nll / double(std::max(doc.tokens - 1, 1)));
+    }
     j["documents"].push_back({{"tokens", doc.tokens}, {"sum_nll", doc.nll}});
   }
   j["mean_nll"] = r.mean_nll();
@@ -842,7 +847,8 @@ int cmd_accuracy(const ModelOptions& o, const TextOptions& t, const std::string&
     j["model"] = {{"path", model_name(o)}, {"sha256", L.model_sha256},
                   {"config", config_json(c)}, {"calibration", L.quant_model->calibration}};
     if (c.norm == NormKind::kBatch) {
-      j["model"]["batchnorm"] = o.batchnorm;
+      j["model"]["batchnorm"] =
+          L.quant_model->batchnorm == BatchNormMode::kFolded ? "folded" : "unfused";
     }
     j["text"] = {{"path", t.path}, {"split", t.split}, {"positions", r_int.predicted}};
     j["layers"] = jl;

@@ -13,6 +13,10 @@ namespace passim {
 inline constexpr int kBosToken = 1;
 inline constexpr int kEosToken = 2;
 
+/// Bytes of the well-formed UTF-8 character at `s[i]` (1..4: no overlong forms, surrogates or
+/// code points above U+10FFFF), or 0 when the bytes there are not one.
+[[nodiscard]] std::size_t utf8_char_bytes(std::string_view s, std::size_t i) noexcept;
+
 /// Encoder/decoder with the exact semantics of llama2.c `run.c` (`encode`, `decode`,
 /// `safe_printf`): BOS, the dummy-prefix space, greedy merges by highest score (leftmost pair
 /// on ties), and `<0xNN>` byte fallback (id = byte + 3).
@@ -54,6 +58,8 @@ class Tokenizer {
 
  private:
   [[nodiscard]] int lookup(const std::string& s) const;
+  /// `min_pieces`: 3 for BPE vocabularies (BOS 1, EOS 2), 2 for character ones.
+  Tokenizer(std::vector<std::string> vocab, std::vector<float> scores, std::size_t min_pieces);
 
   std::vector<std::string> vocab_;
   std::vector<float> scores_;
