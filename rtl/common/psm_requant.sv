@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Requantiser: y = saturate(round_shift(x * mult, shift), out_bits), one rounding step.
+// Requantiser: y = saturate(round_shift((x + bias) * mult, shift), out_bits), one rounding step.
 // Golden model: passim::requantize() in runtime/include/passim/fixed_point.hpp.
 //
 // Latency: 2 cycles (two register stages), fully pipelined (a new x every cycle): inputs
@@ -8,18 +8,24 @@
 // sampled, and y_o holds once the last sample has left the pipeline (clock-enable: an idle
 // unit's requantisers do not toggle).
 //
-//   stage 1: prod = x * mult                      exact, 63 bits signed (|prod| < 2^62)
+//   stage 1: prod = (x + bias) * mult             exact: x + bias in 33 bits (no int32 wrap),
+//                                                 prod in 64 bits signed (|prod| < 2^63)
 //   stage 2: y    = sat((prod + 2^(shift-1)) >>> shift, out_bits)
-//                   bias only when shift > 0 ("round half up": ties go toward +infinity,
-//                   so -1.5 -> -1 and +1.5 -> +2), arithmetic shift, then clamp to the
-//                   signed range of out_bits (2..32; any other value clamps to 32 bits).
+//                   rounding term only when shift > 0 ("round half up": ties go toward
+//                   +infinity, so -1.5 -> -1 and +1.5 -> +2), arithmetic shift, then clamp to
+//                   the signed range of out_bits (2..32; any other value clamps to 32 bits).
 //
-// Widths: |prod| <= 2^31 * (2^31 - 1) < 2^62 and bias <= 2^62, so prod + bias < 2^63 fits a
-// signed 64-bit sum exactly (the same int64 arithmetic as the golden round_shift).
+// Widths: |x + bias| <= 2^31 + 2^25 and mult <= 2^31 - 1, so |prod| < 2^62 + 2^56; the sum with
+// the rounding term (<= 2^62) is taken in 65 bits, so every input is exact. (The golden int64
+// round_shift agrees wherever its sum fits int64: everywhere except shift 63 with
+// prod >= 2^62, which needs x + bias > 2^31 and so never comes from a MATMUL.)
+// Only the matmul read-out has a bias (Requant.bias, param entry bits [63:38]); every other
+// user ties bias_i to 0.
 module psm_requant (
   input  logic               clk_i,
   input  logic               en_i,        // sample x/mult/shift/out_bits this cycle
   input  logic signed [31:0] x_i,         // int32 accumulator
+  input  logic signed [25:0] bias_i,      // Requant.bias, added to x first (0 but in matmul)
   input  logic        [30:0] mult_i,      // unsigned 31-bit multiplier, M ~= mult / 2^shift
   input  logic        [5:0]  shift_i,     // 0..63
   input  logic        [5:0]  out_bits_i,  // 2..32 (any other value saturates to 32)
@@ -29,16 +35,19 @@ module psm_requant (
   // Stage 1: exact product                                                                   //
   //////////////////////////////////////////////////////////////////////////////////////////////
 
-  logic signed [63:0] prod_q;  // x (32 bits signed) * mult (31 bits unsigned) fits 63 bits
+  logic signed [32:0] x_biased;  // x + bias: 33 bits, never wraps
+  logic signed [63:0] prod_q;    // (x + bias) (33 bits signed) * mult (31 bits unsigned)
   logic        [5:0]  shift_q;
   logic        [5:0]  out_bits_q;
   logic               en_q;
+
+  assign x_biased = 33'(x_i) + 33'(bias_i);
 
   always_ff @(posedge clk_i) begin  // datapath: no reset
     en_q <= en_i;
     if (en_i) begin
       // Both operands signed (mult gets a 0 sign bit), extended to the 64-bit result width.
-      prod_q     <= 64'(x_i) * 64'($signed({1'b0, mult_i}));
+      prod_q     <= 64'(x_biased) * 64'($signed({1'b0, mult_i}));
       shift_q    <= shift_i;
       out_bits_q <= out_bits_i;
     end
@@ -48,17 +57,17 @@ module psm_requant (
   // Stage 2: one rounding step, then saturation                                              //
   //////////////////////////////////////////////////////////////////////////////////////////////
 
-  // round_shift() and saturate() of fixed_point.hpp on 64 bits.
+  // round_shift() and saturate() of fixed_point.hpp, on 65 bits.
   function automatic logic signed [31:0] round_sat(input logic signed [63:0] prod,
                                                    input logic        [5:0]  shift,
                                                    input logic        [5:0]  bits);
-    logic signed [63:0] bias, shifted, hi, lo;
+    logic signed [64:0] half, shifted, hi, lo;
     logic        [5:0]  b;
-    bias    = (shift == 6'd0) ? 64'sd0 : (64'sd1 <<< (shift - 6'd1));  // 2^(shift-1)
-    shifted = (prod + bias) >>> shift;  // arithmetic: floor division by 2^shift
+    half    = (shift == 6'd0) ? 65'sd0 : (65'sd1 <<< (shift - 6'd1));  // 2^(shift-1)
+    shifted = (65'(prod) + half) >>> shift;  // arithmetic: floor division by 2^shift
     b       = (bits >= 6'd2 && bits <= 6'd32) ? bits : 6'd32;
-    hi      = (64'sd1 <<< (b - 6'd1)) - 64'sd1;
-    lo      = -hi - 64'sd1;
+    hi      = (65'sd1 <<< (b - 6'd1)) - 65'sd1;
+    lo      = -hi - 65'sd1;
     if (shifted > hi)      round_sat = hi[31:0];
     else if (shifted < lo) round_sat = lo[31:0];
     else                   round_sat = shifted[31:0];

@@ -9,7 +9,7 @@
 // layouts; word addresses are relative to the operand, data comes the cycle after the read:
 //   input   (read port) words of R int8: word r*KT + kt,  lane i = A[r][kt*R + i]
 //   weight  (read port) words of C int8: word kk*NT + nt, lane j = W[nt*C + j][kk]  (W^T)
-//   requant params    RqDepth  entries:          entry c = (mult, shift) of output column c
+//   requant params    RqDepth  entries:          entry c = (mult, shift, bias) of column c
 //   accumulator       AccDepth words of C int32: word r = the current n tile's row r
 //   output buffer     OutDepth words of C int32: word r*NT + nt, lane j = out[r][nt*C + j]
 // Input lanes past k and weight lanes past n are padding and may hold anything: the unit zeroes
@@ -30,8 +30,10 @@
 // Read-out: the accumulate stage adds the array output into the accumulator word of its row
 // (the first k tile overwrites) and keeps its own tile position, since it runs R+C+2 cycles
 // behind the memory reads. On the last k tile that sum also goes through C requantisers
-// (psm_requant, 2 cycles) into the output buffer. requant_en = 0 writes raw int32 sums (the
-// requantiser runs with mult = 1, shift = 0, out_bits = 32, which is the identity).
+// (psm_requant, 2 cycles: the column's bias is added to the int32 sum in 33 bits, then the
+// product, one rounding and the saturation) into the output buffer. requant_en = 0 writes raw
+// int32 sums (the requantiser runs with bias 0, mult = 1, shift = 0, out_bits = 32: the
+// identity).
 module psm_matmul #(
   parameter int unsigned ArrayRows = 2,    // R: k indices per tile
   parameter int unsigned ArrayCols = 4,    // C: output channels per tile
@@ -72,6 +74,7 @@ module psm_matmul #(
   input  logic [RqAddrWidth-1:0]        rq_addr_i,     // output column
   input  logic [30:0]                   rq_mult_i,     // unsigned
   input  logic [5:0]                    rq_shift_i,    // 0..63
+  input  logic signed [25:0]            rq_bias_i,     // added to the sum before the multiply
   // Output buffer read port: data valid the cycle after the address
   input  logic [OutAddrWidth-1:0]       out_addr_i,
   output logic [ArrayCols*32-1:0]       out_rdata_o,   // int32 lanes, sign-extended
@@ -199,13 +202,15 @@ module psm_matmul #(
   // Requant parameters (written by the port while idle, read C at a time)                  //
   //////////////////////////////////////////////////////////////////////////////////////////////
 
-  logic [30:0] rq_mult_mem  [RqDepth];
-  logic [5:0]  rq_shift_mem [RqDepth];
+  logic        [30:0] rq_mult_mem  [RqDepth];
+  logic        [5:0]  rq_shift_mem [RqDepth];
+  logic signed [25:0] rq_bias_mem  [RqDepth];
 
   always_ff @(posedge clk_i) begin
     if (rq_we_i) begin
       rq_mult_mem[rq_addr_i]  <= rq_mult_i;
       rq_shift_mem[rq_addr_i] <= rq_shift_i;
+      rq_bias_mem[rq_addr_i]  <= rq_bias_i;
     end
   end
 
@@ -373,6 +378,7 @@ module psm_matmul #(
     logic [DimWidth-1:0] col;
     logic [30:0]         mult;
     logic [5:0]          shift, out_bits;
+    logic signed [25:0]  bias;
 
     // int32 accumulator, wraps on overflow like the golden uint32 accumulation.
     assign psum    = psum_q[j*32+:32];
@@ -384,12 +390,14 @@ module psm_matmul #(
     always_comb begin
       mult     = 31'd1;  // raw int32: 1 * x, no shift, 32-bit saturation = identity
       shift    = 6'd0;
+      bias     = 26'sd0;
       out_bits = 6'd32;
       if (requant_en_q) begin
         out_bits = out_bits_q;
         if (col < n_q) begin
           mult  = rq_mult_mem[RqAddrWidth'(col)];
           shift = rq_shift_mem[RqAddrWidth'(col)];
+          bias  = rq_bias_mem[RqAddrWidth'(col)];
         end else begin
           mult  = 31'd0;  // padding column: writes 0
         end
@@ -400,6 +408,7 @@ module psm_matmul #(
       .clk_i,
       .en_i      (busy_o),  // idle units do not toggle their requantisers
       .x_i       (sum),
+      .bias_i    (bias),
       .mult_i    (mult),
       .shift_i   (shift),
       .out_bits_i(out_bits),

@@ -175,6 +175,7 @@ module psm_layernorm #(
       .clk_i,
       .en_i      (state_q == StNormReadB),
       .x_i       (dg),
+      .bias_i    (26'sd0),  // only the matmul read-out adds a bias
       .mult_i    (rq_mult),
       .shift_i   (rq_shift),
       .out_bits_i(6'd32),

@@ -6,7 +6,8 @@
 // Golden model: passim::CpuDevice::matmul() in runtime/src/cpu_device.cpp.
 //
 // With KT = ceil(k / R), NW = ceil(n / C), NV = ceil(n / L):
-//   copy in   param[rq_addr + c] (when requant_en) -> psm_matmul requant entry c, c < n
+//   copy in   param[rq_addr + c] (when requant_en) -> psm_matmul requant entry c, c < n:
+//               mult [30:0], shift [37:32] and the signed bias [63:38] (docs/isa.md)
 //   run       psm_matmul (one pass per weight tile: KT * NW passes); it reads
 //               input[a_addr + r * KT + kt]  (R int8: a's row r, k tile kt)
 //               weight[w_addr + kk * NW + j] (C int8: W^T row kk, word group j)
@@ -152,6 +153,7 @@ module psm_matmul_stage #(
     .rq_addr_i         (mm_rq_addr),
     .rq_mult_i         (pm_rdata_i[30:0]),
     .rq_shift_i        (pm_rdata_i[37:32]),
+    .rq_bias_i         ($signed(pm_rdata_i[63:38])),
     .out_addr_i        (mm_out_addr),
     .out_rdata_o       (mm_out_rdata),
     .perf_busy_cycles_o(mm_perf_busy),
@@ -329,10 +331,10 @@ module psm_matmul_stage #(
 
   assign busy_o = (state_q != StIdle);
 
-  // psm_matmul's own counters duplicate the controller's; the upper param bits are zero; the
-  // input and weight reads are always granted (see the assertions).
+  // psm_matmul's own counters duplicate the controller's; bit 31 of a step is zero; the input
+  // and weight reads are always granted (see the assertions).
   logic unused_bits;
-  assign unused_bits = ^{mm_perf_busy, mm_perf_mac, mm_busy, pm_rdata_i[63:38], pm_rdata_i[31],
+  assign unused_bits = ^{mm_perf_busy, mm_perf_mac, mm_busy, pm_rdata_i[31],
                          in_gnt_i, wt_gnt_i, cmd.rsvd_31_27, cmd.rsvd_95_92, cmd.opcode,
                          cmd.layer, cmd.op_class};
 

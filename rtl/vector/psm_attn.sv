@@ -165,6 +165,7 @@ module psm_attn #(
       .clk_i,
       .en_i      (busy_o),  // idle units do not toggle their requantisers
       .x_i       (rq_x),
+      .bias_i    (26'sd0),  // only the matmul read-out adds a bias
       .mult_i    (rq_mult_q),
       .shift_i   (rq_shift_q),
       .out_bits_i(is_score ? 6'd32 : 6'd8),

@@ -159,6 +159,7 @@ module psm_eltwise #(
       .clk_i,
       .en_i      (busy_o),  // idle units do not toggle their requantisers
       .x_i       (rq_x),
+      .bias_i    (26'sd0),  // only the matmul read-out adds a bias
       .mult_i    (rq_mult),
       .shift_i   (rq_shift),
       .out_bits_i(out_bits),

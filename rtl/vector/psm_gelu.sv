@@ -123,6 +123,7 @@ module psm_gelu #(
       .clk_i,
       .en_i      (rq_en),
       .x_i       (rq_x),
+      .bias_i    (26'sd0),  // only the matmul read-out adds a bias
       .mult_i    (rq_mult),
       .shift_i   (rq_shift),
       .out_bits_i(rq_bits),

@@ -122,7 +122,7 @@ std::string mismatch_report(const MatmulJob& job, const std::vector<std::int32_t
   passim::kernels::matmul_i8(job.a, job.w, acc, job.shape.m, job.shape.k, job.shape.n);
   os << "first bad index " << i << " (row " << r << ", col " << c << "): rtl " << rtl[i]
      << ", golden " << golden[i] << ", accumulator " << acc[i] << ", mult " << job.rq[c].mult
-     << ", shift " << job.rq[c].shift << "\n  a[" << r << "] =";
+     << ", shift " << job.rq[c].shift << ", bias " << job.rq[c].bias << "\n  a[" << r << "] =";
   for (std::size_t t = 0; t < job.shape.k; ++t) {
     os << " " << int{job.a[r * job.shape.k + t]};
   }
@@ -378,6 +378,41 @@ PSM_MM_TEST(ShiftAndMultiplierExtremes) {
   }
 }
 
+// Each column's bias is added to its int32 sum before the multiply (Requant.bias): the ends of
+// the 26-bit range, sums of both signs, identity and halving steps, and saturation.
+PSM_MM_TEST(BiasIsAddedBeforeTheMultiply) {
+  const std::uint32_t seed = 2525;
+  auto rng = seeded(seed);
+  Driver drv(kCfg, seed + 1);
+  const MatmulShape s{4, 2 * kR + 1, std::min<std::size_t>(2 * kC + 1, kCfg.rq_depth)};
+  PSM_MM_REQUIRE_FITS(s);
+  const std::int32_t bmax = (1 << (passim::kRequantBiasBits - 1)) - 1;
+  const std::int32_t bmin = -(1 << (passim::kRequantBiasBits - 1));
+  const std::vector<std::int32_t> biases{bmax, bmin, bmin + 1, -1, 1, 0, bmax - 7, 12345};
+  const std::vector<Requant> steps{{1 << 30, 30}, {1 << 30, 31}, {0x7fffffff, 31},
+                                   {0x7fffffff, 0}, {1 << 30, 40}, {123456789, 33}};
+  for (int bits : {8, 16, 32}) {
+    SCOPED_TRACE("out_bits " + std::to_string(bits));
+    MatmulJob job = random_job(rng, s, bits, true);
+    for (std::size_t t = 0; t < s.k; ++t) {
+      job.a[0 * s.k + t] = 127;   // row 0: large positive sums
+      job.a[1 * s.k + t] = -128;  // row 1: large negative sums
+    }
+    for (std::size_t c = 0; c < s.n; ++c) {
+      job.rq[c] = steps[(c + std::size_t(bits)) % steps.size()];
+      job.rq[c].bias = c < biases.size() ? biases[c] : rand_int(rng, bmin, bmax);
+    }
+    const auto golden = passim::sim::matmul_golden(job);
+    ASSERT_NO_FATAL_FAILURE(check_job(drv, job, seed));
+    // The same job without biases differs: the bias reached the read-out.
+    MatmulJob plain = job;
+    for (auto& rq : plain.rq) {
+      rq.bias = 0;
+    }
+    EXPECT_NE(passim::sim::matmul_golden(plain), golden);
+  }
+}
+
 PSM_MM_TEST(RawModeWritesInt32Accumulators) {
   // requant_en = 0 ignores the (garbage) parameters and writes matmul_i8 exactly.
   const std::uint32_t seed = 32;
@@ -506,20 +541,43 @@ TEST(RequantRtl, MatchesRequantizeOverFullRange) {
   std::vector<Case> cases;
   const std::vector<std::int32_t> xs{kMin, kMin + 1, -3, -1, 0, 1, 3, kMax - 1, kMax};
   const std::vector<std::int32_t> mults{0, 1, 1 << 30, kMax - 1, kMax};
+  // Requant.bias: 0, the ends of its 26-bit range and small values. x + bias runs past the
+  // int32 range at both ends (kMax + bmax, kMin + bmin): the sum must not wrap.
+  const std::int32_t bmax = (1 << (passim::kRequantBiasBits - 1)) - 1;
+  const std::int32_t bmin = -(1 << (passim::kRequantBiasBits - 1));
+  const std::vector<std::int32_t> biases{0, bmax, bmin, -1, 1};
+  // passim::round_shift adds 2^62 at shift 63 in int64, which overflows when the product is
+  // 2^62 or more; that needs x + bias > 2^31 (only a bias can do it) and is skipped here.
+  const auto golden_defined = [](const Case& c) {
+    const std::int64_t prod = (std::int64_t{c.x} + c.rq.bias) * c.rq.mult;
+    return c.rq.shift < 63 || prod < (std::int64_t{1} << 62);
+  };
+  std::size_t skipped = 0;
+  const auto add = [&](const Case& c) {
+    if (golden_defined(c)) {
+      cases.push_back(c);
+    } else {
+      ++skipped;
+    }
+  };
   for (int bits : {2, 8, 12, 16, 31, 32}) {
     for (int shift = 0; shift <= 63; ++shift) {
       for (std::int32_t x : xs) {
         for (std::int32_t mult : mults) {
-          cases.push_back({x, Requant{mult, shift}, bits});
+          for (std::int32_t bias : biases) {
+            add({x, Requant{mult, shift, bias}, bits});
+          }
         }
       }
       for (int i = 0; i < 40; ++i) {
         const std::int32_t x = static_cast<std::int32_t>(rng());
         const auto mult = static_cast<std::int32_t>(rng() & 0x7fffffffU);
-        cases.push_back({x >> rand_int(rng, 0, 31), Requant{mult, shift}, bits});
+        const std::int32_t bias = i % 2 == 0 ? 0 : rand_int(rng, bmin, bmax);
+        add({x >> rand_int(rng, 0, 31), Requant{mult, shift, bias}, bits});
       }
     }
   }
+  EXPECT_LT(skipped, cases.size() / 100) << "only the int64-overflow corner is skipped";
   auto ctx = std::make_unique<VerilatedContext>();
   auto top = std::make_unique<Vpsm_requant>(ctx.get(), "top");
   auto tick = [&] {
@@ -545,12 +603,14 @@ TEST(RequantRtl, MatchesRequantizeOverFullRange) {
     if (en) {
       const Case& c = cases[next++];
       top->x_i = static_cast<std::uint32_t>(c.x);
+      top->bias_i = static_cast<std::uint32_t>(c.rq.bias) & ((1U << passim::kRequantBiasBits) - 1);
       top->mult_i = static_cast<std::uint32_t>(c.rq.mult);
       top->shift_i = static_cast<std::uint8_t>(c.rq.shift);
       top->out_bits_i = static_cast<std::uint8_t>(c.bits);
       golden.push_back(passim::requantize(c.x, c.rq, c.bits));
     } else {
       top->x_i = static_cast<std::uint32_t>(rng());
+      top->bias_i = static_cast<std::uint32_t>(rng()) & ((1U << passim::kRequantBiasBits) - 1);
       top->mult_i = static_cast<std::uint32_t>(rng() & 0x7fffffffU);
       top->shift_i = static_cast<std::uint8_t>(rng() & 63U);
       top->out_bits_i = static_cast<std::uint8_t>(rng() & 63U);
@@ -564,8 +624,9 @@ TEST(RequantRtl, MatchesRequantizeOverFullRange) {
   top->final();
   for (std::size_t i = 0; i < cases.size(); ++i) {
     ASSERT_EQ(rtl[i], golden[i]) << "seed " << seed << ", first bad case " << i << ": x "
-                                 << cases[i].x << ", mult " << cases[i].rq.mult << ", shift "
-                                 << cases[i].rq.shift << ", out_bits " << cases[i].bits;
+                                 << cases[i].x << ", bias " << cases[i].rq.bias << ", mult "
+                                 << cases[i].rq.mult << ", shift " << cases[i].rq.shift
+                                 << ", out_bits " << cases[i].bits;
   }
   EXPECT_EQ(rtl, golden);
 }

@@ -173,7 +173,9 @@ class MatmulDriver {
     }
     for (std::size_t c = 0; c < cfg_.rq_depth; ++c) {
       write_rq(c, Requant{static_cast<std::int32_t>(garbage_() & 0x7fffffffU),
-                          static_cast<std::int32_t>(garbage_() % 64U)});
+                          static_cast<std::int32_t>(garbage_() % 64U),
+                          static_cast<std::int32_t>(garbage_() % (1U << kRequantBiasBits)) -
+                              (1 << (kRequantBiasBits - 1))});
     }
   }
 
@@ -279,6 +281,8 @@ class MatmulDriver {
     set_port(top_->rq_addr_i, c);
     top_->rq_mult_i = static_cast<std::uint32_t>(rq.mult) & 0x7fffffffU;  // 31-bit port
     set_port(top_->rq_shift_i, rq.shift & 63);
+    // The signed 26-bit bias, two's complement, masked to the port width.
+    set_port(top_->rq_bias_i, static_cast<std::uint32_t>(rq.bias) & ((1U << kRequantBiasBits) - 1));
     tick();
     top_->rq_we_i = 0;
   }
