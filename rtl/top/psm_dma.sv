@@ -14,6 +14,9 @@
 //          past the end of the row zero (the zero tail) -> scratchpad write
 //   store: scratchpad read (one word per cycle) -> low 2^elem_size bytes of each element ->
 //          buffer -> one beat per cycle with byte strobes for the row's bytes -> DRAM write
+//   store with `requant` (vector memory only): first read param entry 0 (its mult and shift;
+//          StPrmRead, StPrmWait), then each word read goes through one psm_requant per lane
+//          (2 cycles, saturating to 8 << elem_size bits) before its low bytes enter the buffer
 // The memory port is pipelined: up to RspDepth requests may be outstanding, and responses
 // (read data or write acknowledgements) come back in request order.
 //
@@ -83,7 +86,12 @@ module psm_dma #(
   psm_pkg::dma_load_instr_t cmd;  // DMA_LOAD and DMA_STORE share one layout
   assign cmd = instr_i;  // no type cast: Yosys 0.23 rejects casts to package types
 
+  logic start_requant;  // a DMA_STORE with `requant` (bit 26, reserved in DMA_LOAD)
+  assign start_requant = (cmd.opcode == psm_pkg::OpDmaStore)
+                         && instr_i[psm_pkg::DMA_STORE_REQUANT_LSB];
+
   logic        load_q;       // 1: DRAM -> scratchpad
+  logic        requant_q;    // DMA_STORE requant: requantise each element with param entry 0
   logic [2:0]  mem_q;
   logic [1:0]  esize_q;      // log2 bytes per DRAM element
   logic [15:0] rows_q, row_len_q;
@@ -107,6 +115,7 @@ module psm_dma #(
   always_ff @(posedge clk_i) begin  // configuration: no reset, loaded by start_i
     if (start_i) begin
       load_q       <= (cmd.opcode == psm_pkg::OpDmaLoad);
+      requant_q    <= start_requant;
       mem_q        <= cmd.mem;
       esize_q      <= cmd.elem_size;
       rows_q       <= cmd.rows;
@@ -122,10 +131,12 @@ module psm_dma #(
   // State                                                                                   //
   //////////////////////////////////////////////////////////////////////////////////////////////
 
-  typedef enum logic [1:0] {
-    StIdle,  // wait for start_i
-    StRun,   // move the rows
-    StStop   // error or abort: wait for the outstanding responses, then drop the rest
+  typedef enum logic [2:0] {
+    StIdle,     // wait for start_i
+    StPrmRead,  // requant store: read param entry 0 (until granted)
+    StPrmWait,  // requant store: its data arrives; keep the param memory selected
+    StRun,      // move the rows
+    StStop      // error or abort: wait for the outstanding responses, then drop the rest
   } dma_state_e;
 
   dma_state_e state_q, state_d;
@@ -360,9 +371,12 @@ module psm_dma #(
   assign rd_done  = (rd_row_q == rows_q);
   assign rd_elems = (16'(elems_q) < rd_left_q) ? 16'(elems_q) : rd_left_q;
   assign rd_bytes = 9'(rd_elems) << esize_q;
+  // Room in the buffer for every word in flight (read, or in the requantisers) and this one.
+  logic [31:0] rd_inflight;
+  assign rd_inflight = (rd_valid_q ? 32'(rd_bytes_q) : 32'd0)
+                       + (rqv1_q ? 32'(rqb1_q) : 32'd0) + (rqv2_q ? 32'(rqb2_q) : 32'd0);
   assign rd_req   = state_q == StRun && !load_q && !rd_done
-                    && 32'(cnt_q) + (rd_valid_q ? 32'(rd_bytes_q) : 32'd0) + 32'(word_bytes_q)
-                       <= BufBytes;
+                    && 32'(cnt_q) + rd_inflight + 32'(word_bytes_q) <= BufBytes;
 
   always_ff @(posedge clk_i) begin  // control: reset
     if (rst_i) begin
@@ -392,7 +406,7 @@ module psm_dma #(
   logic [AppBits-1:0] st_bytes;
   always_comb begin  // only used when a store's read word arrives (0 otherwise)
     st_bytes = '0;
-    if (!load_q && rd_valid_q) unique case (mem_q)
+    if (!load_q && !requant_q && rd_valid_q) unique case (mem_q)
       psm_pkg::MemInput: begin
         for (int e = 0; e < ArrayRows; e++) st_bytes[e*8 +: 8] = spad_rdata_i[e*8 +: 8];
       end
@@ -410,6 +424,70 @@ module psm_dma #(
       end
       default: st_bytes[63:0] = spad_rdata_i[63:0];
     endcase
+  end
+
+  //////////////////////////////////////////////////////////////////////////////////////////////
+  // Store with requant: param entry 0, then one psm_requant per lane                         //
+  //////////////////////////////////////////////////////////////////////////////////////////////
+
+  logic        prm_phase;        // StPrmRead or StPrmWait: the port reads the param memory
+  logic [30:0] st_rq_mult_q;     // param entry 0: mult [30:0], shift [37:32]; the bias bits
+  logic [5:0]  st_rq_shift_q;    // [63:38] are ignored (only the matmul adds a bias)
+  logic        rqv1_q, rqv2_q;   // a word is in requantiser stage 1 / on the outputs
+  logic [8:0]  rqb1_q, rqb2_q;   // its bytes (as rd_bytes_q)
+  logic [5:0]  st_out_bits;      // 8 << elem_size
+  logic [Lanes*32-1:0] st_rq_y;  // the requantised lanes, sign-extended
+
+  assign prm_phase   = (state_q == StPrmRead) || (state_q == StPrmWait);
+  assign st_out_bits = 6'd8 << esize_q;
+
+  always_ff @(posedge clk_i) begin  // datapath: no reset
+    if (state_q == StPrmWait) begin
+      st_rq_mult_q  <= spad_rdata_i[30:0];
+      st_rq_shift_q <= spad_rdata_i[37:32];
+    end
+  end
+
+  always_ff @(posedge clk_i) begin  // control: reset
+    if (rst_i || start_i || state_q == StStop) begin
+      rqv1_q <= 1'b0;
+      rqv2_q <= 1'b0;
+      rqb1_q <= '0;
+      rqb2_q <= '0;
+    end else begin
+      rqv1_q <= requant_q && rd_valid_q;
+      rqv2_q <= rqv1_q;
+      rqb1_q <= rd_bytes_q;
+      rqb2_q <= rqb1_q;
+    end
+  end
+
+  for (genvar e = 0; e < Lanes; e++) begin : g_st_rq
+    psm_requant u_requant (
+      .clk_i,
+      .en_i      (requant_q && rd_valid_q),  // a word read for a requant store
+      .x_i       (spad_rdata_i[e*32 +: 32]),
+      .bias_i    (26'sd0),
+      .mult_i    (st_rq_mult_q),
+      .shift_i   (st_rq_shift_q),
+      .out_bits_i(st_out_bits),
+      .y_o       (st_rq_y[e*32 +: 32])
+    );
+  end
+
+  // The low 2^esize bytes of each requantised element (saturated, so they are its value).
+  logic [AppBits-1:0] rq_bytes;
+  always_comb begin  // only used when a requantised word leaves the pipeline (0 otherwise)
+    rq_bytes = '0;
+    if (rqv2_q) begin
+      for (int e = 0; e < Lanes; e++) begin
+        unique case (esize_q)
+          2'd0:    rq_bytes[e*8 +: 8]   = st_rq_y[e*32 +: 8];
+          2'd1:    rq_bytes[e*16 +: 16] = st_rq_y[e*32 +: 16];
+          default: rq_bytes[e*32 +: 32] = st_rq_y[e*32 +: 32];
+        endcase
+      end
+    end
   end
 
   // Beat writer: the next beat needs rq_n bytes of the buffer.
@@ -435,17 +513,22 @@ module psm_dma #(
       end
     end else begin
       if (req_fire) pop_n = CntWidth'(rq_n);
-      if (rd_valid_q) begin
+      if (requant_q) begin
+        if (rqv2_q) begin
+          app_n    = CntWidth'(rqb2_q);
+          app_data = low_bytes(rq_bytes, CntWidth'(rqb2_q));
+        end
+      end else if (rd_valid_q) begin
         app_n    = CntWidth'(rd_bytes_q);
         app_data = low_bytes(st_bytes, CntWidth'(rd_bytes_q));
       end
     end
   end
 
-  assign spad_mem_o   = mem_q;
-  assign spad_req_o   = load_q ? pk_req : rd_req;
+  assign spad_mem_o   = prm_phase ? 3'(psm_pkg::MemParam) : mem_q;
+  assign spad_req_o   = (state_q == StPrmRead) || (load_q ? pk_req : rd_req);
   assign spad_we_o    = load_q;
-  assign spad_addr_o  = spad_addr_q;
+  assign spad_addr_o  = prm_phase ? 16'd0 : spad_addr_q;
   assign spad_wdata_o = pk_word;
 
   //////////////////////////////////////////////////////////////////////////////////////////////
@@ -503,8 +586,19 @@ module psm_dma #(
     state_d = state_q;
     done_o  = 1'b0;
     unique case (state_q)
-      // Wait for an instruction.
-      StIdle: if (start_i) state_d = StRun;
+      // Wait for an instruction; a requant store reads its step first.
+      StIdle: begin
+        if (start_i) begin
+          state_d = start_requant ? StPrmRead : StRun;
+        end
+      end
+      // Read param entry 0.
+      StPrmRead: begin
+        if (abort_i)         state_d = StStop;
+        else if (spad_gnt_i) state_d = StPrmWait;
+      end
+      // Its data is on spad_rdata_i (captured at this edge).
+      StPrmWait: state_d = abort_i ? StStop : StRun;
       // Move bytes; an error response or an abort stops the instruction.
       StRun: begin
         if (err_seen || abort_i) begin

@@ -5,7 +5,8 @@
 //
 // Checks, in order of precedence: the opcode (ErrBadOpcode), then sizes and enumerations
 // (ErrBadOperand: a size is 0 or too large, a bad mem, elem_size, out_bits, op_class, odd
-// ROPE length, gain_frac_bits > 13), then every memory range an operand touches
+// ROPE length, gain_frac_bits > 13, DMA_STORE requant from a memory other than the vector
+// scratchpad), then every memory range an operand touches
 // (ErrSpadRange). A row of n elements spans ceil(n / E) words of its memory.
 module psm_instr_check #(
   parameter int unsigned ArrayRows   = 2,
@@ -83,6 +84,12 @@ module psm_instr_check #(
       default: dma_err = psm_pkg::ErrBadOperand;
     endcase
     if (dma.rows == '0 || dma.row_len == '0) dma_err = psm_pkg::ErrBadOperand;
+    // DMA_STORE requant reads int32 lanes: the vector scratchpad only (bit 26 is reserved in
+    // DMA_LOAD, and reserved bits are not checked).
+    if (opcode == psm_pkg::OpDmaStore && instr_i[psm_pkg::DMA_STORE_REQUANT_LSB]
+        && dma.mem != psm_pkg::MemVector) begin
+      dma_err = psm_pkg::ErrBadOperand;
+    end
   end
 
   //////////////////////////////////////////////////////////////////////////////////////////////
