@@ -70,7 +70,7 @@ class CheckedDevice final : public Device {
     EXPECT_EQ(c(hw::Counter::kPassesNorm), 2 * norm_rows) << "run " << runs_;
     EXPECT_EQ(s.instructions, len);
     const std::string what = "run " + std::to_string(runs_);
-    (void)sim::test::check_records(prog, s, what);
+    (void)sim::test::check_records(prog, s, what, &dut_.hw());
     for (const InstrRecord& r : s.records) {
       const hw::Instr& in = prog.at(r.index);
       const auto op = static_cast<hw::Opcode>(hw::get_field(in, hw::fields::kOpcode));

@@ -46,6 +46,22 @@ class ProgramBuilder {
     emit(in);
   }
 
+  /// DMA_STORE with `requant`: each element becomes requantize(lane, param[0], 8 << log2_size).
+  void store_requant(hw::Mem mem, int log2_size, std::uint32_t dram, std::uint32_t spad,
+                     std::uint32_t rows, std::uint32_t row_len, std::uint32_t stride,
+                     std::uint32_t layer = 0) {
+    hw::Instr in = hw::make_instr(hw::Opcode::kDmaStore, layer);
+    hw::set_field(in, f::dma_store::kMem, std::uint32_t(mem));
+    hw::set_field(in, f::dma_store::kElemSize, std::uint32_t(log2_size));
+    hw::set_field(in, f::dma_store::kRequant, 1);
+    hw::set_field(in, f::dma_store::kDramAddr, dram);
+    hw::set_field(in, f::dma_store::kSpadAddr, spad);
+    hw::set_field(in, f::dma_store::kRows, rows);
+    hw::set_field(in, f::dma_store::kRowLen, row_len);
+    hw::set_field(in, f::dma_store::kDramStride, stride);
+    emit(in);
+  }
+
   struct Matmul {
     std::uint32_t m = 1, k = 1, n = 1;
     std::uint32_t a_addr = 0, w_addr = 0, dst_addr = 0, rq_addr = 0;
@@ -77,7 +93,7 @@ class ProgramBuilder {
     hw::set_field(in, f::rmsnorm::kParamAddr, param);
     hw::set_field(in, f::rmsnorm::kLen, len);
     hw::set_field(in, f::rmsnorm::kRows, rows);
-    if (op == hw::Opcode::kRmsnorm) {
+    if (op == hw::Opcode::kRmsnorm || op == hw::Opcode::kLayernorm) {
       hw::set_field(in, f::rmsnorm::kGainFracBits, frac);
     }
     emit(in);
@@ -130,9 +146,10 @@ struct RecordSums {
 /// instruction's unit, so `records.size() == instructions - (BARRIER + END + NOP)`. Units
 /// do not overlap in these programs (BARRIERs), so per class the record cycles add up to
 /// `cycles_<class>` (control excepted: its cycles have no unit) and the record passes to
-/// `passes_<class>`. Returns the sums.
+/// `passes_<class>`. With `cfg`, each record's passes must also be `instr_passes` of its
+/// instruction (the ISA's passes column). Returns the sums.
 inline RecordSums check_records(const std::vector<hw::Instr>& prog, const RunStats& s,
-                                const std::string& what) {
+                                const std::string& what, const hw::HwConfig* cfg = nullptr) {
   RecordSums sums;
   std::vector<int> seen(prog.size(), 0);
   for (const InstrRecord& r : s.records) {
@@ -145,6 +162,10 @@ inline RecordSums check_records(const std::vector<hw::Instr>& prog, const RunSta
         << what << ": instruction " << r.index << " " << hw::opcode_name(op);
     EXPECT_GT(r.cycles, 0u) << what << ": instruction " << r.index;
     EXPECT_LE(r.stall_cycles, r.cycles) << what << ": instruction " << r.index;
+    if (cfg != nullptr) {
+      EXPECT_EQ(r.passes, instr_passes(prog[r.index], *cfg))
+          << what << ": passes of instruction " << r.index << " " << hw::opcode_name(op);
+    }
     ++seen[r.index];
     const auto cls = hw::get_field(prog[r.index], f::kOpClass);
     if (cls < sums.cycles.size()) {
@@ -221,7 +242,7 @@ class Lockstep {
     const RunStats s = dut_.run(prog_addr(), std::uint32_t(prog.size()));
     expect_same_dram(what);
     if (s.has_cycles) {
-      (void)check_records(prog, s, what);
+      (void)check_records(prog, s, what, &dut_.hw());
     }
     return s;
   }

@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: Apache-2.0
+// The ISA additions for GPT-style models on the whole accelerator (psm_accel, on tiny and
+// small, stepped by LoopDevice) against the ISA reference CpuDevice: MATMUL with the parameter
+// entries' biases, DMA_STORE `requant` to int8, int16 and int32. The DRAM after every program
+// must equal CpuDevice's byte for byte; every run's records must show the passes of the ISA's
+// passes column (instr_passes) and add up to the class counters, and the class cycle counters
+// to the total.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "accel_harness.hpp"
+#include "passim/sim/sim_device.hpp"
+
+namespace {
+
+using namespace passim;
+using passim::sim::LoopDevice;
+using passim::sim::test::bytes_of;
+using passim::sim::test::index_of;
+using passim::sim::test::Lockstep;
+using passim::sim::test::param_entry;
+using passim::sim::test::ProgramBuilder;
+using passim::sim::test::random_values;
+using passim::sim::test::record_of;
+
+constexpr std::uint64_t kDram = 256 * 1024;
+
+// DRAM regions of the programs.
+constexpr std::uint32_t kA = 0x0000;     // operand a / rows
+constexpr std::uint32_t kB = 0x8000;     // weights, gains
+constexpr std::uint32_t kP = 0x10000;    // parameter entries
+constexpr std::uint32_t kOut = 0x18000;  // results
+constexpr std::uint32_t kOut2 = 0x20000;
+
+constexpr std::int32_t kBiasMax = (1 << (kRequantBiasBits - 1)) - 1;
+constexpr std::int32_t kBiasMin = -(1 << (kRequantBiasBits - 1));
+
+struct Config {
+  const char* name;
+  std::function<std::unique_ptr<sim::AccelModel>()> make;
+};
+
+std::ostream& operator<<(std::ostream& os, const Config& c) { return os << c.name; }
+
+std::uint32_t words(std::uint32_t n, std::size_t per_word) {
+  return std::uint32_t((n + per_word - 1) / per_word);
+}
+
+std::uint64_t counter(const RunStats& s, hw::Counter c) { return s.counters.at(std::size_t(c)); }
+
+/// Without overlapping units (BARRIERs), the six class cycle counters add up to the total.
+void expect_classes_sum_to_total(const RunStats& s, const std::string& what) {
+  std::uint64_t classes = 0;
+  for (auto c = std::size_t(hw::Counter::kCyclesMatmul);
+       c <= std::size_t(hw::Counter::kCyclesControl); ++c) {
+    classes += s.counters.at(c);
+  }
+  EXPECT_EQ(classes, counter(s, hw::Counter::kTotalCycles)) << what;
+}
+
+class AccelGptRtl : public ::testing::TestWithParam<Config> {
+ protected:
+  AccelGptRtl() : dev_(GetParam().make(), options()), ls_(dev_, kDram) {}
+
+  static sim::SimOptions options() {
+    sim::SimOptions o;
+    o.dram_bytes = kDram;
+    return o;
+  }
+
+  /// Runs `prog` on both devices (Lockstep compares the DRAMs and checks the records).
+  RunStats run(const std::vector<hw::Instr>& prog, const std::string& what) {
+    const RunStats s = ls_.run(prog, std::string(GetParam().name) + ": " + what);
+    expect_classes_sum_to_total(s, what);
+    return s;
+  }
+
+  [[nodiscard]] const hw::HwConfig& cfg() const noexcept { return dev_.hw(); }
+
+  LoopDevice dev_;
+  Lockstep ls_;
+};
+
+// MATMUL: the parameter entries' biases at both ends of the 26-bit range, on sums of both
+// signs, through identity, halving and saturating steps, to 8, 16 and 32 bits.
+TEST_P(AccelGptRtl, MatmulAddsTheBiasOfEachColumn) {
+  std::mt19937 rng(4242);
+  struct Shape {
+    std::uint32_t m, k, n, out_bits;
+  };
+  for (const Shape sh :
+       {Shape{3, 37, 13, 32}, Shape{2, 1000, 8, 32}, Shape{5, 9, 11, 16}, Shape{4, 64, 6, 8}}) {
+    auto a = random_values<std::int8_t>(rng, sh.m * sh.k, -128, 127);
+    auto wt = random_values<std::int8_t>(rng, sh.k * sh.n, -128, 127);  // W^T (k, n)
+    for (std::uint32_t i = 0; i < sh.k; ++i) {
+      a[i] = 127;  // row 0 times column 0: the largest positive sum, k * 127 * 127
+      a[sh.k + i] = -128;
+      wt[i * sh.n] = 127;
+    }
+    const std::vector<std::int32_t> biases{kBiasMax, kBiasMin, kBiasMin + 1, -1, 0, 1, kBiasMax};
+    const std::vector<Requant> steps{{1 << 30, 30},    {1 << 30, 31}, {0x7FFF'FFFF, 31},
+                                     {0x7FFF'FFFF, 0}, {1 << 30, 38}, {987654321, 33}};
+    std::vector<std::uint64_t> e(sh.n);
+    for (std::uint32_t c = 0; c < sh.n; ++c) {
+      Requant rq = steps[c % steps.size()];
+      rq.bias = c < biases.size()
+                    ? biases[c]
+                    : std::uniform_int_distribution<std::int32_t>(kBiasMin, kBiasMax)(rng);
+      e[c] = param_entry(rq);
+    }
+    ls_.write(kA, bytes_of(a));
+    ls_.write(kB, bytes_of(wt));
+    ls_.write(kP, bytes_of(e));
+    const int esize = sh.out_bits == 32 ? 2 : sh.out_bits == 16 ? 1 : 0;
+    ProgramBuilder b;
+    b.dma(true, hw::Mem::kInput, 0, kA, 0, sh.m, sh.k, sh.k);
+    b.dma(true, hw::Mem::kWeight, 0, kB, 0, sh.k, sh.n, sh.n);
+    b.dma(true, hw::Mem::kParam, 3, kP, 7, 1, sh.n, sh.n * 8);
+    ProgramBuilder::Matmul mm;
+    mm.m = sh.m;
+    mm.k = sh.k;
+    mm.n = sh.n;
+    mm.dst_addr = 5;
+    mm.rq_addr = 7;
+    mm.out_bits = sh.out_bits;
+    b.matmul(mm);
+    b.dma(false, hw::Mem::kVector, esize, kOut, 5, sh.m, sh.n, sh.n << esize);
+    const auto prog = b.finish();
+    run(prog, "MATMUL " + std::to_string(sh.m) + "x" + std::to_string(sh.k) + "x" +
+                  std::to_string(sh.n) + " out_bits " + std::to_string(sh.out_bits));
+    if (sh.out_bits == 32) {  // column 0 has the identity step and the largest bias
+      std::int32_t got = 0;
+      dev_.read_dram(kOut, {reinterpret_cast<std::uint8_t*>(&got), 4});
+      std::int64_t sum = 0;
+      for (std::uint32_t i = 0; i < sh.k; ++i) {
+        sum += std::int64_t{a[i]} * wt[i * sh.n];
+      }
+      EXPECT_EQ(got, sum + kBiasMax) << "the bias is added to row 0, column 0";
+    }
+  }
+}
+
+// DMA_STORE requant: int32 lanes over the whole range through param[0] to int8, int16 and
+// int32, saturating at both ends, with rows of odd lengths at odd DRAM addresses and strides;
+// the entry's bias bits are ignored. A plain store afterwards is unaffected.
+TEST_P(AccelGptRtl, DmaStoreRequantSaturatesToEveryWidth) {
+  std::mt19937 rng(777);
+  for (const std::uint32_t len : {1u, 3u, 16u, 133u}) {
+    const std::uint32_t rows = 3;
+    auto x = random_values<std::int32_t>(rng, rows * len, std::numeric_limits<std::int32_t>::min(),
+                                         std::numeric_limits<std::int32_t>::max());
+    const std::vector<std::int32_t> corners{std::numeric_limits<std::int32_t>::min(),
+                                            std::numeric_limits<std::int32_t>::max(),
+                                            -257,
+                                            255,
+                                            -65537,
+                                            65535,
+                                            -3,
+                                            3,
+                                            -1,
+                                            0};
+    for (std::size_t i = 0; i < corners.size() && i < x.size(); ++i) {
+      x[i] = corners[i];
+    }
+    // x / 2 (ties up): every int32 lane reaches both ends of int8 and int16, and 3 / 2 ties.
+    const Requant rq{1 << 30, 31, kBiasMax};
+    ls_.write(kA, bytes_of(x));
+    ls_.write(kP, bytes_of(std::vector<std::uint64_t>{param_entry(rq)}));
+    const std::uint32_t wl = words(len, cfg().lanes);
+    ProgramBuilder b;
+    b.dma(true, hw::Mem::kVector, 2, kA, 40, rows, len, len * 4);
+    b.dma(true, hw::Mem::kParam, 3, kP, 0, 1, 1, 8);
+    b.store_requant(hw::Mem::kVector, 0, kOut + 3, 40, rows, len, len + 5);
+    b.store_requant(hw::Mem::kVector, 1, kOut + 0x1001, 40, rows, len, 2 * len + 3);
+    b.store_requant(hw::Mem::kVector, 2, kOut + 0x2002, 40 + wl, rows - 1, len, 4 * len + 2);
+    b.dma(false, hw::Mem::kVector, 1, kOut2 + 1, 40, rows, len, 2 * len + 1);
+    const auto prog = b.finish();
+    const RunStats s = run(prog, "DMA_STORE requant len " + std::to_string(len));
+    EXPECT_EQ(record_of(s, index_of(prog, hw::Opcode::kDmaStore)).passes, rows)
+        << "one pass per row";
+    // Spot checks against the definition (the Lockstep compared every byte with CpuDevice).
+    std::int8_t lo8 = 0;
+    dev_.read_dram(kOut + 3, {reinterpret_cast<std::uint8_t*>(&lo8), 1});
+    EXPECT_EQ(lo8, -128);
+    if (len >= 2) {
+      std::int16_t hi16 = 0;
+      dev_.read_dram(kOut + 0x1001 + 2, {reinterpret_cast<std::uint8_t*>(&hi16), 2});
+      EXPECT_EQ(hi16, 32767);
+    }
+  }
+}
+
+TEST_P(AccelGptRtl, RequantStoreFromAnotherMemoryIsABadOperand) {
+  for (const hw::Mem mem : {hw::Mem::kInput, hw::Mem::kWeight, hw::Mem::kParam}) {
+    ProgramBuilder b;
+    b.dma(true, hw::Mem::kVector, 2, kA, 0, 1, 4, 16);
+    b.store_requant(mem, mem == hw::Mem::kParam ? 3 : 0, kOut, 0, 1, 4, 16);
+    const auto prog = b.finish();
+    dev_.write_dram(ls_.prog_addr(),
+                    {reinterpret_cast<const std::uint8_t*>(prog.data()), prog.size() * 16});
+    try {
+      (void)dev_.run(ls_.prog_addr(), std::uint32_t(prog.size()));
+      ADD_FAILURE() << "expected bad_operand for mem " << int(mem);
+    } catch (const std::runtime_error& e) {
+      const std::string msg = e.what();
+      EXPECT_NE(msg.find("bad_operand"), std::string::npos) << msg;
+      EXPECT_NE(msg.find("instruction 1"), std::string::npos) << msg;
+    }
+  }
+  // The device still runs programs afterwards.
+  ProgramBuilder ok;
+  ok.dma(true, hw::Mem::kVector, 2, kA, 0, 1, 4, 16);
+  ok.store_requant(hw::Mem::kVector, 0, kOut, 0, 1, 4, 4);
+  run(ok.finish(), "after errors");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Configs, AccelGptRtl,
+    ::testing::Values(Config{"tiny", [] { return sim::make_accel_model_tiny(); }},
+                      Config{"small", [] { return sim::make_accel_model_small(); }}),
+    [](const ::testing::TestParamInfo<Config>& i) { return std::string(i.param.name); });
+
+}  // namespace
