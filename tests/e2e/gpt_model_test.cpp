@@ -139,7 +139,7 @@ TEST_P(RandomGpt, CompiledProgramsMatchCpuBackend) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Norms, RandomGpt, ::testing::ValuesIn(kVariants),
-                         [](const auto& info) { return std::string(info.param.name); });
+                         [](const auto& p) { return std::string(p.param.name); });
 
 // ---- the project's trained models (committed under models/) ---------------------------------
 
@@ -195,8 +195,8 @@ TEST_P(TrainedGpt, CharacterTokenizerFromMetadata) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, TrainedGpt, ::testing::Values("ln-gpt", "bn-gpt"),
-                         [](const auto& info) {
-                           return std::string(info.param) == "ln-gpt" ? "LayerNorm" : "BatchNorm";
+                         [](const auto& p) {
+                           return std::string(p.param) == "ln-gpt" ? "LayerNorm" : "BatchNorm";
                          });
 
 // Int8 validation perplexity of the LayerNorm model is within 5 % of its float perplexity
