@@ -5,12 +5,15 @@ common/psm_isqrt.sv
 common/psm_divider.sv
 norm/psm_rsqrt.sv
 norm/psm_rmsnorm.sv
+norm/psm_layernorm.sv
 vector/psm_softmax.sv
 common/psm_requant.sv
 matmul/psm_pe.sv
 matmul/psm_systolic_array.sv
 matmul/psm_matmul.sv
 vector/psm_silu.sv
+vector/psm_gelu_phi.sv
+vector/psm_gelu.sv
 vector/psm_rope.sv
 vector/psm_eltwise.sv
 vector/psm_attn.sv

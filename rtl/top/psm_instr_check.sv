@@ -5,9 +5,9 @@
 //
 // Checks, in order of precedence: the opcode (ErrBadOpcode), then sizes and enumerations
 // (ErrBadOperand: a size is 0 or too large, a bad mem, elem_size, out_bits, op_class, odd
-// ROPE length, gain_frac_bits > 13, DMA_STORE requant from a memory other than the vector
-// scratchpad), then every memory range an operand touches
-// (ErrSpadRange). A row of n elements spans ceil(n / E) words of its memory.
+// ROPE length, RMSNORM / LAYERNORM gain_frac_bits > 13, DMA_STORE requant from a memory other
+// than the vector scratchpad), then every memory range an operand touches (ErrSpadRange). A
+// row of n elements spans ceil(n / E) words of its memory.
 module psm_instr_check #(
   parameter int unsigned ArrayRows   = 2,
   parameter int unsigned ArrayCols   = 4,
@@ -149,7 +149,15 @@ module psm_instr_check #(
           vec_err = psm_pkg::ErrSpadRange;
         end
       end
-      psm_pkg::OpSilu: begin
+      psm_pkg::OpLayernorm, psm_pkg::OpBatchnorm: begin  // gain row, then the bias row
+        if (opcode == psm_pkg::OpLayernorm && vec.gain_frac_bits > 4'd13) begin
+          vec_err = psm_pkg::ErrBadOperand;
+        end else if (!in_ok || !out_ok || !fits(32'(vec.src2_addr), 2 * w_len, VectorDepth)
+                     || !fits(32'(vec.param_addr), 32'd1, ParamDepth)) begin
+          vec_err = psm_pkg::ErrSpadRange;
+        end
+      end
+      psm_pkg::OpSilu, psm_pkg::OpGelu: begin
         if (!in_ok || !out_ok || !fits(32'(vec.param_addr), 32'd2, ParamDepth)) begin
           vec_err = psm_pkg::ErrSpadRange;
         end
@@ -211,7 +219,7 @@ module psm_instr_check #(
       end
       psm_pkg::OpSoftmax, psm_pkg::OpRmsnorm, psm_pkg::OpSilu, psm_pkg::OpRope,
       psm_pkg::OpAdd, psm_pkg::OpMul, psm_pkg::OpEmbed, psm_pkg::OpAttnScore,
-      psm_pkg::OpAttnValue: begin
+      psm_pkg::OpAttnValue, psm_pkg::OpLayernorm, psm_pkg::OpBatchnorm, psm_pkg::OpGelu: begin
         unit_o  = UnitVector;
         error_o = vec_err;
       end

@@ -1,16 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
-// The vector unit: runs one vector instruction (SOFTMAX, RMSNORM, SILU, ROPE, ADD, MUL, EMBED,
-// ATTN_SCORE, ATTN_VALUE; docs/isa.md) on the matching row unit of rtl/vector and rtl/norm,
-// and shares their vector-scratchpad and parameter-memory ports.
+// The vector unit: runs one vector instruction (SOFTMAX, RMSNORM, LAYERNORM, BATCHNORM, SILU,
+// GELU, ROPE, ADD, MUL, EMBED, ATTN_SCORE, ATTN_VALUE; docs/isa.md) on the matching row unit of
+// rtl/vector and rtl/norm, and shares their vector-scratchpad and parameter-memory ports.
 // Golden model: passim::CpuDevice::vector_op() in runtime/src/cpu_device.cpp.
 //
-// Sequence: read the instruction's constant parameters (RMSNORM: eps at param_addr; SILU:
-// to_q10 and out_rq at param_addr, param_addr + 1), then start the unit once per row, with
-// row r at src/src2/dst + r * ceil(len / L) (EMBED: its step at param_addr + r; RMSNORM gain and
-// ROPE tables: the same row for every r). ATTN_SCORE / ATTN_VALUE run as one command.
+// Sequence: read the instruction's constant parameters (RMSNORM, LAYERNORM: eps at param_addr;
+// BATCHNORM: its step at param_addr; SILU, GELU: to_q10 and out_rq at param_addr,
+// param_addr + 1), then start the unit once per row, with row r at src/src2/dst + r *
+// ceil(len / L) (EMBED: its step at param_addr + r; the RMSNORM gain, the LAYERNORM / BATCHNORM
+// gain and bias rows and the ROPE tables: the same rows for every r). ATTN_SCORE / ATTN_VALUE
+// run as one command.
 // Passes (counters): one when a unit starts, one more each time its pass_o advances
-// (SOFTMAX 3, or 2 with `online`, and RMSNORM 2 per row, the others 1); ATTN_* one per cached
-// position.
+// (SOFTMAX 3, or 2 with `online`, RMSNORM 2 and LAYERNORM 3 per row, the others 1); ATTN_* one
+// per cached position.
 module psm_vector_unit #(
   parameter int unsigned Lanes       = 2,
   parameter int unsigned VectorDepth = 1024,
@@ -45,7 +47,9 @@ module psm_vector_unit #(
   localparam int unsigned URope    = 3;
   localparam int unsigned UElt     = 4;
   localparam int unsigned UAttn    = 5;
-  localparam int unsigned NumUnits = 6;
+  localparam int unsigned ULnorm   = 6;  // LAYERNORM and BATCHNORM
+  localparam int unsigned UGelu    = 7;
+  localparam int unsigned NumUnits = 8;
 
   //////////////////////////////////////////////////////////////////////////////////////////////
   // Command                                                                                 //
@@ -77,6 +81,9 @@ module psm_vector_unit #(
       psm_pkg::OpEmbed:     start_op = psm_pkg::OpEmbed;
       psm_pkg::OpAttnScore: start_op = psm_pkg::OpAttnScore;
       psm_pkg::OpAttnValue: start_op = psm_pkg::OpAttnValue;
+      psm_pkg::OpLayernorm: start_op = psm_pkg::OpLayernorm;
+      psm_pkg::OpBatchnorm: start_op = psm_pkg::OpBatchnorm;
+      psm_pkg::OpGelu:      start_op = psm_pkg::OpGelu;
       default:              start_op = psm_pkg::OpAdd;
     endcase
   end
@@ -89,6 +96,8 @@ module psm_vector_unit #(
       psm_pkg::OpSilu:                           start_unit = 3'(USilu);
       psm_pkg::OpRope:                           start_unit = 3'(URope);
       psm_pkg::OpAttnScore, psm_pkg::OpAttnValue: start_unit = 3'(UAttn);
+      psm_pkg::OpLayernorm, psm_pkg::OpBatchnorm: start_unit = 3'(ULnorm);
+      psm_pkg::OpGelu:                           start_unit = 3'(UGelu);
       default:                                   start_unit = 3'(UElt);  // ADD, MUL, EMBED
     endcase
   end
@@ -112,7 +121,7 @@ module psm_vector_unit #(
   typedef enum logic [2:0] {
     StIdle,      // wait for start_i
     StPrm0,      // read the first constant parameter
-    StPrm1,      // capture it; read the second (SILU)
+    StPrm1,      // capture it; read the second (SILU, GELU)
     StPrm2,      // capture the second
     StRowStart,  // start the row unit on row r
     StRowWait    // wait for its done_o
@@ -192,6 +201,36 @@ module psm_vector_unit #(
     .mem_rdata_i
   );
 
+  // LAYERNORM (mode 0: eps in p0) and BATCHNORM (mode 1: the step's mult and shift in p0). The
+  // gain row and, right after it, the bias row are the same for every row.
+  psm_layernorm #(
+    .Lanes    (Lanes),
+    .AddrWidth(VecAddrWidth),
+    .LenWidth (16)
+  ) u_layernorm (
+    .clk_i,
+    .rst_i,
+    .start_i         (u_start[ULnorm]),
+    .mode_i          (op_q == psm_pkg::OpBatchnorm),
+    .src_addr_i      (row_src),
+    .gain_addr_i     (src2_q),
+    .dst_addr_i      (row_dst),
+    .len_i           (len_q),
+    .eps_i           (p0_q),
+    .gain_frac_bits_i(gfb_q),
+    .rq_mult_i       (p0_q[30:0]),
+    .rq_shift_i      (p0_q[37:32]),
+    .busy_o          (u_busy[ULnorm]),
+    .done_o          (u_done[ULnorm]),
+    .pass_o          (u_pass[ULnorm*2 +: 2]),
+    .mem_req_o       (u_req[ULnorm]),
+    .mem_we_o        (u_we[ULnorm]),
+    .mem_addr_o      (u_addr[ULnorm*VecAddrWidth +: VecAddrWidth]),
+    .mem_wdata_o     (u_wdata[ULnorm*Lanes*32 +: Lanes*32]),
+    .mem_wmask_o     (u_wmask[ULnorm*Lanes +: Lanes]),
+    .mem_rdata_i
+  );
+
   psm_silu #(
     .Lanes    (Lanes),
     .AddrWidth(VecAddrWidth),
@@ -214,6 +253,33 @@ module psm_vector_unit #(
     .mem_addr_o (u_addr[USilu*VecAddrWidth +: VecAddrWidth]),
     .mem_wdata_o(u_wdata[USilu*Lanes*32 +: Lanes*32]),
     .mem_wmask_o(u_wmask[USilu*Lanes +: Lanes]),
+    .mem_rdata_i
+  );
+
+  psm_gelu #(
+    .Lanes    (Lanes),
+    .AddrWidth(VecAddrWidth),
+    .LenWidth (16)
+  ) u_gelu (
+    .clk_i,
+    .rst_i,
+    .start_i       (u_start[UGelu]),
+    .src_addr_i    (row_src),
+    .dst_addr_i    (row_dst),
+    .len_i         (len_q),
+    .rows_i        (16'd1),
+    .to_q10_mult_i (p0_q[30:0]),
+    .to_q10_shift_i(p0_q[37:32]),
+    .out_rq_mult_i (p1_q[30:0]),
+    .out_rq_shift_i(p1_q[37:32]),
+    .busy_o        (u_busy[UGelu]),
+    .done_o        (u_done[UGelu]),
+    .pass_o        (u_pass[UGelu*2 +: 2]),
+    .mem_req_o     (u_req[UGelu]),
+    .mem_we_o      (u_we[UGelu]),
+    .mem_addr_o    (u_addr[UGelu*VecAddrWidth +: VecAddrWidth]),
+    .mem_wdata_o   (u_wdata[UGelu*Lanes*32 +: Lanes*32]),
+    .mem_wmask_o   (u_wmask[UGelu*Lanes +: Lanes]),
     .mem_rdata_i
   );
 
@@ -340,11 +406,16 @@ module psm_vector_unit #(
     own_prm_req = 1'b0;
     prm_addr_o  = prm_q;
     unique case (state_q)
-      // Wait for an instruction: constant parameters first (RMSNORM, SILU).
+      // Wait for an instruction: constant parameters first (RMSNORM, LAYERNORM, BATCHNORM, SILU,
+      // GELU).
       StIdle: begin
         if (start_i) begin
-          if (start_unit == 3'(URmsnorm) || start_unit == 3'(USilu)) state_d = StPrm0;
-          else                                                    state_d = StRowStart;
+          if (start_unit == 3'(URmsnorm) || start_unit == 3'(USilu)
+              || start_unit == 3'(ULnorm) || start_unit == 3'(UGelu)) begin
+            state_d = StPrm0;
+          end else begin
+            state_d = StRowStart;
+          end
         end
       end
       // Read param_addr.
@@ -352,9 +423,9 @@ module psm_vector_unit #(
         own_prm_req = 1'b1;
         state_d     = StPrm1;
       end
-      // p0 arrives; SILU reads param_addr + 1.
+      // p0 arrives; SILU and GELU read param_addr + 1.
       StPrm1: begin
-        if (unit_q == 3'(USilu)) begin
+        if (unit_q == 3'(USilu) || unit_q == 3'(UGelu)) begin
           own_prm_req = 1'b1;
           prm_addr_o  = prm_q + PrmAddrWidth'(1);
           state_d     = StPrm2;

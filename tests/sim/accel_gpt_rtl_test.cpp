@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // The ISA additions for GPT-style models on the whole accelerator (psm_accel, on tiny and
 // small, stepped by LoopDevice) against the ISA reference CpuDevice: MATMUL with the parameter
-// entries' biases, DMA_STORE `requant` to int8, int16 and int32. The DRAM after every program
+// entries' biases, DMA_STORE `requant` to int8, int16 and int32, LAYERNORM, BATCHNORM and GELU
+// (every int8 input). The DRAM after every program
 // must equal CpuDevice's byte for byte; every run's records must show the passes of the ISA's
 // passes column (instr_passes) and add up to the class counters, and the class cycle counters
 // to the total.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -220,6 +222,180 @@ TEST_P(AccelGptRtl, RequantStoreFromAnotherMemoryIsABadOperand) {
   ok.dma(true, hw::Mem::kVector, 2, kA, 0, 1, 4, 16);
   ok.store_requant(hw::Mem::kVector, 0, kOut, 0, 1, 4, 4);
   run(ok.finish(), "after errors");
+}
+
+// LAYERNORM: random rows, a constant row (its output is the bias), a row alternating +-1
+// around a large mean, and a row of the int16 extremes; gains at several fraction widths, the
+// bias row right after the gain row. Three passes per row.
+TEST_P(AccelGptRtl, LayerNormRowsHaveThreePasses) {
+  std::mt19937 rng(9001);
+  for (const std::uint32_t len : {1u, 2u, 3u, 5u, 16u, 77u, 130u}) {
+    const std::uint32_t rows = 5;
+    auto x = random_values<std::int16_t>(rng, rows * len, -32768, 32767);
+    for (std::uint32_t i = 0; i < len; ++i) {
+      x[len + i] = -1234;                                            // constant row
+      x[2 * len + i] = std::int16_t(30000 + (i % 2 == 0 ? 1 : -1));  // +-1 around 30000
+      x[3 * len + i] = i % 2 == 0 ? std::int16_t(-32768) : std::int16_t(32767);
+    }
+    const auto gain = random_values<std::int16_t>(rng, len, -32768, 32767);
+    const auto bias = random_values<std::int16_t>(rng, len, -400, 400);
+    const std::uint32_t frac = len % 3 == 0 ? 13 : len % 3 == 1 ? 11 : 0;
+    const std::uint64_t eps = len == 5 ? 0 : std::uint64_t{len} << 6;
+    const std::uint32_t wl = words(len, cfg().lanes);
+    ls_.write(kA, bytes_of(x));
+    ls_.write(kB, bytes_of(gain));
+    ls_.write(kB + 0x1000, bytes_of(bias));
+    ls_.write(kP, bytes_of(std::vector<std::uint64_t>{eps}));
+    ProgramBuilder b;
+    b.dma(true, hw::Mem::kVector, 1, kA, 0, rows, len, len * 2);
+    b.dma(true, hw::Mem::kVector, 1, kB, 600, 1, len, len * 2);
+    b.dma(true, hw::Mem::kVector, 1, kB + 0x1000, 600 + wl, 1, len, len * 2);
+    b.dma(true, hw::Mem::kParam, 3, kP, 9, 1, 1, 8);
+    b.vec(hw::Opcode::kLayernorm, 0, 600, 300, 9, len, rows, frac);
+    b.dma(false, hw::Mem::kVector, 0, kOut, 300, rows, len, len);
+    const auto prog = b.finish();
+    const RunStats s = run(prog, "LAYERNORM len " + std::to_string(len));
+    const InstrRecord r = record_of(s, index_of(prog, hw::Opcode::kLayernorm));
+    EXPECT_EQ(r.passes, 3u * rows) << "3 passes per row, len " << len;
+    EXPECT_EQ(r.cycles, counter(s, hw::Counter::kCyclesNorm));
+    EXPECT_EQ(counter(s, hw::Counter::kPassesNorm), 3u * rows);
+    std::vector<std::int8_t> got(len);
+    dev_.read_dram(kOut + len, {reinterpret_cast<std::uint8_t*>(got.data()), len});
+    for (std::uint32_t i = 0; i < len; ++i) {
+      EXPECT_EQ(got[i], saturate(bias[i], 8)) << "a constant row gives its bias, lane " << i;
+    }
+  }
+}
+
+// BATCHNORM: one pass per row with the per-tensor step at param_addr (its bias bits ignored).
+TEST_P(AccelGptRtl, BatchNormRowsHaveOnePass) {
+  std::mt19937 rng(9002);
+  for (const std::uint32_t len : {1u, 7u, 64u, 129u}) {
+    const std::uint32_t rows = 3;
+    const auto x = random_values<std::int16_t>(rng, rows * len, -32768, 32767);
+    const auto gain = random_values<std::int16_t>(rng, len, -32768, 32767);
+    const auto bias = random_values<std::int16_t>(rng, len, -32768, 32767);
+    Requant rq = make_requant(1.0 / double(1 << (18 + len % 5)));
+    rq.bias = kBiasMin;  // ignored outside MATMUL
+    const std::uint32_t wl = words(len, cfg().lanes);
+    ls_.write(kA, bytes_of(x));
+    ls_.write(kB, bytes_of(gain));
+    ls_.write(kB + 0x1000, bytes_of(bias));
+    ls_.write(kP, bytes_of(std::vector<std::uint64_t>{param_entry(rq)}));
+    ProgramBuilder b;
+    b.dma(true, hw::Mem::kVector, 1, kA, 0, rows, len, len * 2);
+    b.dma(true, hw::Mem::kVector, 1, kB, 700, 1, len, len * 2);
+    b.dma(true, hw::Mem::kVector, 1, kB + 0x1000, 700 + wl, 1, len, len * 2);
+    b.dma(true, hw::Mem::kParam, 3, kP, 4, 1, 1, 8);
+    b.vec(hw::Opcode::kBatchnorm, 0, 700, 0, 4, len, rows);  // in place
+    b.dma(false, hw::Mem::kVector, 0, kOut, 0, rows, len, len);
+    const auto prog = b.finish();
+    const RunStats s = run(prog, "BATCHNORM len " + std::to_string(len));
+    EXPECT_EQ(record_of(s, index_of(prog, hw::Opcode::kBatchnorm)).passes, rows);
+    EXPECT_EQ(counter(s, hw::Counter::kPassesNorm), rows);
+  }
+}
+
+// GELU over every int8 input (two rows of 128, in place), at three input scales.
+TEST_P(AccelGptRtl, GeluEveryInt8Input) {
+  std::vector<std::int8_t> x(256);
+  for (int i = 0; i < 256; ++i) {
+    x[std::size_t(i)] = static_cast<std::int8_t>(i - 128);
+  }
+  ls_.write(kA, bytes_of(x));
+  for (const int log2_scale : {-3, -4, -5}) {
+    const double s_in = std::ldexp(1.0, log2_scale);
+    const std::vector<std::uint64_t> rq{param_entry(make_requant(1024.0 * s_in)),
+                                        param_entry(make_requant(s_in / 65536.0 / s_in))};
+    ls_.write(kP, bytes_of(rq));
+    ProgramBuilder b;
+    b.dma(true, hw::Mem::kVector, 0, kA, 10, 2, 128, 128);
+    b.dma(true, hw::Mem::kParam, 3, kP, 30, 1, 2, 16);
+    b.vec(hw::Opcode::kGelu, 10, 0, 10, 30, 128, 2);
+    b.dma(false, hw::Mem::kVector, 0, kOut, 10, 2, 128, 128);
+    const auto prog = b.finish();
+    const RunStats s = run(prog, "GELU scale 2^" + std::to_string(log2_scale));
+    const InstrRecord r = record_of(s, index_of(prog, hw::Opcode::kGelu));
+    EXPECT_EQ(r.passes, 2u) << "one pass per row";
+    EXPECT_EQ(r.cycles, counter(s, hw::Counter::kCyclesOtherVector));
+    EXPECT_EQ(counter(s, hw::Counter::kPassesOtherVector), 2u);
+  }
+}
+
+// A GPT-style sequence in one program: LAYERNORM -> requantising store and reload -> MATMUL
+// with biases -> GELU, BATCHNORM on the residual; per class the record passes add up to the
+// counters, and the class cycles to the total (checked by run()).
+TEST_P(AccelGptRtl, GptSequenceClassTotals) {
+  std::mt19937 rng(9003);
+  const std::uint32_t dim = 24, hidden = 12, rows = 2;
+  const std::uint32_t wd = words(dim, cfg().lanes);
+  ls_.write(kA, bytes_of(random_values<std::int16_t>(rng, rows * dim, -20000, 20000)));
+  ls_.write(kB, bytes_of(random_values<std::int16_t>(rng, dim, 3000, 16000)));  // gain
+  ls_.write(kB + 0x400, bytes_of(random_values<std::int16_t>(rng, dim, -50, 50)));
+  ls_.write(kB + 0x800, bytes_of(random_values<std::int8_t>(rng, dim * hidden, -127, 127)));
+  std::vector<std::uint64_t> e{param_entry(make_requant(1.0 / 256))};  // entry 0: DMA step
+  e.push_back(std::uint64_t{1} << 12);                                 // entry 1: eps
+  for (std::uint32_t c = 0; c < hidden; ++c) {                         // 2..: matmul steps
+    Requant rq = make_requant(1.0 / 64);
+    rq.bias = std::uniform_int_distribution<std::int32_t>(-30000, 30000)(rng);
+    e.push_back(param_entry(rq));
+  }
+  e.push_back(param_entry(make_requant(1024.0 / 16)));            // GELU to_q10
+  e.push_back(param_entry(make_requant(1.0 / 65536)));            // GELU out_rq
+  e.push_back(param_entry(make_requant(1.0 / double(1 << 20))));  // BATCHNORM step
+  ls_.write(kP, bytes_of(e));
+  const std::uint32_t gelu_prm = 2 + hidden, bn_prm = gelu_prm + 2;
+  ProgramBuilder b;
+  b.dma(true, hw::Mem::kVector, 1, kA, 0, rows, dim, dim * 2, 1);
+  b.dma(true, hw::Mem::kVector, 1, kB, 100, 1, dim, dim * 2, 1);
+  b.dma(true, hw::Mem::kVector, 1, kB + 0x400, 100 + wd, 1, dim, dim * 2, 1);
+  b.dma(true, hw::Mem::kParam, 3, kP, 0, 1, std::uint32_t(e.size()), std::uint32_t(e.size()) * 8,
+        1);
+  b.dma(true, hw::Mem::kWeight, 0, kB + 0x800, 0, dim, hidden, hidden, 1);
+  b.vec(hw::Opcode::kLayernorm, 0, 100, 200, 1, dim, rows, 12, 1);
+  b.store_requant(hw::Mem::kVector, 0, kOut, 0, rows, dim, dim, 1);  // residual -> int8
+  b.dma(false, hw::Mem::kVector, 0, kOut + 0x100, 200, rows, dim, dim, 1);
+  b.dma(true, hw::Mem::kInput, 0, kOut + 0x100, 0, rows, dim, dim, 1);
+  ProgramBuilder::Matmul mm;
+  mm.m = rows;
+  mm.k = dim;
+  mm.n = hidden;
+  mm.dst_addr = 300;
+  mm.rq_addr = 2;
+  b.matmul(mm, 1);
+  b.vec(hw::Opcode::kGelu, 300, 0, 300, gelu_prm, hidden, rows, 0, 1);
+  b.vec(hw::Opcode::kBatchnorm, 0, 100, 400, bn_prm, dim, rows, 0, 1);
+  b.dma(false, hw::Mem::kVector, 0, kOut2, 300, rows, hidden, hidden, 1);
+  b.dma(false, hw::Mem::kVector, 0, kOut2 + 0x100, 400, rows, dim, dim, 1);
+  const auto prog = b.finish();
+  const RunStats s = run(prog, "GPT sequence");
+  EXPECT_EQ(counter(s, hw::Counter::kPassesNorm), 3u * rows + rows) << "LAYERNORM + BATCHNORM";
+  EXPECT_EQ(counter(s, hw::Counter::kPassesOtherVector), rows) << "GELU";
+  EXPECT_EQ(counter(s, hw::Counter::kPassesMatmul),
+            words(dim, cfg().array_rows) * words(hidden, cfg().array_cols));
+}
+
+TEST_P(AccelGptRtl, BadNormOperandsStopTheRun) {
+  const auto expect_error = [&](const std::vector<hw::Instr>& prog, const std::string& what) {
+    dev_.write_dram(ls_.prog_addr(),
+                    {reinterpret_cast<const std::uint8_t*>(prog.data()), prog.size() * 16});
+    try {
+      (void)dev_.run(ls_.prog_addr(), std::uint32_t(prog.size()));
+      ADD_FAILURE() << "expected " << what;
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("instruction 0"), std::string::npos) << e.what();
+    }
+  };
+  ProgramBuilder p1;
+  p1.vec(hw::Opcode::kLayernorm, 0, 10, 20, 0, 4, 1, 14);
+  expect_error(p1.finish(), "bad_operand");
+  ProgramBuilder p2;  // the bias row after the gain row leaves the scratchpad
+  p2.vec(hw::Opcode::kBatchnorm, 0, std::uint32_t(cfg().vector_depth) - 1, 20, 0, 1, 1);
+  expect_error(p2.finish(), "spad_range");
+  ProgramBuilder p3;  // out_rq at param_addr + 1 is past the param memory
+  p3.vec(hw::Opcode::kGelu, 0, 0, 0, std::uint32_t(cfg().param_depth) - 1, 4, 1);
+  expect_error(p3.finish(), "spad_range");
 }
 
 INSTANTIATE_TEST_SUITE_P(
