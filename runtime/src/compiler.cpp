@@ -250,11 +250,11 @@ ModelCompiler::ModelCompiler(const QuantModel& model, const hw::HwConfig& cfg, C
   vec_.q = take(nh * words(hs));
   vec_.k_new = take(nkv * words(hs));
   vec_.v_new = take(nkv * words(hs));
-  vec_.rope = take(2 * words(half));
+  vec_.rope = take(gpt ? 0 : 2 * words(half));  // GPT blocks have no RoPE
   vec_.att = take(nh * words(hs));
   vec_.branch = take(words(dim));
-  vec_.gate = take(words(hidden));
-  vec_.up = take(words(hidden));
+  vec_.gate = take(gpt ? 0 : words(hidden));  // GELU runs in place on hid: no gate or up rows
+  vec_.up = take(gpt ? 0 : words(hidden));
   vec_.hid = take(words(hidden));
   // Weight tiles: as many output channels as fit the weight scratchpad and the parameter
   // memory, a multiple of both C and L so that each tile lands word-aligned.

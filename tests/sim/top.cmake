@@ -6,6 +6,7 @@
 #                    counters, errors, the simulation watchdog, tracing
 #   accel_model_test the compiled stories260K model on tiny and small: DeviceBackend on
 #                    SimDevice == CpuBackend
+#   gpt_model_rtl_test the project's LayerNorm and BatchNorm GPTs on tiny, the same way
 # SimDevice elaborates SystemC once per process; ctest runs every test case in its own process.
 if(NOT TARGET passim_accel_tiny)
   return()
@@ -30,6 +31,8 @@ passim_top_test(accel_rtl_test LABELS sim SOURCES ${CMAKE_CURRENT_LIST_DIR}/acce
 passim_top_test(accel_model_test LABELS "sim;slow"
                 SOURCES ${CMAKE_CURRENT_LIST_DIR}/accel_model_test.cpp)
 target_link_libraries(accel_model_test PRIVATE passim_accel_small)
+passim_top_test(gpt_model_rtl_test LABELS "sim;slow"
+                SOURCES ${CMAKE_CURRENT_LIST_DIR}/gpt_model_rtl_test.cpp)
 
 # The CLI end to end on the simulated accelerator (tiny): same text as the cpu backend, and a
 # cycle report whose class totals sum to the total.

@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: Apache-2.0
+// The project's two character GPTs (models/ln-gpt, models/bn-gpt) on the Verilated tiny
+// accelerator: DeviceBackend on SimDevice gives exactly the cpu backend's tokens and final
+// int32 logits for 16 steps, for LayerNorm, BatchNorm as a one-pass op and BatchNorm folded
+// into the next matmuls. Every run's records show LAYERNORM 3, BATCHNORM 1, GELU 1 and
+// SOFTMAX 3 (online: 2) passes per row, and the folded model has no norm instruction at all.
+// Needs only the committed models (no ../shared).
+#include <filesystem>
+#include <iostream>
+#include <map>
+
+#include <gtest/gtest.h>
+
+#include "accel_harness.hpp"
+#include "passim/compiler.hpp"
+#include "passim/cpu_backend.hpp"
+#include "passim/generate.hpp"
+#include "passim/gguf.hpp"
+#include "passim/gguf_model.hpp"
+#include "passim/quant_model.hpp"
+#include "passim/sim/sim_device.hpp"
+#include "test_data.hpp"
+
+namespace {
+
+using namespace passim;
+namespace f = hw::fields;
+
+/// Forwards to the simulated accelerator and checks every run: records against the program
+/// (one per unit instruction, class sums = counters) and passes per opcode.
+class PassCheckingDevice final : public Device {
+ public:
+  explicit PassCheckingDevice(Device& dut) : dut_(dut) {}
+  [[nodiscard]] std::string_view name() const noexcept override { return dut_.name(); }
+  [[nodiscard]] const hw::HwConfig& hw() const noexcept override { return dut_.hw(); }
+  [[nodiscard]] std::uint64_t dram_bytes() const noexcept override { return dut_.dram_bytes(); }
+  void write_dram(std::uint64_t a, std::span<const std::uint8_t> b) override {
+    dut_.write_dram(a, b);
+  }
+  void read_dram(std::uint64_t a, std::span<std::uint8_t> b) const override {
+    dut_.read_dram(a, b);
+  }
+  RunStats run(std::uint64_t prog_addr, std::uint32_t len) override {
+    std::vector<hw::Instr> prog(len);
+    dut_.read_dram(prog_addr, {reinterpret_cast<std::uint8_t*>(prog.data()), len * 16u});
+    const RunStats s = dut_.run(prog_addr, len);
+    const std::string what = "run " + std::to_string(runs_++);
+    (void)sim::test::check_records(prog, s, what);
+    std::uint64_t classes = 0;
+    for (auto k = std::size_t(hw::Counter::kCyclesMatmul);
+         k <= std::size_t(hw::Counter::kCyclesControl); ++k) {
+      classes += s.counters.at(k);
+    }
+    EXPECT_EQ(classes, s.counters.at(std::size_t(hw::Counter::kTotalCycles))) << what;
+    for (const InstrRecord& r : s.records) {
+      const hw::Instr& in = prog.at(r.index);
+      const auto op = static_cast<hw::Opcode>(hw::get_field(in, f::kOpcode));
+      const std::uint64_t rows = hw::get_field(in, f::rmsnorm::kRows);
+      auto& e = per_op_[std::string(hw::opcode_name(op))];
+      e.first += 1;
+      e.second += r.passes;
+      switch (op) {
+        case hw::Opcode::kLayernorm:
+          EXPECT_EQ(r.passes, 3 * rows) << what;
+          break;
+        case hw::Opcode::kBatchnorm:
+        case hw::Opcode::kGelu:
+          EXPECT_EQ(r.passes, rows) << what;
+          break;
+        case hw::Opcode::kSoftmax:
+          EXPECT_EQ(r.passes, (hw::get_field(in, f::softmax::kOnline) ? 2 : 3) * rows) << what;
+          break;
+        default:
+          break;
+      }
+      EXPECT_EQ(r.passes, instr_passes(in, dut_.hw())) << what << " " << hw::opcode_name(op);
+    }
+    for (std::size_t k = 0; k < 6; ++k) {
+      cycles_[k] += s.counters.at(std::size_t(hw::Counter::kCyclesMatmul) + k);
+      passes_[k] += s.counters.at(std::size_t(hw::Counter::kPassesMatmul) + k);
+    }
+    return s;
+  }
+
+  std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> per_op_;  // count, passes
+  std::array<std::uint64_t, 6> cycles_{}, passes_{};
+
+ private:
+  Device& dut_;
+  std::uint64_t runs_ = 0;
+};
+
+struct Case {
+  const char* model;
+  BatchNormMode bn;
+  kernels::SoftmaxMode softmax;
+};
+
+void check_gpt(const Case& c) {
+  const auto path = test::project_model_path(c.model);
+  ASSERT_TRUE(std::filesystem::exists(path)) << path;
+  const GgufFile file = GgufFile::read(path);
+  const FloatModel fm = float_model_from_gguf(file);
+  const Tokenizer tok = tokenizer_from_gguf(file, fm.config.vocab_size);
+  QuantOptions qo;
+  qo.batchnorm = c.bn;
+  const QuantModel model = quantize(fm, calibrate(fm, self_generated_calibration(fm, 64)), qo);
+  const hw::HwConfig& cfg = hw::kTiny;
+  const ModelCompiler probe(model, cfg);
+  sim::SimOptions opts;
+  opts.dram_bytes = (probe.dram_bytes() + 4095) / 4096 * 4096;
+  sim::SimDevice simdev(sim::make_accel_model_tiny(false), opts);
+  PassCheckingDevice checked(simdev);
+  DeviceBackend dev(model, checked, CompileOptions{c.softmax});
+  CpuBackend cpu(model, kernels::SoftmaxOptions{c.softmax, cfg.lanes});
+  int positions = 0;
+  for (const char* prompt : {"ROMEO:", "JULIET:\nO Romeo"}) {
+    GenerateOptions o;
+    o.prompt = prompt;
+    o.steps = 16 + int(std::string(prompt).size());
+    const auto a = generate(cpu, tok, o, nullptr);
+    const auto b = generate(dev, tok, o, nullptr);
+    positions += b.steps;
+    EXPECT_EQ(a.generated_tokens, b.generated_tokens) << c.model << " prompt " << prompt;
+    EXPECT_GE(b.generated_tokens.size(), 16u);
+    const auto la = cpu.logits_i32();
+    const auto lb = dev.logits_i32();
+    ASSERT_TRUE(std::equal(la.begin(), la.end(), lb.begin(), lb.end()))
+        << c.model << ": final logits differ, prompt " << prompt;
+  }
+  const auto& ops = checked.per_op_;
+  const auto count = [&](const char* op) { return ops.count(op) ? ops.at(op).first : 0u; };
+  const auto n_layers = std::uint64_t(model.config.n_layers);
+  const auto norms = std::uint64_t(positions) * (2 * n_layers + 1);
+  const bool ln = model.config.norm == NormKind::kLayer;
+  const bool folded = !ln && c.bn == BatchNormMode::kFolded;
+  EXPECT_EQ(count("LAYERNORM"), ln ? norms : 0u);
+  EXPECT_EQ(count("BATCHNORM"), ln || folded ? 0u : norms);
+  EXPECT_EQ(count("RMSNORM"), 0u);
+  EXPECT_EQ(count("GELU"), std::uint64_t(positions) * n_layers);
+  EXPECT_EQ(count("ROPE"), 0u);
+  const auto norm_class = std::size_t(hw::OpClass::kNorm);
+  EXPECT_EQ(checked.passes_[norm_class], ln ? 3 * norms : (folded ? 0u : norms));
+  EXPECT_EQ(checked.cycles_[norm_class] == 0, folded);
+  std::cout << c.model << (folded ? " folded" : "") << ": " << positions << " positions;";
+  for (const auto& [op, e] : ops) {
+    std::cout << " " << op << " " << e.first << "x/" << e.second << " passes;";
+  }
+  std::cout << "\n";
+}
+
+TEST(GptModelRtl, LayerNormOnTinyMatchesCpuBackend) {
+  check_gpt({"ln-gpt", BatchNormMode::kUnfused, kernels::SoftmaxMode::kThreePass});
+}
+
+TEST(GptModelRtl, LayerNormOnlineSoftmaxOnTinyMatchesCpuBackend) {
+  check_gpt({"ln-gpt", BatchNormMode::kUnfused, kernels::SoftmaxMode::kOnline});
+}
+
+TEST(GptModelRtl, BatchNormOnTinyMatchesCpuBackend) {
+  check_gpt({"bn-gpt", BatchNormMode::kUnfused, kernels::SoftmaxMode::kThreePass});
+}
+
+TEST(GptModelRtl, FoldedBatchNormOnTinyMatchesCpuBackend) {
+  check_gpt({"bn-gpt", BatchNormMode::kFolded, kernels::SoftmaxMode::kThreePass});
+}
+
+}  // namespace
