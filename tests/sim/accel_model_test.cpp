@@ -30,21 +30,11 @@ using namespace passim;
 /// Forwards to the device under test and checks every run's counters and records against
 /// the program it ran (read back from DRAM): classes add up, one record per unit
 /// instruction, SOFTMAX (3, or 2 with `online`) / RMSNORM (2) passes per row.
-class CheckedDevice final : public Device {
+class CheckedDevice final : public sim::test::ForwardingDevice {
  public:
-  explicit CheckedDevice(Device& dut) : dut_(dut) {}
-  [[nodiscard]] std::string_view name() const noexcept override { return dut_.name(); }
-  [[nodiscard]] const hw::HwConfig& hw() const noexcept override { return dut_.hw(); }
-  [[nodiscard]] std::uint64_t dram_bytes() const noexcept override { return dut_.dram_bytes(); }
-  void write_dram(std::uint64_t a, std::span<const std::uint8_t> b) override {
-    dut_.write_dram(a, b);
-  }
-  void read_dram(std::uint64_t a, std::span<std::uint8_t> b) const override {
-    dut_.read_dram(a, b);
-  }
+  using ForwardingDevice::ForwardingDevice;
   RunStats run(std::uint64_t prog_addr, std::uint32_t len) override {
-    std::vector<hw::Instr> prog(len);
-    dut_.read_dram(prog_addr, {reinterpret_cast<std::uint8_t*>(prog.data()), len * 16u});
+    const std::vector<hw::Instr> prog = program(prog_addr, len);
     std::uint64_t softmax_rows = 0, softmax_passes = 0, norm_rows = 0;
     for (const hw::Instr& in : prog) {
       const auto op = static_cast<hw::Opcode>(hw::get_field(in, hw::fields::kOpcode));
@@ -95,9 +85,6 @@ class CheckedDevice final : public Device {
 
   std::uint64_t runs_ = 0, softmax_rows_ = 0, softmax_passes_ = 0, online_rows_ = 0;
   std::uint64_t norm_rows_ = 0, records_ = 0;
-
- private:
-  Device& dut_;
 };
 
 int steps_from_env(int fallback) {

@@ -28,21 +28,11 @@ namespace f = hw::fields;
 
 /// Forwards to the simulated accelerator and checks every run: records against the program
 /// (one per unit instruction, class sums = counters) and passes per opcode.
-class PassCheckingDevice final : public Device {
+class PassCheckingDevice final : public sim::test::ForwardingDevice {
  public:
-  explicit PassCheckingDevice(Device& dut) : dut_(dut) {}
-  [[nodiscard]] std::string_view name() const noexcept override { return dut_.name(); }
-  [[nodiscard]] const hw::HwConfig& hw() const noexcept override { return dut_.hw(); }
-  [[nodiscard]] std::uint64_t dram_bytes() const noexcept override { return dut_.dram_bytes(); }
-  void write_dram(std::uint64_t a, std::span<const std::uint8_t> b) override {
-    dut_.write_dram(a, b);
-  }
-  void read_dram(std::uint64_t a, std::span<std::uint8_t> b) const override {
-    dut_.read_dram(a, b);
-  }
+  using ForwardingDevice::ForwardingDevice;
   RunStats run(std::uint64_t prog_addr, std::uint32_t len) override {
-    std::vector<hw::Instr> prog(len);
-    dut_.read_dram(prog_addr, {reinterpret_cast<std::uint8_t*>(prog.data()), len * 16u});
+    const std::vector<hw::Instr> prog = program(prog_addr, len);
     const RunStats s = dut_.run(prog_addr, len);
     const std::string what = "run " + std::to_string(runs_++);
     (void)sim::test::check_records(prog, s, what);
@@ -86,7 +76,6 @@ class PassCheckingDevice final : public Device {
   std::array<std::uint64_t, 6> cycles_{}, passes_{};
 
  private:
-  Device& dut_;
   std::uint64_t runs_ = 0;
 };
 

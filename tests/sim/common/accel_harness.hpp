@@ -26,6 +26,34 @@ namespace passim::sim::test {
 
 namespace f = hw::fields;
 
+/// A Device that forwards everything to `dut`; tests override `run` to check each run's
+/// counters and records on the way.
+class ForwardingDevice : public Device {
+ public:
+  explicit ForwardingDevice(Device& dut) : dut_(dut) {}
+  [[nodiscard]] std::string_view name() const noexcept override { return dut_.name(); }
+  [[nodiscard]] const hw::HwConfig& hw() const noexcept override { return dut_.hw(); }
+  [[nodiscard]] std::uint64_t dram_bytes() const noexcept override { return dut_.dram_bytes(); }
+  void write_dram(std::uint64_t a, std::span<const std::uint8_t> b) override {
+    dut_.write_dram(a, b);
+  }
+  void read_dram(std::uint64_t a, std::span<std::uint8_t> b) const override {
+    dut_.read_dram(a, b);
+  }
+  RunStats run(std::uint64_t prog_addr, std::uint32_t len) override {
+    return dut_.run(prog_addr, len);
+  }
+
+ protected:
+  /// The program of a run, read back from DRAM.
+  [[nodiscard]] std::vector<hw::Instr> program(std::uint64_t prog_addr, std::uint32_t len) const {
+    std::vector<hw::Instr> prog(len);
+    dut_.read_dram(prog_addr, {reinterpret_cast<std::uint8_t*>(prog.data()), len * 16u});
+    return prog;
+  }
+  Device& dut_;
+};
+
 /// Builds one program; `finish()` appends END.
 class ProgramBuilder {
  public:
