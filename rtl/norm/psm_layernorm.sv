@@ -162,7 +162,7 @@ module psm_layernorm #(
 
     always_ff @(posedge clk_i) begin  // datapath: no reset
       if (start_walk)             acc_q  <= '0;
-      else                        acc_q  <= acc_q + acc_add;
+      else if (use_lane)          acc_q  <= acc_q + acc_add;
       if (state_q == StNormReadG) dev_q  <= dev;
       if (state_q == StNormRound) bias_q <= rd;
     end
@@ -183,11 +183,16 @@ module psm_layernorm #(
     );
 
     // The bias is an integer, so adding it after the one rounding adds no second rounding.
+    // Only the write uses the result (0 in the other states).
     always_comb begin
-      biased = 33'(scaled) + 33'(bias_q);
-      if (biased > 33'sd127)       y = 8'sd127;
-      else if (biased < -33'sd128) y = -8'sd128;
-      else                         y = biased[7:0];
+      biased = '0;
+      y      = '0;
+      if (state_q == StNormWrite) begin
+        biased = 33'(scaled) + 33'(bias_q);
+        if (biased > 33'sd127)       y = 8'sd127;
+        else if (biased < -33'sd128) y = -8'sd128;
+        else                         y = biased[7:0];
+      end
     end
 
     assign lane_acc[l*64 +: 64] = acc_q;
@@ -236,11 +241,18 @@ module psm_layernorm #(
   logic                       num_neg_q;   // num < 0, kept for the quotient
   logic signed [DivWidth-1:0] mean_full;   // the floor, in [min(x), max(x)]
 
-  assign row_sum      = row_acc[SumWidth-1:0];
-  assign sum_wide     = NumWidth'(row_sum);  // sign-extended
-  assign len_wide     = $signed(NumWidth'(len_q));
-  assign mean_num     = (sum_wide <<< 1) + len_wide;
-  assign div_dividend = mean_num[NumWidth-1] ? ~mean_num[DivWidth-1:0] : mean_num[DivWidth-1:0];
+  // Only StMeanReduce uses the numerator (0 in the other states).
+  assign row_sum  = row_acc[SumWidth-1:0];
+  assign sum_wide = NumWidth'(row_sum);  // sign-extended
+  assign len_wide = $signed(NumWidth'(len_q));
+  always_comb begin
+    mean_num     = '0;
+    div_dividend = '0;
+    if (state_q == StMeanReduce) begin
+      mean_num     = (sum_wide <<< 1) + len_wide;
+      div_dividend = mean_num[NumWidth-1] ? ~mean_num[DivWidth-1:0] : mean_num[DivWidth-1:0];
+    end
+  end
   assign div_divisor  = DivWidth'({len_q, 1'b0});
   assign mean_full    = num_neg_q ? ~div_quotient : div_quotient;
 
@@ -265,8 +277,14 @@ module psm_layernorm #(
   logic        rsqrt_busy;
   logic        rsqrt_done;
 
-  assign row_ssd = row_acc + eps_q;
-  assign rsqrt_x = (row_ssd == 64'd0) ? 64'd1 : row_ssd;
+  always_comb begin  // only StVarReduce uses it (0 in the other states)
+    row_ssd = '0;
+    rsqrt_x = '0;
+    if (state_q == StVarReduce) begin
+      row_ssd = row_acc + eps_q;
+      rsqrt_x = (row_ssd == 64'd0) ? 64'd1 : row_ssd;
+    end
+  end
 
   psm_rsqrt u_rsqrt (
     .clk_i,
