@@ -1,6 +1,7 @@
 lint/passim.vlt
 pkg/psm_pkg.sv
 common/psm_iexp_pkg.sv
+vector/psm_gelu_phi_pkg.sv
 common/psm_isqrt.sv
 common/psm_divider.sv
 norm/psm_rsqrt.sv
@@ -12,7 +13,6 @@ matmul/psm_pe.sv
 matmul/psm_systolic_array.sv
 matmul/psm_matmul.sv
 vector/psm_silu.sv
-vector/psm_gelu_phi.sv
 vector/psm_gelu.sv
 vector/psm_rope.sv
 vector/psm_eltwise.sv

@@ -5,10 +5,10 @@
 //
 // Per element x (the low 8 bits of a lane, int8):
 //   t   = requantize(x, to_q10, 32)                      Q.10             (psm_requant)
-//   phi = gelu_phi_q16(t)                                Phi(t), Q0.16    (psm_gelu_phi)
+//   phi = gelu_phi_q16(t)                                Phi(t), Q0.16    (psm_gelu_phi_pkg)
 //   out = requantize(x * phi, out_rq, 8)                 int8, written sign-extended
-// Each lane has one requantiser, used twice per word, and a psm_gelu_phi (combinational,
-// registered after it). The two Requant steps are inputs.
+// Each lane has one requantiser, used twice per word, and evaluates gelu_phi_q16() into a
+// register in StPhi only (an idle unit computes nothing). The two Requant steps are inputs.
 //
 // Cycles per word (one word in flight at a time):
 //   read, load (to_q10 round), round, phi, scale (out_rq round), round, write = 7
@@ -99,10 +99,8 @@ module psm_gelu #(
     logic signed [7:0]               x;         // this lane of mem_rdata_i, int8
     logic signed [7:0]               x_q;       // kept for x * phi
     logic signed [31:0]              t;         // requantize(x, to_q10, 32), Q.10
-    logic signed [31:0]              phi_t;     // t in StPhi, 0 elsewhere (no toggling)
-    logic        [GeluPhiFracBits:0] phi;       // Phi(t), Q0.16, in [0, 2^16]
-    logic        [GeluPhiFracBits:0] phi_q;
-    logic signed [31:0]              prod;      // x * phi: |prod| <= 2^23, exact
+    logic        [GeluPhiFracBits:0] phi_q;     // Phi(t), Q0.16, in [0, 2^16]
+    logic signed [31:0]              prod;      // x * phi: |prod| <= 2^23, exact (StScale)
     logic signed [31:0]              rq_x;      // requantiser input
     logic        [30:0]              rq_mult;
     logic        [5:0]               rq_shift;
@@ -112,12 +110,24 @@ module psm_gelu #(
     assign x = mem_rdata_i[l*32 +: 8];
 
     // One requantiser, two uses: x with to_q10 (sampled in StLoad, t arrives in StPhi) and
-    // x * phi with out_rq (sampled in StScale, the result arrives in StWrite).
-    assign prod     = 32'(x_q) * $signed({15'd0, phi_q});
-    assign rq_x     = (state_q == StLoad) ? 32'(x) : prod;
-    assign rq_mult  = (state_q == StLoad) ? to_q10_mult_q : out_mult_q;
-    assign rq_shift = (state_q == StLoad) ? to_q10_shift_q : out_shift_q;
-    assign rq_bits  = (state_q == StLoad) ? 6'd32 : 6'd8;
+    // x * phi with out_rq (sampled in StScale, the result arrives in StWrite). It samples only
+    // in those two states, so the product is formed only in StScale.
+    always_comb begin
+      prod     = '0;
+      rq_x     = '0;
+      rq_mult  = out_mult_q;
+      rq_shift = out_shift_q;
+      rq_bits  = 6'd8;
+      if (state_q == StLoad) begin
+        rq_x     = 32'(x);
+        rq_mult  = to_q10_mult_q;
+        rq_shift = to_q10_shift_q;
+        rq_bits  = 6'd32;
+      end else if (state_q == StScale) begin
+        prod = 32'(x_q) * $signed({15'd0, phi_q});
+        rq_x = prod;
+      end
+    end
 
     psm_requant u_requant (
       .clk_i,
@@ -129,17 +139,11 @@ module psm_gelu #(
       .out_bits_i(rq_bits),
       .y_o       (rq_y)
     );
-    assign t     = rq_y;
-    assign phi_t = (state_q == StPhi) ? t : '0;
-
-    psm_gelu_phi u_phi (
-      .t_i  (phi_t),
-      .phi_o(phi)
-    );
+    assign t = rq_y;
 
     always_ff @(posedge clk_i) begin  // datapath: no reset
       if (state_q == StLoad) x_q   <= x;
-      if (state_q == StPhi)  phi_q <= phi;
+      if (state_q == StPhi)  phi_q <= psm_gelu_phi_pkg::gelu_phi_q16(t);
     end
 
     assign lane_out[l*32 +: 32] = rq_y;

@@ -4,7 +4,7 @@
 # test. Included from tests/sim/CMakeLists.txt.
 set(PASSIM_GELU_RTL
   ${PASSIM_RTL_DIR}/common/psm_requant.sv
-  ${PASSIM_RTL_DIR}/vector/psm_gelu_phi.sv
+  ${PASSIM_RTL_DIR}/vector/psm_gelu_phi_pkg.sv
   ${PASSIM_RTL_DIR}/vector/psm_gelu.sv)
 
 foreach(lanes 2 4)
@@ -12,7 +12,7 @@ foreach(lanes 2 4)
     SOURCES ${PASSIM_GELU_RTL} PARAMS Lanes=${lanes})
 endforeach()
 passim_verilated_model(vpsm_gelu_phi TOP psm_gelu_phi PREFIX Vpsm_gelu_phi
-  SOURCES ${PASSIM_RTL_DIR}/vector/psm_gelu_phi.sv)
+  SOURCES ${PASSIM_RTL_DIR}/vector/psm_gelu_phi_pkg.sv ${PASSIM_RTL_DIR}/vector/psm_gelu_phi.sv)
 passim_sim_test(gelu_rtl_test MODEL vpsm_gelu_l2 vpsm_gelu_l4 vpsm_gelu_phi
   SOURCES gelu_rtl_test.cpp)
 
