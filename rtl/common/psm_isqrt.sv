@@ -29,9 +29,16 @@ module psm_isqrt (
   logic [34:0] rem_shifted;
   logic [34:0] trial;
   logic        bit_is_one;
-  assign rem_shifted = {rem_q[32:0], x_q[63:62]};
-  assign trial       = {1'b0, root_q, 2'b01};  // 4 * root + 1
-  assign bit_is_one  = (rem_shifted >= trial);
+  always_comb begin  // only an iteration uses them (0 while idle)
+    rem_shifted = '0;
+    trial       = '0;
+    bit_is_one  = 1'b0;
+    if (count_q != 6'd0) begin
+      rem_shifted = {rem_q[32:0], x_q[63:62]};
+      trial       = {1'b0, root_q, 2'b01};  // 4 * root + 1
+      bit_is_one  = (rem_shifted >= trial);
+    end
+  end
 
   always_ff @(posedge clk_i) begin  // control: reset
     if (rst_i) begin
