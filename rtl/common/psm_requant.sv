@@ -15,8 +15,10 @@
 //                   +infinity, so -1.5 -> -1 and +1.5 -> +2), arithmetic shift, then clamp to
 //                   the signed range of out_bits (2..32; any other value clamps to 32 bits).
 //
-// Widths: |x + bias| <= 2^31 + 2^25 and mult <= 2^31 - 1, so |prod| < 2^62 + 2^56; the sum with
-// the rounding term (<= 2^62) is taken in 65 bits, so every input is exact. (The golden int64
+// Widths: |x + bias| <= 2^31 + 2^25 and mult <= 2^31 - 1, so |prod| < 2^62 + 2^56. The sum with
+// the rounding term (<= 2^62) may need 65 bits, so stage 2 never forms it: for shift > 0,
+// floor((prod + 2^(shift-1)) / 2^shift) = floor((floor(prod / 2^(shift-1)) + 1) / 2), two
+// arithmetic shifts and an increment on 64 bits, exact for every input. (The golden int64
 // round_shift agrees wherever its sum fits int64: everywhere except shift 63 with
 // prod >= 2^62, which needs x + bias > 2^31 and so never comes from a MATMUL.)
 // Only the matmul read-out has a bias (Requant.bias, param entry bits [63:38]); every other
@@ -57,17 +59,20 @@ module psm_requant (
   // Stage 2: one rounding step, then saturation                                              //
   //////////////////////////////////////////////////////////////////////////////////////////////
 
-  // round_shift() and saturate() of fixed_point.hpp, on 65 bits.
+  // round_shift() and saturate() of fixed_point.hpp, exact on 64 bits (see Widths above). A
+  // 65-bit sum would be multi-word arithmetic in every simulated cycle of a busy requantiser.
   function automatic logic signed [31:0] round_sat(input logic signed [63:0] prod,
                                                    input logic        [5:0]  shift,
                                                    input logic        [5:0]  bits);
-    logic signed [64:0] half, shifted, hi, lo;
+    logic signed [63:0] shifted, hi, lo;
     logic        [5:0]  b;
-    half    = (shift == 6'd0) ? 65'sd0 : (65'sd1 <<< (shift - 6'd1));  // 2^(shift-1)
-    shifted = (65'(prod) + half) >>> shift;  // arithmetic: floor division by 2^shift
+    // Arithmetic shifts: floor division. |prod >>> (shift - 1)| < 2^62 + 2^56, so the
+    // increment cannot wrap.
+    if (shift == 6'd0) shifted = prod;
+    else               shifted = ((prod >>> (shift - 6'd1)) + 64'sd1) >>> 1;
     b       = (bits >= 6'd2 && bits <= 6'd32) ? bits : 6'd32;
-    hi      = (65'sd1 <<< (b - 6'd1)) - 65'sd1;
-    lo      = -hi - 65'sd1;
+    hi      = (64'sd1 <<< (b - 6'd1)) - 64'sd1;
+    lo      = -hi - 64'sd1;
     if (shifted > hi)      round_sat = hi[31:0];
     else if (shifted < lo) round_sat = lo[31:0];
     else                   round_sat = shifted[31:0];
