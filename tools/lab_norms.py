@@ -182,6 +182,11 @@ def main():
     p.add_argument("--replot", action="store_true",
                    help="do not measure: redraw the plot and tables from <out>/norms.json")
     args = p.parse_args()
+    try:
+        import matplotlib  # noqa: F401  (checked before minutes of measuring)
+    except ImportError:
+        sys.exit("matplotlib is missing: run this script with Debian's /usr/bin/python3 "
+                 "(python3-matplotlib, installed by tools/setup.sh)")
     if args.replot:
         with open(os.path.join(args.out, "norms.json"), encoding="utf-8") as f:
             results = json.load(f)

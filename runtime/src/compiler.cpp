@@ -40,7 +40,9 @@ class ImageWriter {
   template <typename T>
   std::uint64_t put(std::span<const T> v) {
     const std::uint64_t at = reserve(v.size_bytes());
-    std::memcpy(img_.data() + at, v.data(), v.size_bytes());
+    if (!v.empty()) {  // an empty span (a folded BatchNorm's gain) may have no data pointer
+      std::memcpy(img_.data() + at, v.data(), v.size_bytes());
+    }
     return at;
   }
   std::uint64_t put_rq(std::span<const Requant> rq) {

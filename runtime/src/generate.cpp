@@ -27,6 +27,13 @@ GenerateResult generate(Backend& backend, const Tokenizer& tok, const GenerateOp
                         const std::function<void(std::string_view)>& on_text) {
   const ModelConfig& c = backend.config();
   GenerateResult res;
+  // At least bytes / max_piece_bytes tokens: refuse a far too long prompt before encoding it.
+  const std::size_t min_tokens = opts.prompt.size() / tok.max_piece_bytes();
+  if (min_tokens > std::size_t(c.seq_len)) {
+    throw std::runtime_error(fmt::format(
+        "prompt: expected at most seq_len = {} tokens (BOS included), found {} bytes (at least "
+        "{} tokens)", c.seq_len, opts.prompt.size(), min_tokens));
+  }
   res.prompt_tokens = tok.encode(opts.prompt, true, false);
   const int n_prompt = static_cast<int>(res.prompt_tokens.size());
   if (n_prompt > c.seq_len) {
@@ -125,6 +132,12 @@ double token_nll(std::span<const float> logits, int target) {
 
 std::vector<int> encode_document(const Tokenizer& tok, const std::string& doc, std::size_t index,
                                  int seq_len) {
+  const std::size_t min_tokens = doc.size() / tok.max_piece_bytes();
+  if (min_tokens > std::size_t(seq_len)) {  // checked before the quadratic merges
+    throw std::runtime_error(fmt::format(
+        "document {}: expected at most seq_len = {} tokens, found {} bytes (at least {} "
+        "tokens)", index, seq_len, doc.size(), min_tokens));
+  }
   std::vector<int> ids = tok.encode(doc, true, false);
   if (ids.size() > std::size_t(seq_len)) {
     throw std::runtime_error(fmt::format(

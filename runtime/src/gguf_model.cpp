@@ -298,11 +298,16 @@ FloatModel gpt_model_from_gguf(const GgufFile& f) {
   if (bn) {
     append_tensor(f, "output_norm.running_mean", {dim}, w.final_norm_mean);
     append_tensor(f, "output_norm.running_var", {dim}, w.final_norm_var);
-    for (const auto* var : {&w.att_norm_var, &w.ffn_norm_var, &w.final_norm_var}) {
+    const std::pair<const std::vector<float>*, const char*> vars[] = {
+        {&w.att_norm_var, "attn_norm"}, {&w.ffn_norm_var, "ffn_norm"}, {&w.final_norm_var, ""}};
+    for (const auto& [var, what] : vars) {
       for (std::size_t i = 0; i < var->size(); ++i) {
         if ((*var)[i] < 0.0f) {
-          fail(f, fmt::format("BatchNorm running_var element {}", i),
-               fmt::format("expected >= 0, found {}", (*var)[i]));
+          const std::string tensor =
+              *what == '\0' ? std::string("output_norm.running_var")
+                             : fmt::format("blk.{}.{}.running_var", i / dim, what);
+          fail(f, fmt::format("tensor '{}' element {}", tensor, i % dim),
+               fmt::format("expected a variance >= 0, found {}", (*var)[i]));
         }
       }
     }

@@ -206,7 +206,9 @@ class Reader {
                                            fmt::join(t.dims, ", ")));
     }
     std::vector<T> out(t.bytes / sizeof(T));
-    std::memcpy(out.data(), t.data, t.bytes);
+    if (t.bytes > 0) {  // an empty tensor (a folded BatchNorm's gain) has no data pointer
+      std::memcpy(out.data(), t.data, t.bytes);
+    }
     used_.push_back(name);
     return out;
   }
@@ -232,12 +234,26 @@ class Reader {
     return rq;
   }
   Requant requant(const std::string& name) { return requants(name, 1)[0]; }
+  /// Steps that only the matmul read-out would honour a bias in: every other one must be 0,
+  /// or the golden kernels (which add it) and the hardware (which ignores it) would differ.
+  std::vector<Requant> unbiased(const std::string& name, std::uint32_t n) {
+    auto rq = requants(name, n);
+    for (std::size_t i = 0; i < rq.size(); ++i) {
+      if (rq[i].bias != 0) {
+        throw std::runtime_error(fmt::format(
+            "{}: tensor {} entry {}: expected bias 0 (only projection steps carry a bias), "
+            "found {}", source_, name, i, rq[i].bias));
+      }
+    }
+    return rq;
+  }
+  Requant unbiased(const std::string& name) { return unbiased(name, 1)[0]; }
   bool has(const std::string& name) const { return tensors_.count(name) != 0; }
 
   QuantNorm norm(const std::string& name, std::uint32_t n, NormKind kind, bool folded) {
     QuantNorm qn;
     if (version_ >= 2) {
-      qn.rq = requant(name + ".rq");
+      qn.rq = unbiased(name + ".rq");
       if (kind != NormKind::kRms && !folded) {
         qn.bias = tensor<std::int16_t>(name + ".bias", {n});
       }
@@ -494,11 +510,11 @@ QuantModel parse_psm(const std::vector<std::uint8_t>& data, const std::string& s
   }
   m.norm_eps = std::uint64_t(eps);
   m.token_embedding = r.tensor<std::int8_t>("tok_embeddings.weight", {vocab, dim});
-  m.embed_rq = r.requants("tok_embeddings.rq", vocab);
+  m.embed_rq = r.unbiased("tok_embeddings.rq", vocab);
   if (gpt) {
     m.pos_embedding = r.tensor<std::int8_t>("pos_embeddings.weight",
                                             {std::uint32_t(c.seq_len), dim});
-    m.pos_rq = r.requants("pos_embeddings.rq", std::uint32_t(c.seq_len));
+    m.pos_rq = r.unbiased("pos_embeddings.rq", std::uint32_t(c.seq_len));
   }
   if (r.has("tokenizer.chars")) {
     const std::string chars = r.text("tokenizer.chars");
@@ -530,22 +546,22 @@ QuantModel parse_psm(const std::vector<std::uint8_t>& data, const std::string& s
     L.rq_k = r.requants(n("wk.rq"), kv);
     L.rq_v = r.requants(n("wv.rq"), kv);
     L.rq_o = r.requants(n("wo.rq"), dim);
-    L.score_rq = r.requants(n("score.rq"), std::uint32_t(c.n_heads));
-    L.attn_out_rq = r.requants(n("attn_out.rq"), std::uint32_t(c.n_heads));
+    L.score_rq = r.unbiased(n("score.rq"), std::uint32_t(c.n_heads));
+    L.attn_out_rq = r.unbiased(n("attn_out.rq"), std::uint32_t(c.n_heads));
     L.ffn_norm = r.norm(n("ffn_norm"), dim, c.norm, folded);
     L.w1 = r.tensor<std::int8_t>(n("w1.weight"), {hidden, dim});
     L.w2 = r.tensor<std::int8_t>(n("w2.weight"), {dim, hidden});
     L.rq_1 = r.requants(n("w1.rq"), hidden);
     L.rq_2 = r.requants(n("w2.rq"), dim);
     if (gpt) {
-      L.gelu_in_rq = r.requant(n("gelu_in.rq"));
-      L.gelu_out_rq = r.requant(n("gelu_out.rq"));
+      L.gelu_in_rq = r.unbiased(n("gelu_in.rq"));
+      L.gelu_out_rq = r.unbiased(n("gelu_out.rq"));
     } else {
       L.w3 = r.tensor<std::int8_t>(n("w3.weight"), {hidden, dim});
       L.rq_3 = r.requants(n("w3.rq"), hidden);
-      L.silu_in_rq = r.requant(n("silu_in.rq"));
-      L.silu_out_rq = r.requant(n("silu_out.rq"));
-      L.mul_rq = r.requants(n("mul.rq"), hidden);
+      L.silu_in_rq = r.unbiased(n("silu_in.rq"));
+      L.silu_out_rq = r.unbiased(n("silu_out.rq"));
+      L.mul_rq = r.unbiased(n("mul.rq"), hidden);
     }
     const std::uint32_t n_acts = version >= 2 ? std::uint32_t(Act::kCount) : 12u;
     const auto sc = r.tensor<float>(n("scales"), {n_acts});

@@ -88,6 +88,9 @@ Tokenizer::Tokenizer(std::vector<std::string> vocab, std::vector<float> scores,
         "tokenizer: expected matching vocab and scores with >= {} pieces", min_pieces));
   }
   ids_.reserve(vocab_.size());
+  for (const std::string& piece : vocab_) {
+    max_piece_bytes_ = std::max(max_piece_bytes_, piece.size());
+  }
   for (std::size_t i = 0; i < vocab_.size(); ++i) {
     ids_.emplace(vocab_[i], static_cast<int>(i));  // first id wins on duplicate pieces
   }

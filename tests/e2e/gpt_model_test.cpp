@@ -266,3 +266,26 @@ TEST(GptPsm, BatchNormModeOnLayerNormModelIsRejected) {
 }
 
 }  // namespace
+
+namespace {
+
+// Only projection steps may carry a bias: the hardware ignores it everywhere else, so a .psm
+// with a bias in, e.g., a GELU or position step is refused instead of running differently
+// on cpu and rtl.
+TEST(GptPsm, BiasOutsideAProjectionStepIsRejected) {
+  const auto fm = passim::test::random_gpt(passim::NormKind::kLayer, 12);
+  auto qm = quantize_random(fm, passim::BatchNormMode::kUnfused);
+  qm.layers[0].gelu_out_rq.bias = 100;
+  try {
+    (void)passim::parse_psm(passim::serialize_psm(qm), "odd.psm");
+    FAIL() << "expected an error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("layers.0.gelu_out.rq"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("expected bias 0"), std::string::npos) << e.what();
+  }
+  qm.layers[0].gelu_out_rq.bias = 0;
+  qm.layers[0].rq_1[3].bias = 100;  // a projection: fine
+  EXPECT_NO_THROW((void)passim::parse_psm(passim::serialize_psm(qm), "ok.psm"));
+}
+
+}  // namespace

@@ -810,3 +810,19 @@ TEST(CliRun, FoldedBatchNormPsmNeedsNoFlag) {
   EXPECT_EQ(clash.code, 1);
   EXPECT_TRUE(contains_all(clash.err, {"--batchnorm unfused", "BatchNorm folded"})) << clash.err;
 }
+
+// A prompt far longer than the context is refused from its byte count, before the
+// (quadratic) BPE merges; --batchnorm with the float backend is refused, not ignored.
+TEST(CliRun, HugePromptIsRefusedBeforeEncoding) {
+  PASSIM_REQUIRE_DATA();
+  const std::string prompt(200000, 'a');
+  const auto r = run_cli({"run", "-b", "float", "-m", model(), "-z", tokenizer(), "-i", prompt});
+  EXPECT_EQ(r.code, 1);
+  // the byte count in the message shows the check ran before any encoding
+  EXPECT_TRUE(contains_all(r.err, {"prompt", "seq_len = 512", "found 200000 bytes"})) << r.err;
+  if (!passim::app::default_model_bytes().empty()) {
+    const auto bn = run_cli({"run", "-b", "float", "--batchnorm", "folded", "-n", "4"});
+    EXPECT_EQ(bn.code, 1);
+    EXPECT_TRUE(contains_all(bn.err, {"--batchnorm folded", "float"})) << bn.err;
+  }
+}

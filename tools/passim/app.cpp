@@ -108,7 +108,23 @@ Calibration run_calibration(const FloatModel& fm, const Tokenizer& tok, const st
   if (!text.empty()) {
     const auto docs = read_documents(text);
     for (std::size_t d = 0; d < docs.size(); ++d) {
-      auto t = tok.encode(docs[d], true, false);
+      // Only the first seq_len tokens are used: encode only the bytes that can hold them
+      // (cut at a character boundary), not a whole long text.
+      std::string_view doc = docs[d];
+      const std::size_t keep = std::size_t(fm.config.seq_len) * tok.max_piece_bytes();
+      if (doc.size() > keep) {
+        std::size_t cut = keep;
+        while (cut > 0 && (static_cast<unsigned char>(doc[cut]) & 0xC0) == 0x80) {
+          --cut;
+        }
+        doc = doc.substr(0, cut);
+      }
+      std::vector<int> t;
+      try {
+        t = tok.encode(doc, true, false);
+      } catch (const std::runtime_error& e) {
+        throw std::runtime_error(fmt::format("--calib-text {}: document {}: {}", text, d, e.what()));
+      }
       if (t.size() > std::size_t(fm.config.seq_len)) {
         fmt::print(err, "notice: {}: calibration document {} has {} tokens; using the first {}\n",
                    text, d, t.size(), fm.config.seq_len);
@@ -191,6 +207,11 @@ Loaded load(const ModelOptions& o, bool need_float, bool need_quant, std::ostrea
     return L;
   }
   const bool folded = o.batchnorm == "folded";
+  if (!o.batchnorm.empty() && !need_quant) {
+    throw std::runtime_error(fmt::format(
+        "--batchnorm {}: only for the integer backends (cpu, rtl); the float backend runs the "
+        "model's BatchNorm as trained", o.batchnorm));
+  }
   if (folded && L.config.norm != NormKind::kBatch) {
     throw std::runtime_error(fmt::format("--batchnorm folded: {} has no BatchNorm (its norm is {})",
                                          model_name(o), norm_name(L.config.norm)));
@@ -629,6 +650,7 @@ void add_text_options(CLI::App* cmd, TextOptions& t) {
       ->capture_default_str();
   cmd->add_option("--max-windows", t.max_windows,
                   "character models: evaluate at most this many windows (0 = all)")
+      ->check(CLI::Range(std::size_t{0}, std::size_t{1} << 40))
       ->capture_default_str();
 }
 

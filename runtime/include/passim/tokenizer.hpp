@@ -52,6 +52,9 @@ class Tokenizer {
   [[nodiscard]] std::string decode(int prev, int token) const;
 
   [[nodiscard]] int vocab_size() const noexcept { return static_cast<int>(vocab_.size()); }
+  /// Bytes of the longest piece: a text of b bytes encodes to at least b / max_piece_bytes()
+  /// tokens, which bounds a text's tokens before paying for the (quadratic) merges.
+  [[nodiscard]] std::size_t max_piece_bytes() const noexcept { return max_piece_bytes_; }
   [[nodiscard]] const std::string& piece(int id) const { return vocab_.at(std::size_t(id)); }
   /// Merge score of `id` (higher merges first).
   [[nodiscard]] float score(int id) const { return scores_.at(std::size_t(id)); }
@@ -65,6 +68,7 @@ class Tokenizer {
   std::vector<float> scores_;
   std::unordered_map<std::string, int> ids_;
   bool char_level_ = false;
+  std::size_t max_piece_bytes_ = 1;
   int bos_ = kBosToken;
 };
 
