@@ -155,6 +155,7 @@ void gelu_i8(std::span<const std::int8_t> x, Requant to_q10, Requant out_rq,
 /// u = min(round_shift(|t| * kGeluInvSqrt2, 16), kGeluClip), w = u - kGeluClip (Q.10, <= 0),
 /// E = 2^15 - round_shift(w^2 * kGeluA, 21) (erf(|t| / sqrt 2) in Q0.15, in [3167, 2^15]),
 /// Phi = 2^15 + E for t >= 0 and 2^15 - E for t < 0 (so Phi(-t) = 2^16 - Phi(t) for t != 0).
+/// RTL twin: `psm_gelu_phi_pkg::gelu_phi_q16` in rtl/vector/psm_gelu_phi_pkg.sv.
 [[nodiscard]] std::int32_t gelu_phi_q16(std::int32_t t_q10) noexcept;
 
 /// Rotary position embedding (Su et al. 2021, RoFormer Eq. 34) in place on query/key vectors
