@@ -53,7 +53,7 @@ module psm_divider #(
     if (rst_i) begin
       count_q <= '0;
       done_q  <= 1'b0;
-    end else begin
+    end else if (start_i || count_q != '0 || done_q) begin  // idle: nothing to evaluate
       done_q <= (count_q == CountWidth'(1));
       if (start_i && count_q == '0) count_q <= CountWidth'(Width);
       else if (count_q != '0)       count_q <= count_q - CountWidth'(1);

@@ -100,13 +100,21 @@ module psm_layernorm #(
   logic [Lanes-1:0]     rd_mask_q;   // its lanes that belong to the row
 
   // Lanes of the word at word_q that belong to the row (the tail word may be partial).
-  logic [Lanes-1:0] word_mask;
-  always_comb begin
-    for (int l = 0; l < Lanes; l++) word_mask[l] = (LenWidth'(l) < left_q);
-  end
+  // The datapath below is evaluated only while the unit runs (active, or a command starts):
+  // an idle unit costs the simulator one test per block instead of its whole datapath.
+  logic active;
+  assign active = (state_q != StIdle) || start_i;
 
+  logic [Lanes-1:0]    word_mask;
   logic [LenWidth-1:0] left_after;  // left_q after one more word
-  assign left_after = (left_q > LenWidth'(Lanes)) ? left_q - LenWidth'(Lanes) : '0;
+  always_comb begin
+    word_mask  = '0;
+    left_after = '0;
+    if (active) begin
+      for (int l = 0; l < Lanes; l++) word_mask[l] = (LenWidth'(l) < left_q);
+      left_after = (left_q > LenWidth'(Lanes)) ? left_q - LenWidth'(Lanes) : '0;
+    end
+  end
 
   logic start_cmd;     // accept a command this cycle
   logic start_walk;    // rewind to the start of the row (start of each pass)
@@ -145,9 +153,12 @@ module psm_layernorm #(
     logic signed [32:0] biased;    // scaled + bias: |scaled| <= 2^15 (1 + 2^-28) (numerics)
     logic signed [7:0]  y;
 
-    assign use_lane = rd_valid_q && rd_mask_q[l];
+    assign use_lane = active && rd_valid_q && rd_mask_q[l];
     assign rd       = mem_rdata_i[l*32 +: 16];
-    assign dev      = 17'(rd) - 17'(mean_q);
+    always_comb begin  // read in passes 1 and 2 only
+      dev = '0;
+      if (active) dev = 17'(rd) - 17'(mean_q);
+    end
 
     // Pass 0 adds x, pass 1 adds (x - m)^2; 0 on lanes outside the row and in other states.
     always_comb begin
@@ -161,10 +172,12 @@ module psm_layernorm #(
     end
 
     always_ff @(posedge clk_i) begin  // datapath: no reset
-      if (start_walk)             acc_q  <= '0;
-      else if (use_lane)          acc_q  <= acc_q + acc_add;
-      if (state_q == StNormReadG) dev_q  <= dev;
-      if (state_q == StNormRound) bias_q <= rd;
+      if (active) begin
+        if (start_walk)             acc_q  <= '0;
+        else if (use_lane)          acc_q  <= acc_q + acc_add;
+        if (state_q == StNormReadG) dev_q  <= dev;
+        if (state_q == StNormRound) bias_q <= rd;
+      end
     end
 
     // The requantiser takes d * gain in StNormReadB (the gain is on mem_rdata_i); its result
@@ -195,8 +208,13 @@ module psm_layernorm #(
       end
     end
 
+    logic [31:0] out;  // read only in StNormWrite
+    always_comb begin
+      out = '0;
+      if (state_q == StNormWrite) out = {{24{y[7]}}, y};
+    end
     assign lane_acc[l*64 +: 64] = acc_q;
-    assign lane_out[l*32 +: 32] = {{24{y[7]}}, y};
+    assign lane_out[l*32 +: 32] = out;
 
     // The upper half of a lane is the sign extension of the int16 value (asserted below);
     // (x - m)^2 < 2^32 leaves the top bits of the square zero.

@@ -85,13 +85,21 @@ module psm_rmsnorm #(
   logic [Lanes-1:0]     rd_mask_q;   // its lanes that belong to the row
 
   // Lanes of the word at word_q that belong to the row (the tail word may be partial).
-  logic [Lanes-1:0] word_mask;
-  always_comb begin
-    for (int l = 0; l < Lanes; l++) word_mask[l] = (LenWidth'(l) < left_q);
-  end
+  // The datapath below is evaluated only while the unit runs (active, or a command starts):
+  // an idle unit costs the simulator one test per block instead of its whole datapath.
+  logic active;
+  assign active = (state_q != StIdle) || start_i;
 
+  logic [Lanes-1:0]    word_mask;
   logic [LenWidth-1:0] left_after;  // left_q after one more word
-  assign left_after = (left_q > LenWidth'(Lanes)) ? left_q - LenWidth'(Lanes) : '0;
+  always_comb begin
+    word_mask  = '0;
+    left_after = '0;
+    if (active) begin
+      for (int l = 0; l < Lanes; l++) word_mask[l] = (LenWidth'(l) < left_q);
+      left_after = (left_q > LenWidth'(Lanes)) ? left_q - LenWidth'(Lanes) : '0;
+    end
+  end
 
   logic start_walk;    // rewind to the start of the row (start of each pass)
   logic advance_walk;  // one more word requested (pass 0) or written (pass 1)
@@ -117,7 +125,7 @@ module psm_rmsnorm #(
     logic [63:0]        sumsq_q;   // this lane's sum of squares; exact (wraps mod 2^64 only
                                    // beyond 2^34 elements, like the golden uint64)
 
-    assign use_lane = rd_valid_q && rd_mask_q[l];
+    assign use_lane = active && rd_valid_q && rd_mask_q[l];
     assign rd       = mem_rdata_i[l*32 +: 16];
     assign rd_wide  = 32'(rd);
 
@@ -127,21 +135,30 @@ module psm_rmsnorm #(
       sq = '0;
       xg = '0;
       y  = '0;
-      if (use_lane && state_q == StSumRead) sq = rd_wide * rd_wide;
-      if (use_lane && state_q == StNormWrite) begin
-        xg = 32'(x_q) * rd_wide;
-        y  = requantize_i8(xg, rq_mult, rq_shift);
+      if (use_lane) begin
+        if (state_q == StSumRead) sq = rd_wide * rd_wide;
+        if (state_q == StNormWrite) begin
+          xg = 32'(x_q) * rd_wide;
+          y  = requantize_i8(xg, rq_mult, rq_shift);
+        end
       end
     end
 
     always_ff @(posedge clk_i) begin  // datapath: no reset
-      if (state_q == StIdle && start_i)          sumsq_q <= '0;
-      else if (state_q == StSumRead && use_lane) sumsq_q <= sumsq_q + 64'(sq);
-      if (state_q == StNormReadG)                x_q     <= rd;
+      if (active) begin
+        if (state_q == StIdle)                     sumsq_q <= '0;  // start_i
+        else if (state_q == StSumRead && use_lane) sumsq_q <= sumsq_q + 64'(sq);
+        if (state_q == StNormReadG)                x_q     <= rd;
+      end
     end
 
+    logic [31:0] out;  // read only in StNormWrite
+    always_comb begin
+      out = '0;
+      if (state_q == StNormWrite) out = {{24{y[7]}}, y};
+    end
     assign lane_sumsq[l*64 +: 64] = sumsq_q;
-    assign lane_out[l*32 +: 32]   = {{24{y[7]}}, y};
+    assign lane_out[l*32 +: 32]   = out;
 
     // The upper half of a lane is the sign extension of the int16 value (asserted below).
     logic unused_hi;

@@ -381,7 +381,7 @@ module psm_vector_unit #(
     mem_wdata_o = '0;
     mem_wmask_o = '0;
     for (int u = 0; u < NumUnits; u++) begin
-      if (unit_q == 3'(u)) begin
+      if (state_q == StRowWait && unit_q == 3'(u)) begin
         mem_req_o   = u_req[u];
         mem_we_o    = u_we[u];
         mem_addr_o  = u_addr[u*VecAddrWidth +: VecAddrWidth];

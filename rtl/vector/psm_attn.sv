@@ -111,9 +111,14 @@ module psm_attn #(
   assign last_lane = (32'(pos_lane_q) == Lanes - 1);
 
   // Lanes of word w that belong to the row.
+  // The datapath below is evaluated only while the unit is busy: an idle unit costs the
+  // simulator one test per block instead of its whole datapath.
   logic [Lanes-1:0] word_mask;
   always_comb begin
-    for (int l = 0; l < Lanes; l++) word_mask[l] = (LenWidth'(l) < left_q);
+    word_mask = '0;
+    if (busy_o) begin
+      for (int l = 0; l < Lanes; l++) word_mask[l] = (LenWidth'(l) < left_q);
+    end
   end
 
   //////////////////////////////////////////////////////////////////////////////////////////////
@@ -143,14 +148,24 @@ module psm_attn #(
     logic signed [31:0] rq_x;
     logic signed [31:0] rq_y;
 
+    logic signed [31:0] p;              // a * b, |a * b| <= 2^30
     assign rd16[l*16 +: 16] = mem_rdata_i[l*32 +: 16];
-    assign a                = is_score ? q_q[l*16 +: 16] : p_t;
     assign b                = mem_rdata_i[l*32 +: 16];
-    assign prod[l*32 +: 32] = 32'(a) * 32'(b);  // |a * b| <= 2^30
+    always_comb begin
+      a = '0;
+      p = '0;
+      if (busy_o) begin
+        a = is_score ? q_q[l*16 +: 16] : p_t;
+        p = 32'(a) * 32'(b);
+      end
+    end
+    assign prod[l*32 +: 32] = p;
 
     always_ff @(posedge clk_i) begin  // datapath: no reset
-      if (acc_clear)                   acc_q <= '0;
-      else if (read_state_q == StValueV) acc_q <= acc_q + $signed(prod[l*32 +: 32]);
+      if (busy_o) begin
+        if (acc_clear)                     acc_q <= '0;
+        else if (read_state_q == StValueV) acc_q <= acc_q + p;
+      end
     end
 
     // SCORE uses lane 0 for the one score per position.
@@ -181,8 +196,10 @@ module psm_attn #(
   // Sum of one word's products, lanes outside len left out (their data is not the row's).
   always_comb begin
     dot = '0;
-    for (int l = 0; l < Lanes; l++) begin
-      if (k_mask_q[l]) dot = dot + $signed(prod[l*32 +: 32]);
+    if (read_state_q == StScoreK) begin
+      for (int l = 0; l < Lanes; l++) begin
+        if (k_mask_q[l]) dot = dot + $signed(prod[l*32 +: 32]);
+      end
     end
   end
 
@@ -190,17 +207,19 @@ module psm_attn #(
   logic [Lanes*32-1:0] scores_q;
 
   always_ff @(posedge clk_i) begin  // datapath: no reset
-    if (acc_clear)                     score_acc_q <= '0;
-    else if (read_state_q == StScoreK) score_acc_q <= score_acc_q + dot;
-    if (read_state_q == StScoreQ) q_q <= rd16;
-    if (read_state_q == StValueP) p_q <= rd16;
-    if (read_state_q == StParam) begin
-      rq_mult_q  <= prm_rdata_i[psm_pkg::PARAM_RQ_MULT_LSB +: 31];
-      rq_shift_q <= prm_rdata_i[psm_pkg::PARAM_RQ_SHIFT_LSB +: 6];
+    if (busy_o) begin
+      if (acc_clear)                     score_acc_q <= '0;
+      else if (read_state_q == StScoreK) score_acc_q <= score_acc_q + dot;
+      if (read_state_q == StScoreQ) q_q <= rd16;
+      if (read_state_q == StValueP) p_q <= rd16;
+      if (read_state_q == StParam) begin
+        rq_mult_q  <= prm_rdata_i[psm_pkg::PARAM_RQ_MULT_LSB +: 31];
+        rq_shift_q <= prm_rdata_i[psm_pkg::PARAM_RQ_SHIFT_LSB +: 6];
+      end
+      if (state_q == StScoreK) k_mask_q <= word_mask;
+      if (state_q == StValueV) v_lane_q <= pos_lane_q;
+      if (state_q == StScore)  scores_q[pos_lane_q*32 +: 32] <= lane_out[31:0];
     end
-    if (state_q == StScoreK) k_mask_q <= word_mask;
-    if (state_q == StValueV) v_lane_q <= pos_lane_q;
-    if (state_q == StScore)  scores_q[pos_lane_q*32 +: 32] <= lane_out[31:0];
   end
 
   //////////////////////////////////////////////////////////////////////////////////////////////
@@ -217,7 +236,10 @@ module psm_attn #(
   // Lanes 0 .. t % Lanes of the scores word are filled.
   logic [Lanes-1:0] score_mask;
   always_comb begin
-    for (int l = 0; l < Lanes; l++) score_mask[l] = (LaneIdxWidth'(l) <= pos_lane_q);
+    score_mask = '0;
+    if (busy_o) begin
+      for (int l = 0; l < Lanes; l++) score_mask[l] = (LaneIdxWidth'(l) <= pos_lane_q);
+    end
   end
 
   always_comb begin

@@ -99,9 +99,14 @@ module psm_eltwise #(
   assign is_embed = (op_q == psm_pkg::OpEmbed);
 
   // Lanes of word_q that belong to the row (the last word may be partial).
+  // The datapath below is evaluated only while the unit is busy: an idle unit costs the
+  // simulator one test per block instead of its whole datapath.
   logic [Lanes-1:0] word_mask;
   always_comb begin
-    for (int l = 0; l < Lanes; l++) word_mask[l] = (LenWidth'(l) < left_q);
+    word_mask = '0;
+    if (busy_o) begin
+      for (int l = 0; l < Lanes; l++) word_mask[l] = (LenWidth'(l) < left_q);
+    end
   end
 
   logic last_word;  // word_q is the last word of the row
@@ -141,18 +146,28 @@ module psm_eltwise #(
 
     assign rd16 = mem_rdata_i[l*32 +: 16];
     assign rd8  = mem_rdata_i[l*32 +: 8];
-    assign sum  = 32'(a_q) + 32'(rd16);
-    assign prod = 32'(a_q) * 32'(rd16);
-
     always_comb begin
-      unique case (op_q)
-        psm_pkg::OpMul:   rq_x = prod;
-        psm_pkg::OpEmbed: rq_x = 32'(rd8);
-        default:          rq_x = sum;  // OpAdd
-      endcase
+      sum      = '0;
+      prod     = '0;
+      rq_x     = '0;
+      rq_mult  = '0;
+      rq_shift = '0;
+      if (busy_o) begin
+        unique case (op_q)
+          psm_pkg::OpMul: begin
+            prod = 32'(a_q) * 32'(rd16);
+            rq_x = prod;
+          end
+          psm_pkg::OpEmbed: rq_x = 32'(rd8);
+          default: begin  // OpAdd
+            sum  = 32'(a_q) + 32'(rd16);
+            rq_x = sum;
+          end
+        endcase
+        rq_mult  = is_add ? 31'd1 : mult_q;  // ADD: saturation only
+        rq_shift = is_add ? 6'd0 : shift_q;
+      end
     end
-    assign rq_mult  = is_add ? 31'd1 : mult_q;  // ADD: saturation only
-    assign rq_shift = is_add ? 6'd0 : shift_q;
 
     // Inputs are sampled in StCalc; the result is on rq_y in StWrite, two cycles later.
     psm_requant u_requant (
@@ -168,10 +183,12 @@ module psm_eltwise #(
     assign lane_out[l*32 +: 32] = rq_y;
 
     always_ff @(posedge clk_i) begin  // datapath: no reset
-      if (state_q == StReadB) a_q <= rd16;
-      if (prm_valid_q && (prm_bcast_q || prm_lane_q2 == LaneIdxWidth'(l))) begin
-        mult_q  <= prm_rdata_i[psm_pkg::PARAM_RQ_MULT_LSB +: 31];
-        shift_q <= prm_rdata_i[psm_pkg::PARAM_RQ_SHIFT_LSB +: 6];
+      if (busy_o) begin
+        if (state_q == StReadB) a_q <= rd16;
+        if (prm_valid_q && (prm_bcast_q || prm_lane_q2 == LaneIdxWidth'(l))) begin
+          mult_q  <= prm_rdata_i[psm_pkg::PARAM_RQ_MULT_LSB +: 31];
+          shift_q <= prm_rdata_i[psm_pkg::PARAM_RQ_SHIFT_LSB +: 6];
+        end
       end
     end
 

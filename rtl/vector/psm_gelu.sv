@@ -78,9 +78,14 @@ module psm_gelu #(
   logic [LenWidth-1:0]  left_q;       // elements of the row from word_q on
 
   // Lanes of word_q that belong to the row (the last word may be partial).
+  // The datapath below is evaluated only while the unit is busy: an idle unit costs the
+  // simulator one test per block instead of its whole datapath.
   logic [Lanes-1:0] word_mask;
   always_comb begin
-    for (int l = 0; l < Lanes; l++) word_mask[l] = (LenWidth'(l) < left_q);
+    word_mask = '0;
+    if (busy_o) begin
+      for (int l = 0; l < Lanes; l++) word_mask[l] = (LenWidth'(l) < left_q);
+    end
   end
 
   logic last_word;  // word_q is the last word of the row
@@ -115,17 +120,20 @@ module psm_gelu #(
     always_comb begin
       prod     = '0;
       rq_x     = '0;
-      rq_mult  = out_mult_q;
-      rq_shift = out_shift_q;
-      rq_bits  = 6'd8;
-      if (state_q == StLoad) begin
+      rq_mult  = '0;
+      rq_shift = '0;
+      rq_bits  = '0;
+      if (state_q == StScale) begin
+        prod     = 32'(x_q) * $signed({15'd0, phi_q});
+        rq_x     = prod;
+        rq_mult  = out_mult_q;
+        rq_shift = out_shift_q;
+        rq_bits  = 6'd8;
+      end else if (state_q == StLoad) begin
         rq_x     = 32'(x);
         rq_mult  = to_q10_mult_q;
         rq_shift = to_q10_shift_q;
         rq_bits  = 6'd32;
-      end else if (state_q == StScale) begin
-        prod = 32'(x_q) * $signed({15'd0, phi_q});
-        rq_x = prod;
       end
     end
 
@@ -142,8 +150,10 @@ module psm_gelu #(
     assign t = rq_y;
 
     always_ff @(posedge clk_i) begin  // datapath: no reset
-      if (state_q == StLoad) x_q   <= x;
-      if (state_q == StPhi)  phi_q <= psm_gelu_phi_pkg::gelu_phi_q16(t);
+      if (busy_o) begin
+        if (state_q == StLoad) x_q   <= x;
+        if (state_q == StPhi)  phi_q <= psm_gelu_phi_pkg::gelu_phi_q16(t);
+      end
     end
 
     assign lane_out[l*32 +: 32] = rq_y;

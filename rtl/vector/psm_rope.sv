@@ -100,10 +100,14 @@ module psm_rope #(
 
   // Lanes of words 2k and 2k+1 that belong to the row.
   logic [Lanes-1:0] mask0, mask1;
-  always_comb begin
-    for (int l = 0; l < Lanes; l++) begin
-      mask0[l] = ({1'b0, LenWidth'(l)} < {1'b0, left_q});
-      mask1[l] = ((LenWidth + 1)'(l + Lanes) < {1'b0, left_q});
+  always_comb begin  // evaluated only while busy (an idle unit costs the simulator one test)
+    mask0 = '0;
+    mask1 = '0;
+    if (busy_o) begin
+      for (int l = 0; l < Lanes; l++) begin
+        mask0[l] = ({1'b0, LenWidth'(l)} < {1'b0, left_q});
+        mask1[l] = ((LenWidth + 1)'(l + Lanes) < {1'b0, left_q});
+      end
     end
   end
 

@@ -83,9 +83,14 @@ module psm_silu #(
   logic [LenWidth-1:0]  left_q;       // elements of the row from word_q on
 
   // Lanes of word_q that belong to the row (the last word may be partial).
+  // The datapath below is evaluated only while the unit is busy: an idle unit costs the
+  // simulator one test per block instead of its whole datapath.
   logic [Lanes-1:0] word_mask;
   always_comb begin
-    for (int l = 0; l < Lanes; l++) word_mask[l] = (LenWidth'(l) < left_q);
+    word_mask = '0;
+    if (busy_o) begin
+      for (int l = 0; l < Lanes; l++) word_mask[l] = (LenWidth'(l) < left_q);
+    end
   end
 
   logic last_word;  // word_q is the last word of the row
@@ -118,15 +123,30 @@ module psm_silu #(
     logic        [5:0]          rq_bits;
     logic signed [31:0]         rq_y;
     logic                       div_busy;  // implied by StDivide
+    logic        [DivWidth-1:0] divisor;   // kExpOne + e, sampled in StSigmoid
 
     assign x = mem_rdata_i[l*32 +: 16];
 
     // One requantiser, two uses: x with to_q10 (sampled in StLoad, t arrives in StSigmoid) and
     // x * s with out_rq (sampled when the divider finishes, the result arrives in StWrite).
-    assign rq_x     = (state_q == StLoad) ? 32'(x) : prod;
-    assign rq_mult  = (state_q == StLoad) ? to_q10_mult_q : out_mult_q;
-    assign rq_shift = (state_q == StLoad) ? to_q10_shift_q : out_shift_q;
-    assign rq_bits  = (state_q == StLoad) ? 6'd32 : 6'd16;
+    always_comb begin
+      pos      = '0;
+      s        = '0;
+      prod     = '0;
+      rq_x     = '0;
+      rq_mult  = '0;
+      rq_shift = '0;
+      rq_bits  = '0;
+      if (busy_o) begin
+        pos      = $signed({1'b0, quotient[15:0]});
+        s        = t_neg_q ? (17'sd32768 - pos) : pos;
+        prod     = 32'(x_q) * 32'(s);
+        rq_x     = (state_q == StLoad) ? 32'(x) : prod;
+        rq_mult  = (state_q == StLoad) ? to_q10_mult_q : out_mult_q;
+        rq_shift = (state_q == StLoad) ? to_q10_shift_q : out_shift_q;
+        rq_bits  = (state_q == StLoad) ? 6'd32 : 6'd16;
+      end
+    end
 
     psm_requant u_requant (
       .clk_i,
@@ -147,11 +167,13 @@ module psm_silu #(
       mag_clamped = '0;
       neg         = '0;
       e           = '0;
+      divisor     = '0;
       if (state_q == StSigmoid) begin
         mag         = (t < 32'sd0) ? -(33'(t)) : 33'(t);
         mag_clamped = (mag > MagMax) ? MagMax : mag;
         neg         = -mag_clamped[31:0];
         e           = psm_iexp_pkg::iexp_q10(neg);
+        divisor     = DivWidth'(ExpOne) + DivWidth'(e);  // in [kExpOne, 2 kExpOne]
       end
     end
 
@@ -162,19 +184,17 @@ module psm_silu #(
       .rst_i,
       .start_i   (div_start),
       .dividend_i(SigNum),
-      .divisor_i (DivWidth'(ExpOne) + DivWidth'(e)),  // in [kExpOne, 2 kExpOne]
+      .divisor_i (divisor),
       .busy_o    (div_busy),
       .done_o    (div_done[l]),
       .quotient_o(quotient)
     );
 
-    assign pos  = $signed({1'b0, quotient[15:0]});
-    assign s    = t_neg_q ? (17'sd32768 - pos) : pos;
-    assign prod = 32'(x_q) * 32'(s);
-
     always_ff @(posedge clk_i) begin  // datapath: no reset
-      if (state_q == StLoad)    x_q     <= x;
-      if (state_q == StSigmoid) t_neg_q <= (t < 32'sd0);
+      if (busy_o) begin
+        if (state_q == StLoad)    x_q     <= x;
+        if (state_q == StSigmoid) t_neg_q <= (t < 32'sd0);
+      end
     end
 
     assign lane_out[l*32 +: 32] = rq_y;

@@ -87,13 +87,21 @@ module psm_softmax #(
   logic [Lanes-1:0]     rd_mask_q;   // its lanes that belong to the row
 
   // Lanes of the word at word_q that belong to the row (the tail word may be partial).
-  logic [Lanes-1:0] word_mask;
-  always_comb begin
-    for (int l = 0; l < Lanes; l++) word_mask[l] = (LenWidth'(l) < left_q);
-  end
+  // The datapath below is evaluated only while the unit runs (active, or a command starts):
+  // an idle unit costs the simulator one test per block instead of its whole datapath.
+  logic active;
+  assign active = (state_q != StIdle) || start_i;
 
+  logic [Lanes-1:0]    word_mask;
   logic [LenWidth-1:0] left_after;  // left_q after one more word
-  assign left_after = (left_q > LenWidth'(Lanes)) ? left_q - LenWidth'(Lanes) : '0;
+  always_comb begin
+    word_mask  = '0;
+    left_after = '0;
+    if (active) begin
+      for (int l = 0; l < Lanes; l++) word_mask[l] = (LenWidth'(l) < left_q);
+      left_after = (left_q > LenWidth'(Lanes)) ? left_q - LenWidth'(Lanes) : '0;
+    end
+  end
 
   logic start_walk;    // rewind to the start of the row (start of each pass)
   logic advance_walk;  // one more word requested (passes 0, 1) or written (pass 2)
@@ -125,25 +133,32 @@ module psm_softmax #(
     logic [63:0]        lsum_q;    // this lane's sum of exponentials (pass 1, online pass 0);
                                    // exact, no wrap (< 2^SumWidth)
 
-    assign use_lane = rd_valid_q && rd_mask_q[l];
-    assign x        = mem_rdata_i[l*32 +: 32];
-    assign x_above  = x > lmax_q;
-    assign use_exp  = (use_lane && (state_q == StSumRead || state_q == StNormWrite ||
-                                    state_q == StOnlineRead)) ||
-                      (state_q == StSumReduce && online_q);
+    assign x = mem_rdata_i[l*32 +: 32];
 
     // The difference fed to i-exp: x - m in three-pass pass 1 and in every normalising pass;
     // online pass 0: -|x - m_l| (m_l - x rescales the sum when x is a new maximum); online
     // lane combine: m_l - m.
     always_comb begin
-      diff = 33'(x) - 33'(max_q);
-      if (state_q == StOnlineRead) begin
-        diff = x_above ? 33'(lmax_q) - 33'(x) : 33'(x) - 33'(lmax_q);
-      end else if (state_q == StSumReduce) begin
-        diff = 33'(lmax_q) - 33'(max_q);
+      use_lane     = 1'b0;
+      x_above      = 1'b0;
+      use_exp      = 1'b0;
+      diff         = '0;
+      diff_clamped = '0;
+      if (active) begin
+        use_lane = rd_valid_q && rd_mask_q[l];
+        x_above  = x > lmax_q;
+        use_exp  = (use_lane && (state_q == StSumRead || state_q == StNormWrite ||
+                                 state_q == StOnlineRead)) ||
+                   (state_q == StSumReduce && online_q);
+        diff = 33'(x) - 33'(max_q);
+        if (state_q == StOnlineRead) begin
+          diff = x_above ? 33'(lmax_q) - 33'(x) : 33'(x) - 33'(lmax_q);
+        end else if (state_q == StSumReduce) begin
+          diff = 33'(lmax_q) - 33'(max_q);
+        end
+        diff_clamped = (diff < DiffMin) ? DiffMin : diff;
       end
     end
-    assign diff_clamped = (diff < DiffMin) ? DiffMin : diff;
 
     // The exponential, the rescaled sum and the probability are evaluated only on the lanes
     // and in the states that use them; elsewhere they are 0.
@@ -167,22 +182,33 @@ module psm_softmax #(
     end
 
     always_ff @(posedge clk_i) begin  // datapath: no reset
-      if (state_q == StIdle && start_i) lmax_q <= 32'sh8000_0000;  // INT32_MIN
-      else if ((state_q == StMaxRead || state_q == StOnlineRead) && use_lane && x_above) begin
-        lmax_q <= x;
-      end
-      if (state_q == StIdle && start_i)                lsum_q <= '0;  // online pass 0
-      else if (state_q == StMaxReduce && !online_q)    lsum_q <= '0;
-      else if (state_q == StSumRead && use_lane)       lsum_q <= lsum_q + 64'(e);
-      else if (state_q == StOnlineRead && use_lane) begin
-        lsum_q <= x_above ? 64'(rescaled) + 64'(ExpOne) : lsum_q + 64'(e);
+      if (active) begin
+        if (state_q == StIdle) lmax_q <= 32'sh8000_0000;  // INT32_MIN (start_i)
+        else if ((state_q == StMaxRead || state_q == StOnlineRead) && use_lane && x_above) begin
+          lmax_q <= x;
+        end
+        if (state_q == StIdle)                           lsum_q <= '0;  // online pass 0
+        else if (state_q == StMaxReduce && !online_q)    lsum_q <= '0;
+        else if (state_q == StSumRead && use_lane)       lsum_q <= lsum_q + 64'(e);
+        else if (state_q == StOnlineRead && use_lane) begin
+          lsum_q <= x_above ? 64'(rescaled) + 64'(ExpOne) : lsum_q + 64'(e);
+        end
       end
     end
 
-    assign lane_max[l*32 +: 32]  = lmax_q;
-    // The combine adds the lane sums as they are (three passes) or rescaled to m (online).
-    assign lane_sum[l*64 +: 64]  = online_q ? 64'(rescaled) : lsum_q;
-    assign lane_prob[l*32 +: 32] = {{16{prob[15]}}, prob};
+    assign lane_max[l*32 +: 32] = lmax_q;
+    // The combine adds the lane sums as they are (three passes) or rescaled to m (online);
+    // both are read only in StSumReduce.
+    logic [63:0] sum_out;
+    logic [31:0] prob_out;
+    always_comb begin
+      sum_out  = '0;
+      prob_out = '0;
+      if (state_q == StSumReduce) sum_out = online_q ? 64'(rescaled) : lsum_q;
+      if (state_q == StNormWrite) prob_out = {{16{prob[15]}}, prob};
+    end
+    assign lane_sum[l*64 +: 64]  = sum_out;
+    assign lane_prob[l*32 +: 32] = prob_out;
 
     // diff_clamped is in [-2^20, 0] on every lane that is used, so bit 32 is a copy of bit 31.
     logic unused_diff;
