@@ -9,7 +9,6 @@ norm/psm_rmsnorm.sv
 norm/psm_layernorm.sv
 vector/psm_softmax.sv
 common/psm_requant.sv
-matmul/psm_pe.sv
 matmul/psm_systolic_array.sv
 matmul/psm_matmul.sv
 vector/psm_silu.sv

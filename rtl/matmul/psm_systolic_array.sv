@@ -43,12 +43,10 @@ module psm_systolic_array #(
   output logic                           out_valid_o,
   output logic [ArrayCols*AccWidth-1:0]  out_o         // int32 lanes, wrapped sums
 );
-  // Links between PEs: act/valid flow right (column index C is the right edge), psums flow
-  // down (row index 0 is the zero input at the top, row R the bottom edge).
-  logic signed [DataWidth-1:0] act_h   [ArrayRows][ArrayCols+1];
-  logic                        valid_h [ArrayRows][ArrayCols+1];
-  logic                        swap_h  [ArrayRows][ArrayCols+1];
-  logic signed [AccWidth-1:0]  psum_v  [ArrayRows+1][ArrayCols];
+  // Row i of the skew: the activation, valid and swap flag entering PE (i, 0).
+  logic signed [DataWidth-1:0] act_h   [ArrayRows];
+  logic                        valid_h [ArrayRows];
+  logic                        swap_h  [ArrayRows];
 
   // Clock enable of the whole activation/psum path: high from a valid activation until it has
   // left the de-skew (R + C - 1 cycles later, with margin). While it is low every valid bit in
@@ -71,9 +69,9 @@ module psm_systolic_array #(
 
   for (genvar i = 0; i < ArrayRows; i++) begin : g_skew
     if (i == 0) begin : g_direct
-      assign act_h[0][0]   = act_i[DataWidth-1:0];
-      assign valid_h[0][0] = act_valid_i;
-      assign swap_h[0][0]  = act_swap_i;
+      assign act_h[0]   = act_i[DataWidth-1:0];
+      assign valid_h[0] = act_valid_i;
+      assign swap_h[0]  = act_swap_i;
     end else begin : g_delay
       logic signed [DataWidth-1:0] act_q   [i];
       logic                        valid_q [i];
@@ -102,9 +100,9 @@ module psm_systolic_array #(
         end
       end
 
-      assign act_h[i][0]   = act_q[i-1];
-      assign valid_h[i][0] = valid_q[i-1];
-      assign swap_h[i][0]  = swap_q[i-1];
+      assign act_h[i]   = act_q[i-1];
+      assign valid_h[i] = valid_q[i-1];
+      assign swap_h[i]  = swap_q[i-1];
     end
   end
 
@@ -112,30 +110,77 @@ module psm_systolic_array #(
   // PE grid                                                                                  //
   //////////////////////////////////////////////////////////////////////////////////////////////
 
-  for (genvar j = 0; j < ArrayCols; j++) begin : g_top
-    assign psum_v[0][j] = '0;
-  end
+  // One PE's multiply-accumulate: psum + act * w, where w is the shadow weight for the first
+  // activation of a tile (swap) and the active weight otherwise; an invalid activation adds 0.
+  // int32, wraps on overflow like the golden model.
+  function automatic logic signed [AccWidth-1:0] pe_mac(
+      input logic signed [AccWidth-1:0]  psum,
+      input logic                        valid,
+      input logic                        swap,
+      input logic signed [DataWidth-1:0] act,
+      input logic signed [DataWidth-1:0] wgt,
+      input logic signed [DataWidth-1:0] shadow);
+    logic signed [DataWidth-1:0]   w;
+    logic signed [2*DataWidth-1:0] prod;  // full precision, then sign-extended
+    w    = swap ? shadow : wgt;
+    prod = '0;
+    if (valid) prod = act * w;
+    pe_mac = psum + AccWidth'(prod);
+  endfunction
 
+  // PE (i, j) holds an active and a shadow weight, and registers the activation, valid and
+  // swap flag it passes right and the partial sum it passes down. Its inputs are row i of the
+  // skew (column 0) or PE (i, j - 1)'s registers, and 0 (row 0) or PE (i - 1, j)'s partial
+  // sum. The product is formed inside the clock-enabled register update, so that a simulator
+  // evaluates an idle array (en low) with one test per PE and no arithmetic.
   for (genvar i = 0; i < ArrayRows; i++) begin : g_row
     for (genvar j = 0; j < ArrayCols; j++) begin : g_col
-      psm_pe #(
-        .DataWidth(DataWidth),
-        .AccWidth (AccWidth)
-      ) u_pe (
-        .clk_i,
-        .rst_i,
-        .en_i       (en),
-        .wgt_load_i (wgt_load_i[i]),
-        .wgt_i      (wgt_i[j*DataWidth+:DataWidth]),
-        .act_valid_i(valid_h[i][j]),
-        .act_swap_i (swap_h[i][j]),
-        .act_i      (act_h[i][j]),
-        .act_valid_o(valid_h[i][j+1]),
-        .act_swap_o (swap_h[i][j+1]),
-        .act_o      (act_h[i][j+1]),
-        .psum_i     (psum_v[i][j]),
-        .psum_o     (psum_v[i+1][j])
-      );
+      logic signed [DataWidth-1:0] wgt_q, shadow_q, act_q;
+      logic                        valid_q, swap_q;
+      logic signed [AccWidth-1:0]  psum_q;
+      logic signed [DataWidth-1:0] act_in;
+      logic                        valid_in, swap_in;
+      logic signed [AccWidth-1:0]  psum_in;
+
+      if (j == 0) begin : g_left
+        assign act_in   = act_h[i];
+        assign valid_in = valid_h[i];
+        assign swap_in  = swap_h[i];
+      end else begin : g_inner
+        assign act_in   = g_col[j-1].act_q;
+        assign valid_in = g_col[j-1].valid_q;
+        assign swap_in  = g_col[j-1].swap_q;
+      end
+      if (i == 0) begin : g_top
+        assign psum_in = '0;
+      end else begin : g_below
+        assign psum_in = g_row[i-1].g_col[j].psum_q;
+      end
+
+      always_ff @(posedge clk_i) begin  // control: reset
+        if (rst_i) begin
+          valid_q <= 1'b0;
+          swap_q  <= 1'b0;
+        end else if (en) begin
+          valid_q <= valid_in;
+          swap_q  <= valid_in && swap_in;
+        end
+      end
+
+      // A shadow load in the same cycle as a swap is fine: the swap takes the old shadow value.
+      always_ff @(posedge clk_i) begin  // datapath: no reset, maps to DSP
+        if (wgt_load_i[i]) shadow_q <= wgt_i[j*DataWidth +: DataWidth];
+        if (en) begin
+          if (valid_in && swap_in) wgt_q <= shadow_q;
+          act_q  <= act_in;
+          psum_q <= pe_mac(psum_in, valid_in, swap_in, act_in, wgt_q, shadow_q);
+        end
+      end
+
+      if (j == ArrayCols - 1) begin : g_right  // the right edge passes its activation nowhere
+        logic unused_act;
+        assign unused_act = ^{act_q, valid_q, swap_q};
+      end
     end
   end
 
@@ -146,13 +191,13 @@ module psm_systolic_array #(
   for (genvar j = 0; j < ArrayCols; j++) begin : g_deskew
     localparam int unsigned Delay = ArrayCols - 1 - j;
     if (Delay == 0) begin : g_direct
-      assign out_o[j*AccWidth+:AccWidth] = psum_v[ArrayRows][j];
+      assign out_o[j*AccWidth+:AccWidth] = g_row[ArrayRows-1].g_col[j].psum_q;
     end else begin : g_delay
       logic signed [AccWidth-1:0] psum_q [Delay];
 
       always_ff @(posedge clk_i) begin  // datapath: no reset
         if (en) begin
-          psum_q[0] <= psum_v[ArrayRows][j];
+          psum_q[0] <= g_row[ArrayRows-1].g_col[j].psum_q;
           for (int s = 1; s < Delay; s++) psum_q[s] <= psum_q[s-1];
         end
       end
@@ -162,6 +207,6 @@ module psm_systolic_array #(
   end
 
   // The bottom-right PE is the last to see an activation vector: its valid is the output's.
-  assign out_valid_o = valid_h[ArrayRows-1][ArrayCols];
+  assign out_valid_o = g_row[ArrayRows-1].g_col[ArrayCols-1].valid_q;
 
 endmodule : psm_systolic_array

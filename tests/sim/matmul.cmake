@@ -6,7 +6,6 @@
 # RTL sources of the matmul unit, in dependency order (tests/sim/synth.cmake reuses them).
 set(PASSIM_MATMUL_RTL
   ${PASSIM_RTL_DIR}/common/psm_requant.sv
-  ${PASSIM_RTL_DIR}/matmul/psm_pe.sv
   ${PASSIM_RTL_DIR}/matmul/psm_systolic_array.sv
   ${PASSIM_RTL_DIR}/matmul/psm_matmul.sv)
 
