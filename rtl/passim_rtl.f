@@ -9,6 +9,7 @@ norm/psm_rmsnorm.sv
 norm/psm_layernorm.sv
 vector/psm_softmax.sv
 common/psm_requant.sv
+common/psm_clock_gate.sv
 matmul/psm_systolic_array.sv
 matmul/psm_matmul.sv
 vector/psm_silu.sv

@@ -258,6 +258,37 @@ module psm_accel #(
   logic [63:0]             pm_rdata;
   logic [Lanes*32-1:0]     vs_rdata;
 
+  // Clock gates: the matmul stage and the vector unit are clocked while they run, while a
+  // command or a reset reaches them, and for two cycles after they finish (their done pulses
+  // and requantiser pipelines settle); an idle unit holds every register anyway.
+  logic mm_busy_q, mm_busy_q2, vec_busy_q, vec_busy_q2;
+  logic mm_clk, vec_clk;
+
+  always_ff @(posedge clk_i) begin  // control: reset
+    if (rst_i) begin
+      mm_busy_q   <= 1'b0;
+      mm_busy_q2  <= 1'b0;
+      vec_busy_q  <= 1'b0;
+      vec_busy_q2 <= 1'b0;
+    end else begin
+      mm_busy_q   <= mm_busy;
+      mm_busy_q2  <= mm_busy_q;
+      vec_busy_q  <= vec_busy;
+      vec_busy_q2 <= vec_busy_q;
+    end
+  end
+
+  psm_clock_gate u_mm_cg (
+    .clk_i,
+    .en_i  (unit_rst || unit_start[1] || mm_busy || mm_busy_q || mm_busy_q2),
+    .gclk_o(mm_clk)
+  );
+  psm_clock_gate u_vec_cg (
+    .clk_i,
+    .en_i  (unit_rst || unit_start[2] || vec_busy || vec_busy_q || vec_busy_q2),
+    .gclk_o(vec_clk)
+  );
+
   psm_matmul_stage #(
     .ArrayRows  (ArrayRows),
     .ArrayCols  (ArrayCols),
@@ -269,7 +300,7 @@ module psm_accel #(
     .AccDepth   (AccDepth),
     .MmOutDepth (MmOutDepth)
   ) u_matmul_stage (
-    .clk_i,
+    .clk_i     (mm_clk),
     .rst_i     (unit_rst),
     .start_i   (unit_start[1]),
     .instr_i   (instr),
@@ -307,7 +338,7 @@ module psm_accel #(
     .VectorDepth(VectorDepth),
     .ParamDepth (ParamDepth)
   ) u_vector (
-    .clk_i,
+    .clk_i      (vec_clk),
     .rst_i      (unit_rst),
     .start_i    (unit_start[2]),
     .instr_i    (instr),
