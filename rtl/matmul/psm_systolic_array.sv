@@ -73,36 +73,30 @@ module psm_systolic_array #(
       assign valid_h[0] = act_valid_i;
       assign swap_h[0]  = act_swap_i;
     end else begin : g_delay
-      logic signed [DataWidth-1:0] act_q   [i];
-      logic                        valid_q [i];
-      logic                        swap_q  [i];
+      // Shift registers, newest in the low slot: packed, so that a simulator moves them as
+      // whole words rather than element by element.
+      localparam int unsigned Depth = i;
+      logic [Depth*DataWidth-1:0] act_sr;
+      logic [Depth-1:0]           valid_sr;
+      logic [Depth-1:0]           swap_sr;
 
       always_ff @(posedge clk_i) begin  // control: reset
         if (rst_i) begin
-          for (int s = 0; s < i; s++) begin
-            valid_q[s] <= 1'b0;
-            swap_q[s]  <= 1'b0;
-          end
+          valid_sr <= '0;
+          swap_sr  <= '0;
         end else if (en) begin
-          valid_q[0] <= act_valid_i;
-          swap_q[0]  <= act_swap_i;
-          for (int s = 1; s < i; s++) begin
-            valid_q[s] <= valid_q[s-1];
-            swap_q[s]  <= swap_q[s-1];
-          end
+          valid_sr <= Depth'({valid_sr, act_valid_i});
+          swap_sr  <= Depth'({swap_sr, act_swap_i});
         end
       end
 
       always_ff @(posedge clk_i) begin  // datapath: no reset
-        if (en) begin
-          act_q[0] <= act_i[i*DataWidth+:DataWidth];
-          for (int s = 1; s < i; s++) act_q[s] <= act_q[s-1];
-        end
+        if (en) act_sr <= (Depth*DataWidth)'({act_sr, act_i[i*DataWidth+:DataWidth]});
       end
 
-      assign act_h[i]   = act_q[i-1];
-      assign valid_h[i] = valid_q[i-1];
-      assign swap_h[i]  = swap_q[i-1];
+      assign act_h[i]   = act_sr[(Depth-1)*DataWidth +: DataWidth];
+      assign valid_h[i] = valid_sr[Depth-1];
+      assign swap_h[i]  = swap_sr[Depth-1];
     end
   end
 
@@ -193,16 +187,13 @@ module psm_systolic_array #(
     if (Delay == 0) begin : g_direct
       assign out_o[j*AccWidth+:AccWidth] = g_row[ArrayRows-1].g_col[j].psum_q;
     end else begin : g_delay
-      logic signed [AccWidth-1:0] psum_q [Delay];
+      logic [Delay*AccWidth-1:0] psum_sr;  // a shift register, newest in the low slot
 
       always_ff @(posedge clk_i) begin  // datapath: no reset
-        if (en) begin
-          psum_q[0] <= g_row[ArrayRows-1].g_col[j].psum_q;
-          for (int s = 1; s < Delay; s++) psum_q[s] <= psum_q[s-1];
-        end
+        if (en) psum_sr <= (Delay*AccWidth)'({psum_sr, g_row[ArrayRows-1].g_col[j].psum_q});
       end
 
-      assign out_o[j*AccWidth+:AccWidth] = psum_q[Delay-1];
+      assign out_o[j*AccWidth+:AccWidth] = psum_sr[(Delay-1)*AccWidth +: AccWidth];
     end
   end
 
