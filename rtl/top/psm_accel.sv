@@ -385,20 +385,19 @@ module psm_accel #(
   logic [ArrayRows-1:0]   in_wmask;
 
   psm_spad_arbiter #(
-    .Ports(2), .AddrWidth(InAddrWidth), .Width(ArrayRows * 8), .Lanes(ArrayRows)
+    .Ports(2), .AddrWidth(InAddrWidth), .Lanes(ArrayRows)
   ) u_in_arb (
     .req_i      ({dma_in_req, mm_in_req}),
     .we_i       ({dma_spad_we, 1'b0}),
     .addr_i     ({dma_in_addr, mm_in_addr}),
-    .wdata_i    ({dma_spad_wdata[ArrayRows*8-1:0], {ArrayRows*8{1'b0}}}),
     .wmask_i    ({{ArrayRows{1'b1}}, {ArrayRows{1'b0}}}),
     .gnt_o      (in_gnt),
     .ram_req_o  (in_req),
     .ram_we_o   (in_we),
     .ram_addr_o (in_addr),
-    .ram_wdata_o(in_wdata),
     .ram_wmask_o(in_wmask)
   );
+  assign in_wdata = dma_spad_wdata[ArrayRows*8-1:0];  // only the DMA writes it
   psm_ram #(.Depth(InputDepth), .Lanes(ArrayRows), .LaneWidth(8)) u_input_mem (
     .clk_i, .req_i(in_req), .we_i(in_we), .addr_i(in_addr), .wdata_i(in_wdata),
     .wmask_i(in_wmask), .rdata_o(in_rdata)
@@ -412,20 +411,19 @@ module psm_accel #(
   logic [ArrayCols-1:0]    wt_wmask;
 
   psm_spad_arbiter #(
-    .Ports(2), .AddrWidth(WgtAddrWidth), .Width(ArrayCols * 8), .Lanes(ArrayCols)
+    .Ports(2), .AddrWidth(WgtAddrWidth), .Lanes(ArrayCols)
   ) u_wt_arb (
     .req_i      ({dma_wt_req, mm_wt_req}),
     .we_i       ({dma_spad_we, 1'b0}),
     .addr_i     ({dma_wt_addr, mm_wt_addr}),
-    .wdata_i    ({dma_spad_wdata[ArrayCols*8-1:0], {ArrayCols*8{1'b0}}}),
     .wmask_i    ({{ArrayCols{1'b1}}, {ArrayCols{1'b0}}}),
     .gnt_o      (wt_gnt),
     .ram_req_o  (wt_req),
     .ram_we_o   (wt_we),
     .ram_addr_o (wt_addr),
-    .ram_wdata_o(wt_wdata),
     .ram_wmask_o(wt_wmask)
   );
+  assign wt_wdata = dma_spad_wdata[ArrayCols*8-1:0];  // only the DMA writes it
   psm_ram #(.Depth(WeightDepth), .Lanes(ArrayCols), .LaneWidth(8)) u_weight_mem (
     .clk_i, .req_i(wt_req), .we_i(wt_we), .addr_i(wt_addr), .wdata_i(wt_wdata),
     .wmask_i(wt_wmask), .rdata_o(wt_rdata)
@@ -439,20 +437,19 @@ module psm_accel #(
   logic                    pm_wmask;
 
   psm_spad_arbiter #(
-    .Ports(3), .AddrWidth(PrmAddrWidth), .Width(64), .Lanes(1)
+    .Ports(3), .AddrWidth(PrmAddrWidth), .Lanes(1)
   ) u_pm_arb (
     .req_i      ({dma_pm_req, mm_pm_req, vec_prm_req}),
     .we_i       ({dma_spad_we, 1'b0, 1'b0}),
     .addr_i     ({dma_pm_addr, mm_pm_addr, vec_prm_addr}),
-    .wdata_i    ({dma_spad_wdata[63:0], 128'd0}),
     .wmask_i    (3'b100),
     .gnt_o      (pm_gnt),
     .ram_req_o  (pm_req),
     .ram_we_o   (pm_we),
     .ram_addr_o (pm_addr),
-    .ram_wdata_o(pm_wdata),
     .ram_wmask_o(pm_wmask)
   );
+  assign pm_wdata = dma_spad_wdata[63:0];  // only the DMA writes it
   psm_ram #(.Depth(ParamDepth), .Lanes(1), .LaneWidth(64)) u_param_mem (
     .clk_i, .req_i(pm_req), .we_i(pm_we), .addr_i(pm_addr), .wdata_i(pm_wdata),
     .wmask_i(pm_wmask), .rdata_o(pm_rdata)
@@ -466,20 +463,27 @@ module psm_accel #(
   logic [Lanes-1:0]        vs_wmask;
 
   psm_spad_arbiter #(
-    .Ports(3), .AddrWidth(VecAddrWidth), .Width(Lanes * 32), .Lanes(Lanes)
+    .Ports(3), .AddrWidth(VecAddrWidth), .Lanes(Lanes)
   ) u_vs_arb (
     .req_i      ({dma_vs_req, mm_vs_req, vec_mem_req}),
     .we_i       ({dma_spad_we, 1'b1, vec_mem_we}),
     .addr_i     ({dma_vs_addr, mm_vs_addr, vec_mem_addr}),
-    .wdata_i    ({dma_spad_wdata[Lanes*32-1:0], mm_vs_wdata, vec_mem_wdata}),
     .wmask_i    ({{Lanes{1'b1}}, mm_vs_wmask, vec_mem_wmask}),
     .gnt_o      (vs_gnt),
     .ram_req_o  (vs_req),
     .ram_we_o   (vs_we),
     .ram_addr_o (vs_addr),
-    .ram_wdata_o(vs_wdata),
     .ram_wmask_o(vs_wmask)
   );
+  // The write data of the granted writer (copied only in a write cycle).
+  always_comb begin
+    vs_wdata = '0;
+    if (vs_we) begin
+      if (vs_gnt[0])      vs_wdata = vec_mem_wdata;
+      else if (vs_gnt[1]) vs_wdata = mm_vs_wdata;
+      else                vs_wdata = dma_spad_wdata[Lanes*32-1:0];
+    end
+  end
   psm_ram #(.Depth(VectorDepth), .Lanes(Lanes), .LaneWidth(32)) u_vector_mem (
     .clk_i, .req_i(vs_req), .we_i(vs_we), .addr_i(vs_addr), .wdata_i(vs_wdata),
     .wmask_i(vs_wmask), .rdata_o(vs_rdata)

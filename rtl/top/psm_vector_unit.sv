@@ -143,7 +143,10 @@ module psm_vector_unit #(
   logic [NumUnits*2-1:0]           u_pass;
   logic [NumUnits-1:0]             u_req, u_we;
   logic [NumUnits*VecAddrWidth-1:0] u_addr;
-  logic [NumUnits*Lanes*32-1:0]    u_wdata;
+  // Write data: one signal per unit (a packed NumUnits x Lanes x 32-bit bus would be
+  // assembled by a simulator in every cycle).
+  logic [Lanes*32-1:0] wd_softmax, wd_rmsnorm, wd_lnorm, wd_silu, wd_gelu, wd_rope, wd_elt,
+                       wd_attn;
   logic [NumUnits*Lanes-1:0]       u_wmask;
   logic                            elt_prm_req, attn_prm_req;
   logic [PrmAddrWidth-1:0]         elt_prm_addr, attn_prm_addr;
@@ -171,7 +174,7 @@ module psm_vector_unit #(
     .mem_req_o  (u_req[USoftmax]),
     .mem_we_o   (u_we[USoftmax]),
     .mem_addr_o (u_addr[USoftmax*VecAddrWidth +: VecAddrWidth]),
-    .mem_wdata_o(u_wdata[USoftmax*Lanes*32 +: Lanes*32]),
+    .mem_wdata_o(wd_softmax),
     .mem_wmask_o(u_wmask[USoftmax*Lanes +: Lanes]),
     .mem_rdata_i
   );
@@ -196,7 +199,7 @@ module psm_vector_unit #(
     .mem_req_o       (u_req[URmsnorm]),
     .mem_we_o        (u_we[URmsnorm]),
     .mem_addr_o      (u_addr[URmsnorm*VecAddrWidth +: VecAddrWidth]),
-    .mem_wdata_o     (u_wdata[URmsnorm*Lanes*32 +: Lanes*32]),
+    .mem_wdata_o     (wd_rmsnorm),
     .mem_wmask_o     (u_wmask[URmsnorm*Lanes +: Lanes]),
     .mem_rdata_i
   );
@@ -226,7 +229,7 @@ module psm_vector_unit #(
     .mem_req_o       (u_req[ULnorm]),
     .mem_we_o        (u_we[ULnorm]),
     .mem_addr_o      (u_addr[ULnorm*VecAddrWidth +: VecAddrWidth]),
-    .mem_wdata_o     (u_wdata[ULnorm*Lanes*32 +: Lanes*32]),
+    .mem_wdata_o     (wd_lnorm),
     .mem_wmask_o     (u_wmask[ULnorm*Lanes +: Lanes]),
     .mem_rdata_i
   );
@@ -251,7 +254,7 @@ module psm_vector_unit #(
     .mem_req_o  (u_req[USilu]),
     .mem_we_o   (u_we[USilu]),
     .mem_addr_o (u_addr[USilu*VecAddrWidth +: VecAddrWidth]),
-    .mem_wdata_o(u_wdata[USilu*Lanes*32 +: Lanes*32]),
+    .mem_wdata_o(wd_silu),
     .mem_wmask_o(u_wmask[USilu*Lanes +: Lanes]),
     .mem_rdata_i
   );
@@ -278,7 +281,7 @@ module psm_vector_unit #(
     .mem_req_o     (u_req[UGelu]),
     .mem_we_o      (u_we[UGelu]),
     .mem_addr_o    (u_addr[UGelu*VecAddrWidth +: VecAddrWidth]),
-    .mem_wdata_o   (u_wdata[UGelu*Lanes*32 +: Lanes*32]),
+    .mem_wdata_o   (wd_gelu),
     .mem_wmask_o   (u_wmask[UGelu*Lanes +: Lanes]),
     .mem_rdata_i
   );
@@ -302,7 +305,7 @@ module psm_vector_unit #(
     .mem_req_o  (u_req[URope]),
     .mem_we_o   (u_we[URope]),
     .mem_addr_o (u_addr[URope*VecAddrWidth +: VecAddrWidth]),
-    .mem_wdata_o(u_wdata[URope*Lanes*32 +: Lanes*32]),
+    .mem_wdata_o(wd_rope),
     .mem_wmask_o(u_wmask[URope*Lanes +: Lanes]),
     .mem_rdata_i
   );
@@ -336,7 +339,7 @@ module psm_vector_unit #(
     .mem_req_o   (u_req[UElt]),
     .mem_we_o    (u_we[UElt]),
     .mem_addr_o  (u_addr[UElt*VecAddrWidth +: VecAddrWidth]),
-    .mem_wdata_o (u_wdata[UElt*Lanes*32 +: Lanes*32]),
+    .mem_wdata_o (wd_elt),
     .mem_wmask_o (u_wmask[UElt*Lanes +: Lanes]),
     .mem_rdata_i
   );
@@ -366,14 +369,14 @@ module psm_vector_unit #(
     .mem_req_o   (u_req[UAttn]),
     .mem_we_o    (u_we[UAttn]),
     .mem_addr_o  (u_addr[UAttn*VecAddrWidth +: VecAddrWidth]),
-    .mem_wdata_o (u_wdata[UAttn*Lanes*32 +: Lanes*32]),
+    .mem_wdata_o (wd_attn),
     .mem_wmask_o (u_wmask[UAttn*Lanes +: Lanes]),
     .mem_rdata_i
   );
 
   // Only the unit of the current instruction is busy: its port is the vector unit's port.
-  // Constant part-selects, one per unit: the wide write data is copied only for the unit that
-  // owns the port.
+  // The running unit owns the scratchpad port; its wide write data is copied only when it
+  // writes.
   always_comb begin
     mem_req_o   = 1'b0;
     mem_we_o    = 1'b0;
@@ -385,9 +388,21 @@ module psm_vector_unit #(
         mem_req_o   = u_req[u];
         mem_we_o    = u_we[u];
         mem_addr_o  = u_addr[u*VecAddrWidth +: VecAddrWidth];
-        mem_wdata_o = u_wdata[u*Lanes*32 +: Lanes*32];
         mem_wmask_o = u_wmask[u*Lanes +: Lanes];
       end
+    end
+    if (state_q == StRowWait && u_req[unit_q] && u_we[unit_q]) begin
+      unique case (unit_q)
+        3'(USoftmax): mem_wdata_o = wd_softmax;
+        3'(URmsnorm): mem_wdata_o = wd_rmsnorm;
+        3'(USilu):    mem_wdata_o = wd_silu;
+        3'(URope):    mem_wdata_o = wd_rope;
+        3'(UElt):     mem_wdata_o = wd_elt;
+        3'(UAttn):    mem_wdata_o = wd_attn;
+        3'(ULnorm):   mem_wdata_o = wd_lnorm;
+        3'(UGelu):    mem_wdata_o = wd_gelu;
+        default:      mem_wdata_o = '0;
+      endcase
     end
   end
 
