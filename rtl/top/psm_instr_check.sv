@@ -43,6 +43,17 @@ module psm_instr_check #(
   assign opcode   = instr_i[psm_pkg::INSTR_OPCODE_LSB +: 8];
   assign op_class = instr_i[psm_pkg::INSTR_OP_CLASS_LSB +: 4];
 
+  // The checks of each opcode group are evaluated only for an instruction of that group.
+  logic is_dma, is_mm, is_vec;
+  assign is_dma = (opcode == psm_pkg::OpDmaLoad) || (opcode == psm_pkg::OpDmaStore);
+  assign is_mm  = (opcode == psm_pkg::OpMatmul);
+  assign is_vec = (opcode == psm_pkg::OpSoftmax) || (opcode == psm_pkg::OpRmsnorm)
+                  || (opcode == psm_pkg::OpSilu) || (opcode == psm_pkg::OpRope)
+                  || (opcode == psm_pkg::OpAdd) || (opcode == psm_pkg::OpMul)
+                  || (opcode == psm_pkg::OpEmbed) || (opcode == psm_pkg::OpAttnScore)
+                  || (opcode == psm_pkg::OpAttnValue) || (opcode == psm_pkg::OpLayernorm)
+                  || (opcode == psm_pkg::OpBatchnorm) || (opcode == psm_pkg::OpGelu);
+
   // Fields shared by the DMA opcodes and by the vector opcodes (one layout each).
   psm_pkg::dma_load_instr_t dma;
   psm_pkg::rmsnorm_instr_t  vec;
@@ -60,35 +71,37 @@ module psm_instr_check #(
   always_comb begin
     dma_err   = psm_pkg::ErrNone;
     dma_words = '0;
-    unique case (dma.mem)
-      psm_pkg::MemInput: begin
-        dma_words = 32'(dma.rows) * ceil_div(32'(dma.row_len), ArrayRows);
-        if (dma.elem_size != 2'd0) dma_err = psm_pkg::ErrBadOperand;
-        else if (!fits(32'(dma.spad_addr), dma_words, InputDepth)) dma_err = psm_pkg::ErrSpadRange;
+    if (is_dma) begin
+      unique case (dma.mem)
+        psm_pkg::MemInput: begin
+          dma_words = 32'(dma.rows) * ceil_div(32'(dma.row_len), ArrayRows);
+          if (dma.elem_size != 2'd0) dma_err = psm_pkg::ErrBadOperand;
+          else if (!fits(32'(dma.spad_addr), dma_words, InputDepth)) dma_err = psm_pkg::ErrSpadRange;
+        end
+        psm_pkg::MemWeight: begin
+          dma_words = 32'(dma.rows) * ceil_div(32'(dma.row_len), ArrayCols);
+          if (dma.elem_size != 2'd0) dma_err = psm_pkg::ErrBadOperand;
+          else if (!fits(32'(dma.spad_addr), dma_words, WeightDepth)) dma_err = psm_pkg::ErrSpadRange;
+        end
+        psm_pkg::MemVector: begin
+          dma_words = 32'(dma.rows) * ceil_div(32'(dma.row_len), Lanes);
+          if (dma.elem_size == 2'd3) dma_err = psm_pkg::ErrBadOperand;
+          else if (!fits(32'(dma.spad_addr), dma_words, VectorDepth)) dma_err = psm_pkg::ErrSpadRange;
+        end
+        psm_pkg::MemParam: begin
+          dma_words = 32'(dma.rows) * 32'(dma.row_len);
+          if (dma.elem_size != 2'd3) dma_err = psm_pkg::ErrBadOperand;
+          else if (!fits(32'(dma.spad_addr), dma_words, ParamDepth)) dma_err = psm_pkg::ErrSpadRange;
+        end
+        default: dma_err = psm_pkg::ErrBadOperand;
+      endcase
+      if (dma.rows == '0 || dma.row_len == '0) dma_err = psm_pkg::ErrBadOperand;
+      // DMA_STORE requant reads int32 lanes: the vector scratchpad only (bit 26 is reserved in
+      // DMA_LOAD, and reserved bits are not checked).
+      if (opcode == psm_pkg::OpDmaStore && instr_i[psm_pkg::DMA_STORE_REQUANT_LSB]
+          && dma.mem != psm_pkg::MemVector) begin
+        dma_err = psm_pkg::ErrBadOperand;
       end
-      psm_pkg::MemWeight: begin
-        dma_words = 32'(dma.rows) * ceil_div(32'(dma.row_len), ArrayCols);
-        if (dma.elem_size != 2'd0) dma_err = psm_pkg::ErrBadOperand;
-        else if (!fits(32'(dma.spad_addr), dma_words, WeightDepth)) dma_err = psm_pkg::ErrSpadRange;
-      end
-      psm_pkg::MemVector: begin
-        dma_words = 32'(dma.rows) * ceil_div(32'(dma.row_len), Lanes);
-        if (dma.elem_size == 2'd3) dma_err = psm_pkg::ErrBadOperand;
-        else if (!fits(32'(dma.spad_addr), dma_words, VectorDepth)) dma_err = psm_pkg::ErrSpadRange;
-      end
-      psm_pkg::MemParam: begin
-        dma_words = 32'(dma.rows) * 32'(dma.row_len);
-        if (dma.elem_size != 2'd3) dma_err = psm_pkg::ErrBadOperand;
-        else if (!fits(32'(dma.spad_addr), dma_words, ParamDepth)) dma_err = psm_pkg::ErrSpadRange;
-      end
-      default: dma_err = psm_pkg::ErrBadOperand;
-    endcase
-    if (dma.rows == '0 || dma.row_len == '0) dma_err = psm_pkg::ErrBadOperand;
-    // DMA_STORE requant reads int32 lanes: the vector scratchpad only (bit 26 is reserved in
-    // DMA_LOAD, and reserved bits are not checked).
-    if (opcode == psm_pkg::OpDmaStore && instr_i[psm_pkg::DMA_STORE_REQUANT_LSB]
-        && dma.mem != psm_pkg::MemVector) begin
-      dma_err = psm_pkg::ErrBadOperand;
     end
   end
 
@@ -98,23 +111,31 @@ module psm_instr_check #(
 
   logic [7:0]  mm_err;
   logic [31:0] mm_kt, mm_nt_w, mm_nt_c, mm_nt_l;
-  assign mm_kt   = ceil_div(32'(mm.k), ArrayRows);  // input words per row of a
-  assign mm_nt_w = ceil_div(32'(mm.n), ArrayCols);  // weight words per row of W^T
-  assign mm_nt_c = mm_nt_w;                         // psm_matmul output words per row
-  assign mm_nt_l = ceil_div(32'(mm.n), Lanes);      // vector words per result row
-
   always_comb begin
-    mm_err = psm_pkg::ErrNone;
-    if (mm.m == '0 || mm.k == '0 || mm.n == '0
-        || (mm.requant_en && (mm.out_bits < 6'd2 || mm.out_bits > 6'd32))
-        || 32'(mm.m) > AccDepth || 32'(mm.n) > ParamDepth
-        || 32'(mm.m) * mm_nt_c > MmOutDepth) begin
+    mm_err  = psm_pkg::ErrNone;
+    mm_kt   = '0;
+    mm_nt_w = '0;
+    mm_nt_c = '0;
+    mm_nt_l = '0;
+    if (!is_mm) begin
+      // not a MATMUL: no checks
+    end else if (mm.m == '0 || mm.k == '0 || mm.n == '0
+                 || (mm.requant_en && (mm.out_bits < 6'd2 || mm.out_bits > 6'd32))
+                 || 32'(mm.m) > AccDepth || 32'(mm.n) > ParamDepth) begin
       mm_err = psm_pkg::ErrBadOperand;
-    end else if (!fits(32'(mm.a_addr), 32'(mm.m) * mm_kt, InputDepth)
-                 || !fits(32'(mm.w_addr), 32'(mm.k) * mm_nt_w, WeightDepth)
-                 || !fits(32'(mm.dst_addr), 32'(mm.m) * mm_nt_l, VectorDepth)
-                 || (mm.requant_en && !fits(32'(mm.rq_addr), 32'(mm.n), ParamDepth))) begin
-      mm_err = psm_pkg::ErrSpadRange;
+    end else begin
+      mm_kt   = ceil_div(32'(mm.k), ArrayRows);  // input words per row of a
+      mm_nt_w = ceil_div(32'(mm.n), ArrayCols);  // weight words per row of W^T
+      mm_nt_c = mm_nt_w;                         // psm_matmul output words per row
+      mm_nt_l = ceil_div(32'(mm.n), Lanes);      // vector words per result row
+      if (32'(mm.m) * mm_nt_c > MmOutDepth) begin
+        mm_err = psm_pkg::ErrBadOperand;
+      end else if (!fits(32'(mm.a_addr), 32'(mm.m) * mm_kt, InputDepth)
+                   || !fits(32'(mm.w_addr), 32'(mm.k) * mm_nt_w, WeightDepth)
+                   || !fits(32'(mm.dst_addr), 32'(mm.m) * mm_nt_l, VectorDepth)
+                   || (mm.requant_en && !fits(32'(mm.rq_addr), 32'(mm.n), ParamDepth))) begin
+        mm_err = psm_pkg::ErrSpadRange;
+      end
     end
   end
 
@@ -124,80 +145,91 @@ module psm_instr_check #(
 
   logic [7:0]  vec_err;
   logic [31:0] w_len, w_rows, w_half, rows_w_len;
-  assign w_len      = ceil_div(32'(vec.len), Lanes);
-  assign w_rows     = ceil_div(32'(vec.rows), Lanes);
-  assign w_half     = ceil_div(32'(vec.len) >> 1, Lanes);
-  assign rows_w_len = 32'(vec.rows) * w_len;
-
-  logic in_ok, out_ok;  // the common case: rows rows of len at src and at dst
-  assign in_ok  = fits(32'(vec.src_addr), rows_w_len, VectorDepth);
-  assign out_ok = fits(32'(vec.dst_addr), rows_w_len, VectorDepth);
+  logic        in_ok, out_ok;  // the common case: rows rows of len at src and at dst
+  always_comb begin
+    w_len      = '0;
+    w_rows     = '0;
+    w_half     = '0;
+    rows_w_len = '0;
+    in_ok      = 1'b0;
+    out_ok     = 1'b0;
+    if (is_vec) begin
+      w_len      = ceil_div(32'(vec.len), Lanes);
+      w_rows     = ceil_div(32'(vec.rows), Lanes);
+      w_half     = ceil_div(32'(vec.len) >> 1, Lanes);
+      rows_w_len = 32'(vec.rows) * w_len;
+      in_ok      = fits(32'(vec.src_addr), rows_w_len, VectorDepth);
+      out_ok     = fits(32'(vec.dst_addr), rows_w_len, VectorDepth);
+    end
+  end
 
   always_comb begin
     vec_err = psm_pkg::ErrNone;
-    unique case (opcode)
-      psm_pkg::OpSoftmax, psm_pkg::OpAdd: begin
-        if (!in_ok || !out_ok) vec_err = psm_pkg::ErrSpadRange;
-        if (opcode == psm_pkg::OpAdd && !fits(32'(vec.src2_addr), rows_w_len, VectorDepth)) begin
-          vec_err = psm_pkg::ErrSpadRange;
+    if (is_vec) begin
+      unique case (opcode)
+        psm_pkg::OpSoftmax, psm_pkg::OpAdd: begin
+          if (!in_ok || !out_ok) vec_err = psm_pkg::ErrSpadRange;
+          if (opcode == psm_pkg::OpAdd && !fits(32'(vec.src2_addr), rows_w_len, VectorDepth)) begin
+            vec_err = psm_pkg::ErrSpadRange;
+          end
         end
-      end
-      psm_pkg::OpRmsnorm: begin
-        if (vec.gain_frac_bits > 4'd13) vec_err = psm_pkg::ErrBadOperand;
-        else if (!in_ok || !out_ok || !fits(32'(vec.src2_addr), w_len, VectorDepth)
-                 || !fits(32'(vec.param_addr), 32'd1, ParamDepth)) begin
-          vec_err = psm_pkg::ErrSpadRange;
+        psm_pkg::OpRmsnorm: begin
+          if (vec.gain_frac_bits > 4'd13) vec_err = psm_pkg::ErrBadOperand;
+          else if (!in_ok || !out_ok || !fits(32'(vec.src2_addr), w_len, VectorDepth)
+                   || !fits(32'(vec.param_addr), 32'd1, ParamDepth)) begin
+            vec_err = psm_pkg::ErrSpadRange;
+          end
         end
-      end
-      psm_pkg::OpLayernorm, psm_pkg::OpBatchnorm: begin  // gain row, then the bias row
-        if (opcode == psm_pkg::OpLayernorm && vec.gain_frac_bits > 4'd13) begin
-          vec_err = psm_pkg::ErrBadOperand;
-        end else if (!in_ok || !out_ok || !fits(32'(vec.src2_addr), 2 * w_len, VectorDepth)
-                     || !fits(32'(vec.param_addr), 32'd1, ParamDepth)) begin
-          vec_err = psm_pkg::ErrSpadRange;
+        psm_pkg::OpLayernorm, psm_pkg::OpBatchnorm: begin  // gain row, then the bias row
+          if (opcode == psm_pkg::OpLayernorm && vec.gain_frac_bits > 4'd13) begin
+            vec_err = psm_pkg::ErrBadOperand;
+          end else if (!in_ok || !out_ok || !fits(32'(vec.src2_addr), 2 * w_len, VectorDepth)
+                       || !fits(32'(vec.param_addr), 32'd1, ParamDepth)) begin
+            vec_err = psm_pkg::ErrSpadRange;
+          end
         end
-      end
-      psm_pkg::OpSilu, psm_pkg::OpGelu: begin
-        if (!in_ok || !out_ok || !fits(32'(vec.param_addr), 32'd2, ParamDepth)) begin
-          vec_err = psm_pkg::ErrSpadRange;
+        psm_pkg::OpSilu, psm_pkg::OpGelu: begin
+          if (!in_ok || !out_ok || !fits(32'(vec.param_addr), 32'd2, ParamDepth)) begin
+            vec_err = psm_pkg::ErrSpadRange;
+          end
         end
-      end
-      psm_pkg::OpRope: begin
-        if (vec.len[0] || vec.len < 16'd2) vec_err = psm_pkg::ErrBadOperand;
-        else if (!in_ok || !out_ok || !fits(32'(vec.src2_addr), 2 * w_half, VectorDepth)) begin
-          vec_err = psm_pkg::ErrSpadRange;
+        psm_pkg::OpRope: begin
+          if (vec.len[0] || vec.len < 16'd2) vec_err = psm_pkg::ErrBadOperand;
+          else if (!in_ok || !out_ok || !fits(32'(vec.src2_addr), 2 * w_half, VectorDepth)) begin
+            vec_err = psm_pkg::ErrSpadRange;
+          end
         end
-      end
-      psm_pkg::OpMul: begin
-        if (!in_ok || !out_ok || !fits(32'(vec.src2_addr), rows_w_len, VectorDepth)
-            || !fits(32'(vec.param_addr), 32'(vec.len), ParamDepth)) begin
-          vec_err = psm_pkg::ErrSpadRange;
+        psm_pkg::OpMul: begin
+          if (!in_ok || !out_ok || !fits(32'(vec.src2_addr), rows_w_len, VectorDepth)
+              || !fits(32'(vec.param_addr), 32'(vec.len), ParamDepth)) begin
+            vec_err = psm_pkg::ErrSpadRange;
+          end
         end
-      end
-      psm_pkg::OpEmbed: begin
-        if (!in_ok || !out_ok || !fits(32'(vec.param_addr), 32'(vec.rows), ParamDepth)) begin
-          vec_err = psm_pkg::ErrSpadRange;
+        psm_pkg::OpEmbed: begin
+          if (!in_ok || !out_ok || !fits(32'(vec.param_addr), 32'(vec.rows), ParamDepth)) begin
+            vec_err = psm_pkg::ErrSpadRange;
+          end
         end
-      end
-      psm_pkg::OpAttnScore: begin  // q (len), K (rows x len) -> scores (rows)
-        if (!fits(32'(vec.src_addr), w_len, VectorDepth)
-            || !fits(32'(vec.src2_addr), rows_w_len, VectorDepth)
-            || !fits(32'(vec.dst_addr), w_rows, VectorDepth)
-            || !fits(32'(vec.param_addr), 32'd1, ParamDepth)) begin
-          vec_err = psm_pkg::ErrSpadRange;
+        psm_pkg::OpAttnScore: begin  // q (len), K (rows x len) -> scores (rows)
+          if (!fits(32'(vec.src_addr), w_len, VectorDepth)
+              || !fits(32'(vec.src2_addr), rows_w_len, VectorDepth)
+              || !fits(32'(vec.dst_addr), w_rows, VectorDepth)
+              || !fits(32'(vec.param_addr), 32'd1, ParamDepth)) begin
+            vec_err = psm_pkg::ErrSpadRange;
+          end
         end
-      end
-      psm_pkg::OpAttnValue: begin  // p (rows), V (rows x len) -> out (len)
-        if (!fits(32'(vec.src_addr), w_rows, VectorDepth)
-            || !fits(32'(vec.src2_addr), rows_w_len, VectorDepth)
-            || !fits(32'(vec.dst_addr), w_len, VectorDepth)
-            || !fits(32'(vec.param_addr), 32'd1, ParamDepth)) begin
-          vec_err = psm_pkg::ErrSpadRange;
+        psm_pkg::OpAttnValue: begin  // p (rows), V (rows x len) -> out (len)
+          if (!fits(32'(vec.src_addr), w_rows, VectorDepth)
+              || !fits(32'(vec.src2_addr), rows_w_len, VectorDepth)
+              || !fits(32'(vec.dst_addr), w_len, VectorDepth)
+              || !fits(32'(vec.param_addr), 32'd1, ParamDepth)) begin
+            vec_err = psm_pkg::ErrSpadRange;
+          end
         end
-      end
-      default: vec_err = psm_pkg::ErrNone;
-    endcase
-    if (vec.len == '0 || vec.rows == '0) vec_err = psm_pkg::ErrBadOperand;
+        default: vec_err = psm_pkg::ErrNone;
+      endcase
+      if (vec.len == '0 || vec.rows == '0) vec_err = psm_pkg::ErrBadOperand;
+    end
   end
 
   //////////////////////////////////////////////////////////////////////////////////////////////

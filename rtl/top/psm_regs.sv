@@ -82,31 +82,34 @@ module psm_regs #(
   assign watchdog_o  = watchdog_q;
   assign cnt_index_o = cnt_sel_q;
 
+  // Evaluated only for a read (reg_re_i): outside reads the data is 0.
   always_comb begin
     reg_rdata_o = '0;
-    unique case (reg_addr_i)
-      psm_pkg::REG_STATUS: begin
-        reg_rdata_o[psm_pkg::REG_STATUS_BUSY_LSB]     = busy_i;
-        reg_rdata_o[psm_pkg::REG_STATUS_DONE_LSB]     = done_i;
-        reg_rdata_o[psm_pkg::REG_STATUS_ERROR_LSB +: 8] = error_i;
-      end
-      psm_pkg::REG_PROG_ADDR:  reg_rdata_o = prog_addr_q;
-      psm_pkg::REG_PROG_LEN:   reg_rdata_o = prog_len_q;
-      psm_pkg::REG_CYCLES_LO:  reg_rdata_o = total_cycles_i[31:0];
-      psm_pkg::REG_CYCLES_HI:  reg_rdata_o = 32'(cycles_hi_q);
-      psm_pkg::REG_CNT_SEL:
-        reg_rdata_o[psm_pkg::REG_CNT_SEL_INDEX_LSB +: IdxWidth] = cnt_sel_q;
-      psm_pkg::REG_CNT_LO:     reg_rdata_o = cnt_value_i[31:0];
-      psm_pkg::REG_CNT_HI:     reg_rdata_o = 32'(cnt_hi_q);
-      psm_pkg::REG_WATCHDOG:   reg_rdata_o = watchdog_q;
-      psm_pkg::REG_ERROR_INFO: reg_rdata_o = error_info_i;
-      psm_pkg::REG_VERSION:    reg_rdata_o = 32'(psm_pkg::SPEC_VERSION);
-      psm_pkg::REG_CONFIG: begin
-        reg_rdata_o[psm_pkg::REG_CONFIG_ARRAY_ROWS_LSB +: 8] = 8'(ArrayRows);
-        reg_rdata_o[psm_pkg::REG_CONFIG_ARRAY_COLS_LSB +: 8] = 8'(ArrayCols);
-        reg_rdata_o[psm_pkg::REG_CONFIG_LANES_LSB +: 8]      = 8'(Lanes);
-      end
-      default: reg_rdata_o = '0;  // CTRL (write-only) and unmapped offsets read 0
-    endcase
+    if (reg_re_i) begin
+      unique case (reg_addr_i)
+        psm_pkg::REG_STATUS: begin
+          reg_rdata_o[psm_pkg::REG_STATUS_BUSY_LSB]     = busy_i;
+          reg_rdata_o[psm_pkg::REG_STATUS_DONE_LSB]     = done_i;
+          reg_rdata_o[psm_pkg::REG_STATUS_ERROR_LSB +: 8] = error_i;
+        end
+        psm_pkg::REG_PROG_ADDR:  reg_rdata_o = prog_addr_q;
+        psm_pkg::REG_PROG_LEN:   reg_rdata_o = prog_len_q;
+        psm_pkg::REG_CYCLES_LO:  reg_rdata_o = total_cycles_i[31:0];
+        psm_pkg::REG_CYCLES_HI:  reg_rdata_o = 32'(cycles_hi_q);
+        psm_pkg::REG_CNT_SEL:
+          reg_rdata_o[psm_pkg::REG_CNT_SEL_INDEX_LSB +: IdxWidth] = cnt_sel_q;
+        psm_pkg::REG_CNT_LO:     reg_rdata_o = cnt_value_i[31:0];
+        psm_pkg::REG_CNT_HI:     reg_rdata_o = 32'(cnt_hi_q);
+        psm_pkg::REG_WATCHDOG:   reg_rdata_o = watchdog_q;
+        psm_pkg::REG_ERROR_INFO: reg_rdata_o = error_info_i;
+        psm_pkg::REG_VERSION:    reg_rdata_o = 32'(psm_pkg::SPEC_VERSION);
+        psm_pkg::REG_CONFIG: begin
+          reg_rdata_o[psm_pkg::REG_CONFIG_ARRAY_ROWS_LSB +: 8] = 8'(ArrayRows);
+          reg_rdata_o[psm_pkg::REG_CONFIG_ARRAY_COLS_LSB +: 8] = 8'(ArrayCols);
+          reg_rdata_o[psm_pkg::REG_CONFIG_LANES_LSB +: 8]      = 8'(Lanes);
+        end
+        default: reg_rdata_o = '0;  // CTRL (write-only) and unmapped offsets read 0
+      endcase
+    end
   end
 endmodule : psm_regs
