@@ -199,12 +199,32 @@ module psm_accel #(
   logic [15:0]          dma_spad_addr;
   logic [SpadWidth-1:0] dma_spad_wdata, dma_spad_rdata;
 
+  // The DMA's clock gate (see the matmul stage and the vector unit below): on while it
+  // moves data, while an instruction, an abort or a reset reaches it, and two cycles after.
+  logic dma_busy_q, dma_busy_q2, dma_clk;
+
+  always_ff @(posedge clk_i) begin  // control: reset
+    if (rst_i) begin
+      dma_busy_q  <= 1'b0;
+      dma_busy_q2 <= 1'b0;
+    end else begin
+      dma_busy_q  <= dma_busy;
+      dma_busy_q2 <= dma_busy_q;
+    end
+  end
+
+  psm_clock_gate u_dma_cg (
+    .clk_i,
+    .en_i  (sys_rst || abort || unit_start[0] || dma_busy || dma_busy_q || dma_busy_q2),
+    .gclk_o(dma_clk)
+  );
+
   psm_dma #(
     .ArrayRows(ArrayRows),
     .ArrayCols(ArrayCols),
     .Lanes    (Lanes)
   ) u_dma (
-    .clk_i,
+    .clk_i          (dma_clk),
     .rst_i          (sys_rst),
     .start_i        (unit_start[0]),
     .instr_i        (instr),
