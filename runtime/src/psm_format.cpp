@@ -592,6 +592,28 @@ QuantModel load_psm(const std::filesystem::path& path) {
   return parse_psm(read_file(path, kMaxPsmBytes), path.string());
 }
 
+std::string psm_magic_near_miss(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    return {};
+  }
+  const std::vector<std::uint8_t> head = read_file_prefix(path, sizeof kMagic);
+  if (head.size() < sizeof kMagic) {
+    return {};
+  }
+  int differ = 0;
+  for (std::size_t i = 0; i < sizeof kMagic; ++i) {
+    differ += head[i] != static_cast<std::uint8_t>(kMagic[i]) ? 1 : 0;
+  }
+  if (differ == 0 || differ > 2) {
+    return {};
+  }
+  return fmt::format(
+      "{}: magic: expected \"PASSIMQ\" (a model written by passim quantize), found {:02x}: "
+      "a damaged .psm file ({} of 8 bytes differ)",
+      path.string(), fmt::join(head, " "), differ);
+}
+
 bool is_psm_file(const std::filesystem::path& path) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) {

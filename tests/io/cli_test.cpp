@@ -255,6 +255,24 @@ TEST(CliRun, FloatBackendWithPsmModelFails) {
   EXPECT_TRUE(contains_all(r.err, {psm.string(), "backend float", ".psm"}));
 }
 
+TEST(CliRun, PsmWithADamagedMagicIsNamedSo) {
+  PASSIM_REQUIRE_DATA();
+  const ScratchDir dir;
+  const auto psm = dir / "stories260K.psm";
+  const auto q =
+      run_cli({"quantize", "--model", model(), "--tokenizer", tokenizer(), "--out", psm.string()});
+  ASSERT_EQ(q.code, 0) << q.err;
+  auto bytes = read_bytes(psm);
+  bytes[0] = 'Q';  // "QASSIMQ": was reported as a bad llama2.c header
+  write_bytes(psm, bytes);
+  const auto r = run_cli({"run", "--model", psm.string(), "--tokenizer", tokenizer(),
+                          "--prompt", "Once upon a time", "--steps", "4"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_TRUE(contains_all(r.err, {psm.string(), "magic", "PASSIMQ", "damaged .psm"})) << r.err;
+  EXPECT_FALSE(contains_all(r.err, {"llama2.c"})) << r.err;
+}
+
 TEST(CliQuantize, WritesPsmThatCpuBackendRuns) {
   PASSIM_REQUIRE_DATA();
   const ScratchDir dir;

@@ -180,6 +180,22 @@ TEST(GgufReader, RecognisesGgufByMagic) {
   EXPECT_FALSE(passim::is_gguf_file(dir.path()));
 }
 
+TEST(GgufReader, NamesADamagedMagic) {
+  const ScratchDir dir;
+  auto bytes = small_writer().build().bytes;
+  write_bytes(dir / "ok.gguf", bytes);
+  bytes[2] = 'V';  // "GGVF"
+  write_bytes(dir / "damaged.gguf", bytes);
+  write_bytes(dir / "other.bin", {'G', 'X', 'Y', 'F', 3, 0, 0, 0});  // two bytes differ
+  EXPECT_EQ(passim::gguf_magic_near_miss(dir / "ok.gguf"), "");
+  EXPECT_EQ(passim::gguf_magic_near_miss(dir / "other.bin"), "");
+  EXPECT_EQ(passim::gguf_magic_near_miss(dir / "missing"), "");
+  const std::string msg = passim::gguf_magic_near_miss(dir / "damaged.gguf");
+  EXPECT_TRUE(contains_all(msg, {(dir / "damaged.gguf").string(), "header magic",
+                                 "expected \"GGUF\"", "found 47 47 56 46", "damaged GGUF"}))
+      << msg;
+}
+
 TEST(GgufReader, ReadsStories260K) {
   PASSIM_REQUIRE_GGUF();
   const GgufFile f = GgufFile::read(passim::test::gguf_model_path());

@@ -309,6 +309,27 @@ TEST_F(PsmFormat, LlamaCheckpointIsNotAPsmFile) {
   EXPECT_TRUE(contains_all(msg, {path.string(), "magic"}));
 }
 
+TEST_F(PsmFormat, NamesADamagedMagic) {
+  PASSIM_REQUIRE_DATA();
+  const ScratchDir dir;
+  write_bytes(dir / "ok.psm", bytes_);
+  auto bytes = bytes_;
+  bytes[1] = 'B';  // "PBSSIMQ"
+  write_bytes(dir / "one.psm", bytes);
+  bytes[4] = 'J';  // two bytes
+  write_bytes(dir / "two.psm", bytes);
+  bytes[6] = 'R';  // three bytes: not recognisably a .psm
+  write_bytes(dir / "three.psm", bytes);
+  EXPECT_EQ(passim::psm_magic_near_miss(dir / "ok.psm"), "");
+  EXPECT_EQ(passim::psm_magic_near_miss(dir / "three.psm"), "");
+  EXPECT_EQ(passim::psm_magic_near_miss(passim::test::model_path()), "");
+  const std::string one = passim::psm_magic_near_miss(dir / "one.psm");
+  EXPECT_TRUE(contains_all(one, {(dir / "one.psm").string(), "magic", "expected \"PASSIMQ\"",
+                                 "found 50 42 53 53 49 4d 51 00", "damaged .psm", "1 of 8"}))
+      << one;
+  EXPECT_TRUE(contains_all(passim::psm_magic_near_miss(dir / "two.psm"), {"2 of 8"}));
+}
+
 TEST_F(PsmFormat, MissingFileThrows) {
   const ScratchDir dir;
   const auto path = dir / "missing.psm";

@@ -189,6 +189,13 @@ Loaded load(const ModelOptions& o, bool need_float, bool need_quant, std::ostrea
       L.tokenizer = Tokenizer::char_level(L.quant_model->char_vocab, L.config.bos_token, o.model);
     }
   } else {
+    // Neither magic: a llama2.c checkpoint, unless a magic is there with a byte or two
+    // changed (then say so instead of reporting a bad llama2.c header).
+    for (const std::string& why : {psm_magic_near_miss(o.model), gguf_magic_near_miss(o.model)}) {
+      if (!why.empty()) {
+        throw std::runtime_error(why);
+      }
+    }
     L.float_model = load_llama2c(o.model);
     L.config = L.float_model->config;
     L.model_sha256 = L.float_model->sha256;

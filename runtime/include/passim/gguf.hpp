@@ -158,6 +158,10 @@ class GgufFile {
 /// True when the file starts with the GGUF magic (format detection by content, not name).
 [[nodiscard]] bool is_gguf_file(const std::filesystem::path& path);
 
+/// When the file's first 4 bytes are "GGUF" with one byte changed (a damaged GGUF file), an
+/// error text naming the file, the magic and the bytes found; otherwise "".
+[[nodiscard]] std::string gguf_magic_near_miss(const std::filesystem::path& path);
+
 /// IEEE half-precision bits to float (exact: every half is a float).
 [[nodiscard]] float f16_to_f32(std::uint16_t h) noexcept;
 

@@ -143,4 +143,9 @@ void save_psm(const QuantModel& m, const std::filesystem::path& path);
 /// True when the file starts with the project-format magic.
 [[nodiscard]] bool is_psm_file(const std::filesystem::path& path);
 
+/// When the file's first 8 bytes are the project-format magic "PASSIMQ\0" with one or two
+/// bytes changed (a damaged .psm, which would otherwise be read as some other format), an
+/// error text naming the file, the magic and the bytes found; otherwise "".
+[[nodiscard]] std::string psm_magic_near_miss(const std::filesystem::path& path);
+
 }  // namespace passim
