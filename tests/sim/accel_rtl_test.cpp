@@ -490,6 +490,73 @@ TEST(AccelRtl, SimulationWatchdogNamesTheBusyUnit) {
   EXPECT_NO_THROW((void)dev.run(0x30000, std::uint32_t(p2.size())));
 }
 
+// The clock gates (small and base; tiny is built ungated, like an FPGA): a DMA, a MATMUL and a
+// SOFTMAX each stopped while busy, by the simulation watchdog (CTRL.soft_reset) or by the RTL
+// watchdog (the controller aborts the units), leave the device usable: the next program's
+// DRAM matches CpuDevice.
+TEST(AccelRtl, GatedUnitsRecoverFromAStoppedRun) {
+  constexpr std::uint64_t kLimit = 1500;  // cycles: every long instruction below takes more
+  for (const bool rtl_watchdog : {false, true}) {
+    SimOptions o = options();
+    if (rtl_watchdog) {
+      o.rtl_watchdog = kLimit;
+    } else {
+      o.max_cycles = kLimit;
+    }
+    sim::LoopDevice dev(sim::make_accel_model_small(), o);
+    Lockstep ls(dev, kDram);
+    std::mt19937 rng(kSeed);
+    ProgramBuilder long_dma;  // 32 KB: 4096 beats
+    long_dma.dma(true, hw::Mem::kWeight, 0, kA, 0, 512, 64, 64);
+    ProgramBuilder long_matmul;  // 16 x 256 x 128 on 8 x 8: 512 tiles of 16 cycles
+    ProgramBuilder::Matmul big;
+    big.m = 16;
+    big.k = 256;
+    big.n = 128;
+    big.requant_en = false;
+    long_matmul.matmul(big);
+    ProgramBuilder long_softmax;  // one 4096-element row: about 2,100 cycles
+    long_softmax.vec(hw::Opcode::kSoftmax, 0, 0, 0, 0, 4096, 1);
+    const std::pair<const char*, const ProgramBuilder*> cases[] = {
+        {"dma", &long_dma}, {"matmul", &long_matmul}, {"vector", &long_softmax}};
+    for (const auto& [unit, builder] : cases) {
+      const std::string what = std::string(rtl_watchdog ? "RTL watchdog, " : "max_cycles, ") + unit;
+      const auto prog = builder->finish();
+      ls.write(ls.prog_addr(), {reinterpret_cast<const std::uint8_t*>(prog.data()), prog.size() * 16});
+      try {
+        (void)dev.run(ls.prog_addr(), std::uint32_t(prog.size()));
+        ADD_FAILURE() << what << ": expected the run to be stopped";
+      } catch (const std::runtime_error& e) {
+        const std::string msg = e.what();
+        EXPECT_NE(msg.find(rtl_watchdog ? "watchdog" : unit), std::string::npos) << what << ": "
+                                                                                  << msg;
+      }
+      // A short program on every gated unit: SOFTMAX and MATMUL round trips.
+      const auto logits = random_values<std::int32_t>(rng, 64, -40000, 40000);
+      const auto a = random_values<std::int8_t>(rng, 2 * 24, -128, 127);
+      const auto wt = random_values<std::int8_t>(rng, 24 * 12, -128, 127);
+      ls.write(kA, bytes_of(logits));
+      ls.write(kB, bytes_of(a));
+      ls.write(kB + 0x1000, bytes_of(wt));
+      ProgramBuilder ok;
+      ok.dma(true, hw::Mem::kVector, 2, kA, 20, 1, 64, 256);
+      ok.vec(hw::Opcode::kSoftmax, 20, 0, 20, 0, 64, 1);
+      ok.dma(false, hw::Mem::kVector, 1, kOut, 20, 1, 64, 128);
+      ok.dma(true, hw::Mem::kInput, 0, kB, 0, 2, 24, 24);
+      ok.dma(true, hw::Mem::kWeight, 0, kB + 0x1000, 0, 24, 12, 12);
+      ProgramBuilder::Matmul mm;
+      mm.m = 2;
+      mm.k = 24;
+      mm.n = 12;
+      mm.dst_addr = 40;
+      mm.requant_en = false;
+      ok.matmul(mm);
+      ok.dma(false, hw::Mem::kVector, 2, kOut2, 40, 2, 12, 48);
+      (void)ls.run(ok.finish(), what + ", then a short program");
+    }
+  }
+}
+
 // A slow DRAM channel: 0.1 byte/ns = 8 cycles per beat at 100 MHz.
 TEST(AccelRtl, DramBandwidthLimitsTheDma) {
   SimOptions o = options();
