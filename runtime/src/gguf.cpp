@@ -680,34 +680,17 @@ std::vector<float> GgufFile::tensor_f32(const GgufTensorInfo& t) const {
 }
 
 std::string gguf_magic_near_miss(const std::filesystem::path& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) {
-    return {};
-  }
-  const std::vector<std::uint8_t> head = read_file_prefix(path, sizeof kMagic);
-  if (head.size() < sizeof kMagic) {
-    return {};
-  }
-  int differ = 0;
-  for (std::size_t i = 0; i < sizeof kMagic; ++i) {
-    differ += head[i] != static_cast<std::uint8_t>(kMagic[i]) ? 1 : 0;
-  }
-  if (differ != 1) {
+  const MagicMatch m = compare_magic(path, kMagic);
+  if (m.differ != 1) {
     return {};
   }
   return fmt::format("{}: header magic: expected \"GGUF\", found {:02x}: a damaged GGUF file",
-                     path.string(), fmt::join(head, " "));
+                     path.string(), fmt::join(m.head, " "));
 }
 
 bool is_gguf_file(const std::filesystem::path& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) {
-    return false;  // never open a fifo or a device just to sniff it
-  }
-  std::ifstream in(path, std::ios::binary);
-  char head[sizeof kMagic] = {};
-  in.read(head, sizeof head);
-  return in.gcount() == sizeof head && std::memcmp(head, kMagic, sizeof kMagic) == 0;
+  const MagicMatch m = compare_magic(path, kMagic);  // never opens a fifo or a device
+  return !m.head.empty() && m.differ == 0;
 }
 
 }  // namespace passim

@@ -45,6 +45,24 @@ std::vector<std::uint8_t> read_file(const std::filesystem::path& path, std::uint
   return data;
 }
 
+MagicMatch compare_magic(const std::filesystem::path& path, std::span<const char> magic) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    return {};
+  }
+  std::ifstream in(path, std::ios::binary);
+  MagicMatch m;
+  m.head.resize(magic.size());
+  in.read(reinterpret_cast<char*>(m.head.data()), static_cast<std::streamsize>(magic.size()));
+  if (!in || static_cast<std::size_t>(in.gcount()) != magic.size()) {
+    return {};
+  }
+  for (std::size_t i = 0; i < magic.size(); ++i) {
+    m.differ += m.head[i] != static_cast<std::uint8_t>(magic[i]) ? 1 : 0;
+  }
+  return m;
+}
+
 std::vector<std::uint8_t> read_file_prefix(const std::filesystem::path& path,
                                            std::size_t max_bytes) {
   std::error_code ec;

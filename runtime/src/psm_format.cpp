@@ -593,36 +593,19 @@ QuantModel load_psm(const std::filesystem::path& path) {
 }
 
 std::string psm_magic_near_miss(const std::filesystem::path& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) {
-    return {};
-  }
-  const std::vector<std::uint8_t> head = read_file_prefix(path, sizeof kMagic);
-  if (head.size() < sizeof kMagic) {
-    return {};
-  }
-  int differ = 0;
-  for (std::size_t i = 0; i < sizeof kMagic; ++i) {
-    differ += head[i] != static_cast<std::uint8_t>(kMagic[i]) ? 1 : 0;
-  }
-  if (differ == 0 || differ > 2) {
+  const MagicMatch m = compare_magic(path, kMagic);
+  if (m.differ == 0 || m.differ > 2) {
     return {};
   }
   return fmt::format(
       "{}: magic: expected \"PASSIMQ\" (a model written by passim quantize), found {:02x}: "
       "a damaged .psm file ({} of 8 bytes differ)",
-      path.string(), fmt::join(head, " "), differ);
+      path.string(), fmt::join(m.head, " "), m.differ);
 }
 
 bool is_psm_file(const std::filesystem::path& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) {
-    return false;  // never open a fifo or a device just to sniff it
-  }
-  std::ifstream in(path, std::ios::binary);
-  char head[8] = {};
-  in.read(head, sizeof head);
-  return in.gcount() == sizeof head && std::memcmp(head, kMagic, sizeof kMagic) == 0;
+  const MagicMatch m = compare_magic(path, kMagic);  // never opens a fifo or a device
+  return !m.head.empty() && m.differ == 0;
 }
 
 }  // namespace passim

@@ -21,6 +21,16 @@ namespace passim {
 [[nodiscard]] std::vector<std::uint8_t> read_file_prefix(const std::filesystem::path& path,
                                                          std::size_t max_bytes);
 
+/// How a file's first bytes compare with a format's magic: `differ` bytes of `head` (the
+/// file's first magic.size() bytes) are not the magic's. `head` is empty (and `differ` 0)
+/// when the file is missing, not a regular file, or shorter than the magic; never throws.
+struct MagicMatch {
+  std::vector<std::uint8_t> head;
+  int differ = 0;
+};
+[[nodiscard]] MagicMatch compare_magic(const std::filesystem::path& path,
+                                       std::span<const char> magic);
+
 /// SHA-256 of `data` as 64 lowercase hex digits.
 [[nodiscard]] std::string sha256_hex(std::span<const std::uint8_t> data);
 /// SHA-256 of `data` as 32 raw bytes.
