@@ -44,51 +44,63 @@ module psm_counters #(
   localparam int unsigned ClassControl = 32'(psm_pkg::OpClassControl);
 
   //////////////////////////////////////////////////////////////////////////////////////////////
-  // Global counters                                                                         //
+  // Counters                                                                                 //
   //////////////////////////////////////////////////////////////////////////////////////////////
 
-  logic [Units-1:0]     cls_ok;     // unit u's op class is a valid one
-  logic [CntWidth-1:0]  inc [NumCnt];
-
-  always_comb begin
-    for (int u = 0; u < Units; u++) cls_ok[u] = 32'(unit_class_i[u*4 +: 4]) < Classes;
-  end
-
-  always_comb begin
-    for (int i = 0; i < NumCnt; i++) inc[i] = '0;
-    if (active_i) begin
-      inc[CntTotal]     = CntWidth'(1);
-      inc[CntBusyDma]   = CntWidth'(unit_busy_i[0]);
-      inc[CntBusyMm]    = CntWidth'(unit_busy_i[1]);
-      inc[CntBusyVec]   = CntWidth'(unit_busy_i[2]);
-      inc[CntMemStall]  = CntWidth'(mem_stall_i);
-      inc[CntUnitStall] = CntWidth'(unit_stall_i);
+  // The increment of counter i in this cycle: 1 for an event, a pass count for passes_<class>.
+  // It is evaluated inside the register update, once per clock edge: the inputs depend on the
+  // memory port, and a simulator evaluates logic outside registers that depends on a
+  // top-level input at every evaluation of the model.
+  function automatic logic [CntWidth-1:0] increment(
+      input int unsigned                 i,
+      input logic                        active,
+      input logic [Units-1:0]            busy,
+      input logic [Units*4-1:0]          cls,
+      input logic [Units*PassWidth-1:0]  passes,
+      input logic                        mem_stall,
+      input logic                        unit_stall,
+      input logic                        instret);
+    logic [CntWidth-1:0] inc;
+    inc = '0;
+    if (active) begin
+      if (i == CntTotal)     inc = CntWidth'(1);
+      if (i == CntBusyDma)   inc = CntWidth'(busy[0]);
+      if (i == CntBusyMm)    inc = CntWidth'(busy[1]);
+      if (i == CntBusyVec)   inc = CntWidth'(busy[2]);
+      if (i == CntMemStall)  inc = CntWidth'(mem_stall);
+      if (i == CntUnitStall) inc = CntWidth'(unit_stall);
       // Cycles: one per class that has a busy unit; control when no unit is busy.
-      for (int u = 0; u < Units; u++) begin
-        if (unit_busy_i[u] && cls_ok[u]) begin
-          inc[FirstCycle + 32'(unit_class_i[u*4 +: 4])] = CntWidth'(1);
+      if (i >= FirstCycle && i < FirstCycle + Classes) begin
+        for (int u = 0; u < Units; u++) begin
+          if (busy[u] && 32'(cls[u*4 +: 4]) == i - FirstCycle) inc = CntWidth'(1);
         end
+        if (i == FirstCycle + ClassControl && busy == '0) inc = CntWidth'(1);
       end
-      if (unit_busy_i == '0) inc[FirstCycle + ClassControl] = CntWidth'(1);
     end
     // Passes and retired instructions are events: they count even in the cycle a run ends.
-    for (int u = 0; u < Units; u++) begin
-      if (cls_ok[u]) begin
-        inc[FirstPass + 32'(unit_class_i[u*4 +: 4])] +=
-            CntWidth'(unit_passes_i[u*PassWidth +: PassWidth]);
+    if (i >= FirstPass && i < FirstPass + Classes) begin
+      for (int u = 0; u < Units; u++) begin
+        if (32'(cls[u*4 +: 4]) == i - FirstPass) inc += CntWidth'(passes[u*PassWidth +: PassWidth]);
       end
     end
-    inc[CntInstret] = CntWidth'(instret_i);
-  end
+    if (i == CntInstret) inc = CntWidth'(instret);
+    increment = inc;
+  endfunction
 
-  logic [CntWidth-1:0] cnt_q [NumCnt];
+  // One register per counter (a simulator updates an unpacked array's elements through a flag
+  // each, in every cycle).
+  logic [CntWidth-1:0] cnt_value [NumCnt];
 
-  always_ff @(posedge clk_i) begin  // counters: reset and CTRL.clear_counters; wrap at 2^48
-    if (rst_i || clear_i) begin
-      for (int i = 0; i < NumCnt; i++) cnt_q[i] <= '0;
-    end else begin
-      for (int i = 0; i < NumCnt; i++) cnt_q[i] <= cnt_q[i] + inc[i];
+  for (genvar i = 0; i < NumCnt; i++) begin : g_cnt
+    logic [CntWidth-1:0] cnt_q;
+
+    always_ff @(posedge clk_i) begin  // counters: reset and CTRL.clear_counters; wrap at 2^48
+      if (rst_i || clear_i) cnt_q <= '0;
+      else cnt_q <= cnt_q + increment(i, active_i, unit_busy_i, unit_class_i, unit_passes_i,
+                                      mem_stall_i, unit_stall_i, instret_i);
     end
+
+    assign cnt_value[i] = cnt_q;
   end
 
   //////////////////////////////////////////////////////////////////////////////////////////////
@@ -97,8 +109,8 @@ module psm_counters #(
 
   always_comb begin
     sel_value_o = '0;
-    if (32'(sel_index_i) < NumCnt) sel_value_o = cnt_q[sel_index_i[$clog2(NumCnt)-1:0]];
+    if (32'(sel_index_i) < NumCnt) sel_value_o = cnt_value[sel_index_i[$clog2(NumCnt)-1:0]];
   end
 
-  assign total_cycles_o = cnt_q[CntTotal];
+  assign total_cycles_o = g_cnt[CntTotal].cnt_q;
 endmodule : psm_counters

@@ -259,18 +259,23 @@ module psm_matmul_stage #(
   assign vs_req_o = copy_out && !ow_done && (16'(gb_cnt_q) >= ow_n);
   assign vs_addr_o = ow_addr_q;
   assign vs_wdata_o = gb_q[Lanes*32-1:0];
-  always_comb begin
-    for (int l = 0; l < Lanes; l++) vs_wmask_o[l] = (16'(l) < ow_n);
+  always_comb begin  // evaluated only while copying out
+    vs_wmask_o = '0;
+    if (copy_out) begin
+      for (int l = 0; l < Lanes; l++) vs_wmask_o[l] = (16'(l) < ow_n);
+    end
   end
 
   assign pop_n = (vs_req_o && vs_gnt_i) ? GbCntWidth'(ow_n) : '0;
   assign app_n = or_v_q ? GbCntWidth'(or_n_q) : '0;
 
   logic [GbElems*32-1:0] app_data;
-  always_comb begin
+  always_comb begin  // evaluated only when a word arrives
     app_data = '0;
-    for (int c = 0; c < ArrayCols; c++) begin
-      if (or_v_q && 16'(c) < or_n_q) app_data[c*32 +: 32] = mm_out_rdata[c*32 +: 32];
+    if (copy_out && or_v_q) begin
+      for (int c = 0; c < ArrayCols; c++) begin
+        if (16'(c) < or_n_q) app_data[c*32 +: 32] = mm_out_rdata[c*32 +: 32];
+      end
     end
   end
 
