@@ -467,7 +467,12 @@ QuantModel parse_psm(const std::vector<std::uint8_t>& data, const std::string& s
   c.n_kv_heads = r.get<std::int32_t>("n_kv_heads");
   c.vocab_size = r.get<std::int32_t>("vocab_size");
   c.seq_len = r.get<std::int32_t>("seq_len");
-  c.shared_classifier = (r.get<std::uint32_t>("flags") & 1u) != 0;
+  const auto flags = r.get<std::uint32_t>("flags");
+  if ((flags & ~1u) != 0) {
+    throw std::runtime_error(fmt::format(
+        "{}: flags: expected bit 0 (shared classifier) only, found {:#x}", source, flags));
+  }
+  c.shared_classifier = (flags & 1u) != 0;
   r.read_tensors(r.get<std::uint32_t>("tensor count"));
   if (r.offset() != body_end) {
     throw std::runtime_error(fmt::format("{}: {} unexplained bytes before the checksum", source,

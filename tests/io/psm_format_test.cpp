@@ -281,6 +281,18 @@ TEST_F(PsmFormat, ConfigInconsistentWithTensorsThrowsEvenWithValidChecksum) {
       msg, {"tok_embeddings.weight", "shape", "expected (512, 32)", "found (512, 64)"}));
 }
 
+TEST_F(PsmFormat, UnknownFlagBitsThrow) {
+  PASSIM_REQUIRE_DATA();
+  auto bytes = bytes_;
+  std::uint32_t flags = 0;
+  std::memcpy(&flags, bytes.data() + kConfigAt + 4 * 7, sizeof flags);
+  patch(bytes, kConfigAt + 4 * 7, std::uint32_t{flags | 0x10u});  // after the 7 config i32
+  const std::size_t body_end = bytes.size() - kDigestBytes;
+  const auto digest = passim::sha256_raw({bytes.data(), body_end});
+  std::copy(digest.begin(), digest.end(), bytes.begin() + std::ptrdiff_t(body_end));
+  EXPECT_TRUE(contains_all(load_error(bytes), {"flags", "expected bit 0", "found 0x1"}));
+}
+
 TEST_F(PsmFormat, InvalidConfigThrowsNamingField) {
   PASSIM_REQUIRE_DATA();
   auto bytes = bytes_;
