@@ -43,16 +43,28 @@ module psm_instr_check #(
   assign opcode   = instr_i[psm_pkg::INSTR_OPCODE_LSB +: 8];
   assign op_class = instr_i[psm_pkg::INSTR_OP_CLASS_LSB +: 4];
 
-  // The checks of each opcode group are evaluated only for an instruction of that group.
+  // Opcode -> unit; known = a defined opcode. The checks of each opcode group below are
+  // evaluated only for an instruction of that group.
+  logic known;
+  always_comb begin
+    unit_o = UnitControl;
+    known  = 1'b1;
+    unique case (opcode)
+      psm_pkg::OpNop, psm_pkg::OpEnd, psm_pkg::OpBarrier: unit_o = UnitControl;
+      psm_pkg::OpDmaLoad, psm_pkg::OpDmaStore:              unit_o = UnitDma;
+      psm_pkg::OpMatmul:                                   unit_o = UnitMatmul;
+      psm_pkg::OpSoftmax, psm_pkg::OpRmsnorm, psm_pkg::OpSilu, psm_pkg::OpRope,
+      psm_pkg::OpAdd, psm_pkg::OpMul, psm_pkg::OpEmbed, psm_pkg::OpAttnScore,
+      psm_pkg::OpAttnValue, psm_pkg::OpLayernorm, psm_pkg::OpBatchnorm, psm_pkg::OpGelu:
+        unit_o = UnitVector;
+      default: known = 1'b0;
+    endcase
+  end
+
   logic is_dma, is_mm, is_vec;
-  assign is_dma = (opcode == psm_pkg::OpDmaLoad) || (opcode == psm_pkg::OpDmaStore);
-  assign is_mm  = (opcode == psm_pkg::OpMatmul);
-  assign is_vec = (opcode == psm_pkg::OpSoftmax) || (opcode == psm_pkg::OpRmsnorm)
-                  || (opcode == psm_pkg::OpSilu) || (opcode == psm_pkg::OpRope)
-                  || (opcode == psm_pkg::OpAdd) || (opcode == psm_pkg::OpMul)
-                  || (opcode == psm_pkg::OpEmbed) || (opcode == psm_pkg::OpAttnScore)
-                  || (opcode == psm_pkg::OpAttnValue) || (opcode == psm_pkg::OpLayernorm)
-                  || (opcode == psm_pkg::OpBatchnorm) || (opcode == psm_pkg::OpGelu);
+  assign is_dma = (unit_o == UnitDma);
+  assign is_mm  = (unit_o == UnitMatmul);
+  assign is_vec = (unit_o == UnitVector);
 
   // Fields shared by the DMA opcodes and by the vector opcodes (one layout each).
   psm_pkg::dma_load_instr_t dma;
@@ -233,29 +245,15 @@ module psm_instr_check #(
   end
 
   //////////////////////////////////////////////////////////////////////////////////////////////
-  // Opcode -> unit, error                                                                    //
+  // Error of the instruction                                                                 //
   //////////////////////////////////////////////////////////////////////////////////////////////
 
   always_comb begin
-    unit_o  = UnitControl;
-    error_o = psm_pkg::ErrNone;
-    unique case (opcode)
-      psm_pkg::OpNop, psm_pkg::OpEnd, psm_pkg::OpBarrier: unit_o = UnitControl;
-      psm_pkg::OpDmaLoad, psm_pkg::OpDmaStore: begin
-        unit_o  = UnitDma;
-        error_o = dma_err;
-      end
-      psm_pkg::OpMatmul: begin
-        unit_o  = UnitMatmul;
-        error_o = mm_err;
-      end
-      psm_pkg::OpSoftmax, psm_pkg::OpRmsnorm, psm_pkg::OpSilu, psm_pkg::OpRope,
-      psm_pkg::OpAdd, psm_pkg::OpMul, psm_pkg::OpEmbed, psm_pkg::OpAttnScore,
-      psm_pkg::OpAttnValue, psm_pkg::OpLayernorm, psm_pkg::OpBatchnorm, psm_pkg::OpGelu: begin
-        unit_o  = UnitVector;
-        error_o = vec_err;
-      end
-      default: error_o = psm_pkg::ErrBadOpcode;
+    unique case (unit_o)
+      UnitDma:    error_o = dma_err;
+      UnitMatmul: error_o = mm_err;
+      UnitVector: error_o = vec_err;
+      default:    error_o = known ? psm_pkg::ErrNone : psm_pkg::ErrBadOpcode;
     endcase
     if (error_o == psm_pkg::ErrNone && 32'(op_class) > 32'(psm_pkg::OpClassControl)) begin
       error_o = psm_pkg::ErrBadOperand;
