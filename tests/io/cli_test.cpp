@@ -241,13 +241,19 @@ TEST(CliRun, HelpExitsZero) {
   EXPECT_TRUE(contains_all(r.out + r.err, {"run", "quantize", "perplexity"}));
 }
 
+/// stories260K quantised by `passim quantize` into dir/stories260K.psm; "" on success, else
+/// the command's error output.
+std::string quantize_into(const ScratchDir& dir) {
+  const auto q = run_cli({"quantize", "--model", model(), "--tokenizer", tokenizer(), "--out",
+                          (dir / "stories260K.psm").string()});
+  return q.code == 0 ? "" : "exit " + std::to_string(q.code) + ": " + q.err;
+}
+
 TEST(CliRun, FloatBackendWithPsmModelFails) {
   PASSIM_REQUIRE_DATA();
   const ScratchDir dir;
+  ASSERT_EQ(quantize_into(dir), "");
   const auto psm = dir / "stories260K.psm";
-  const auto q =
-      run_cli({"quantize", "--model", model(), "--tokenizer", tokenizer(), "--out", psm.string()});
-  ASSERT_EQ(q.code, 0) << q.err;
   const auto r = run_cli({"run", "--backend", "float", "--model", psm.string(), "--tokenizer",
                           tokenizer(), "--prompt", "Once upon a time"});
   EXPECT_EQ(r.code, 1);
@@ -258,10 +264,8 @@ TEST(CliRun, FloatBackendWithPsmModelFails) {
 TEST(CliRun, PsmWithADamagedMagicIsNamedSo) {
   PASSIM_REQUIRE_DATA();
   const ScratchDir dir;
+  ASSERT_EQ(quantize_into(dir), "");
   const auto psm = dir / "stories260K.psm";
-  const auto q =
-      run_cli({"quantize", "--model", model(), "--tokenizer", tokenizer(), "--out", psm.string()});
-  ASSERT_EQ(q.code, 0) << q.err;
   auto bytes = read_bytes(psm);
   bytes[0] = 'Q';  // "QASSIMQ": was reported as a bad llama2.c header
   write_bytes(psm, bytes);
