@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// Clock gate of one unit: gclk_o follows clk_i while en_i is high and stays low otherwise, like
-// an integrated clock-gating cell (the enable is latched while the clock is low, so the gated
-// clock never glitches). A gated unit keeps its state and costs a simulator nothing.
+// Clock gate of one unit: gclk_o follows clk_i while the unit needs its clock and stays low
+// otherwise, like an integrated clock-gating cell (the enable is latched while the clock is
+// low, so the gated clock never glitches). The unit is clocked while wake_i (a command, an
+// abort or a reset reaches it) or busy_i is high, and for two cycles after busy_i falls (its
+// done pulse and requantiser pipelines settle). A gated unit keeps its state and costs a
+// simulator nothing.
 // Golden model: none (no data path; the units it clocks have their own golden twins).
 //
 // FPGA flows define PSM_NO_CLOCK_GATING: gclk_o is then clk_i itself, and the units idle on
@@ -9,17 +12,32 @@
 // results: the end-to-end tests run both ways).
 module psm_clock_gate (
   input  logic clk_i,
-  input  logic en_i,    // clock the unit in the next cycle
+  input  logic rst_i,   // synchronous, active high
+  input  logic wake_i,  // clock the unit in this cycle's edge (command, abort, reset)
+  input  logic busy_i,  // the unit's busy_o
   output logic gclk_o
 );
 `ifdef PSM_NO_CLOCK_GATING
-  logic unused_en;
-  assign unused_en = en_i;
-  assign gclk_o    = clk_i;
+  logic unused_inputs;
+  assign unused_inputs = ^{rst_i, wake_i, busy_i};
+  assign gclk_o        = clk_i;
 `else
-  logic en_l;
+  logic busy_q, busy_q2;  // busy_i one and two cycles ago
+
+  always_ff @(posedge clk_i) begin  // control: reset
+    if (rst_i) begin
+      busy_q  <= 1'b0;
+      busy_q2 <= 1'b0;
+    end else begin
+      busy_q  <= busy_i;
+      busy_q2 <= busy_q;
+    end
+  end
+
+  logic en, en_l;
+  assign en = wake_i || busy_i || busy_q || busy_q2;
   always_latch begin
-    if (!clk_i) en_l = en_i;
+    if (!clk_i) en_l = en;
   end
   assign gclk_o = clk_i && en_l;
 `endif

@@ -201,21 +201,13 @@ module psm_accel #(
 
   // The DMA's clock gate (see the matmul stage and the vector unit below): on while it
   // moves data, while an instruction, an abort or a reset reaches it, and two cycles after.
-  logic dma_busy_q, dma_busy_q2, dma_clk;
-
-  always_ff @(posedge clk_i) begin  // control: reset
-    if (rst_i) begin
-      dma_busy_q  <= 1'b0;
-      dma_busy_q2 <= 1'b0;
-    end else begin
-      dma_busy_q  <= dma_busy;
-      dma_busy_q2 <= dma_busy_q;
-    end
-  end
+  logic dma_clk;
 
   psm_clock_gate u_dma_cg (
     .clk_i,
-    .en_i  (sys_rst || abort || unit_start[0] || dma_busy || dma_busy_q || dma_busy_q2),
+    .rst_i,
+    .wake_i(sys_rst || abort || unit_start[0]),
+    .busy_i(dma_busy),
     .gclk_o(dma_clk)
   );
 
@@ -281,31 +273,20 @@ module psm_accel #(
   // Clock gates: the matmul stage and the vector unit are clocked while they run, while a
   // command or a reset reaches them, and for two cycles after they finish (their done pulses
   // and requantiser pipelines settle); an idle unit holds every register anyway.
-  logic mm_busy_q, mm_busy_q2, vec_busy_q, vec_busy_q2;
   logic mm_clk, vec_clk;
-
-  always_ff @(posedge clk_i) begin  // control: reset
-    if (rst_i) begin
-      mm_busy_q   <= 1'b0;
-      mm_busy_q2  <= 1'b0;
-      vec_busy_q  <= 1'b0;
-      vec_busy_q2 <= 1'b0;
-    end else begin
-      mm_busy_q   <= mm_busy;
-      mm_busy_q2  <= mm_busy_q;
-      vec_busy_q  <= vec_busy;
-      vec_busy_q2 <= vec_busy_q;
-    end
-  end
 
   psm_clock_gate u_mm_cg (
     .clk_i,
-    .en_i  (unit_rst || unit_start[1] || mm_busy || mm_busy_q || mm_busy_q2),
+    .rst_i,
+    .wake_i(unit_rst || unit_start[1]),
+    .busy_i(mm_busy),
     .gclk_o(mm_clk)
   );
   psm_clock_gate u_vec_cg (
     .clk_i,
-    .en_i  (unit_rst || unit_start[2] || vec_busy || vec_busy_q || vec_busy_q2),
+    .rst_i,
+    .wake_i(unit_rst || unit_start[2]),
+    .busy_i(vec_busy),
     .gclk_o(vec_clk)
   );
 
