@@ -22,7 +22,9 @@
 // psm_trace watches the same unit events and presents one record per unit instruction on
 // trace_* (the harness collects them into RunStats::records).
 //
-// Clock clk_i, synchronous active-high reset rst_i. CTRL.soft_reset resets the controller
+// Clock clk_i, synchronous active-high reset rst_i. Every input is registered at the port
+// (see "Port registers"): the host and the memory present each value a cycle ahead.
+// CTRL.soft_reset resets the controller
 // and the units (not the registers, counters or memories); the memory side must then drop
 // the responses still owed (SimDevice does).
 module psm_accel #(
@@ -38,13 +40,15 @@ module psm_accel #(
 ) (
   input  logic                               clk_i,
   input  logic                               rst_i,            // synchronous, active high
-  // Host registers (psm_regs): write at the clock edge, read data in the same cycle
+  // Host registers (psm_regs) behind the port registers: a write takes effect at the second
+  // clock edge, read data comes in the next cycle
   input  logic                               reg_we_i,
   input  logic                               reg_re_i,
   input  logic [psm_pkg::REG_ADDR_WIDTH-1:0] reg_addr_i,
   input  logic [31:0]                        reg_wdata_i,
   output logic [31:0]                        reg_rdata_o,
-  // Memory port: 8-byte beats, in-order responses (read data or write acknowledgement)
+  // Memory port: 8-byte beats, in-order responses (read data or write acknowledgement);
+  // mem_req_ready_i and mem_rsp_* are registered, so they are presented a cycle ahead
   output logic                               mem_req_valid_o,
   input  logic                               mem_req_ready_i,
   output logic                               mem_req_we_o,
@@ -87,10 +91,55 @@ module psm_accel #(
   endfunction
 
   //////////////////////////////////////////////////////////////////////////////////////////////
+  // Port registers                                                                          //
+  //////////////////////////////////////////////////////////////////////////////////////////////
+
+  // Every input but the clock is registered here, and nothing else reads an input port: no
+  // combinational path starts at a port. An FPGA build gets registered I/O, and the
+  // Verilated model evaluates no logic twice per cycle (Verilator re-evaluates everything that
+  // depends on an input at every eval(), and the harness evaluates each clock edge). The other
+  // side presents each value one cycle ahead: reg_* the cycle before the access, mem_rsp_* the
+  // cycle before the response's cycle, and mem_req_ready_i whether a request will be accepted
+  // in the next cycle.
+  logic                               rst_q;
+  logic                               reg_we_q, reg_re_q;
+  logic [psm_pkg::REG_ADDR_WIDTH-1:0] reg_addr_q;
+  logic [31:0]                        reg_wdata_q;
+  logic                               mem_req_ready_q, mem_rsp_valid_q, mem_rsp_err_q;
+  logic [63:0]                        mem_rsp_rdata_q;
+  logic                               soft_reset;  // CTRL.soft_reset (psm_regs, below)
+
+  always_ff @(posedge clk_i) begin  // control: rst_q is the registered reset itself
+    rst_q <= rst_i;
+    if (rst_i) begin
+      reg_we_q        <= 1'b0;
+      reg_re_q        <= 1'b0;
+      mem_req_ready_q <= 1'b0;
+      mem_rsp_valid_q <= 1'b0;
+    end else begin
+      reg_we_q        <= reg_we_i;
+      reg_re_q        <= reg_re_i;
+      mem_req_ready_q <= mem_req_ready_i;
+      mem_rsp_valid_q <= mem_rsp_valid_i && !soft_reset;  // owed before the soft reset
+    end
+  end
+
+  always_ff @(posedge clk_i) begin  // datapath: no reset; read only with their valid bits
+    if (reg_we_i || reg_re_i) begin
+      reg_addr_q  <= reg_addr_i;
+      reg_wdata_q <= reg_wdata_i;
+    end
+    if (mem_rsp_valid_i) begin
+      mem_rsp_rdata_q <= mem_rsp_rdata_i;
+      mem_rsp_err_q   <= mem_rsp_err_i;
+    end
+  end
+
+  //////////////////////////////////////////////////////////////////////////////////////////////
   // Registers, resets                                                                       //
   //////////////////////////////////////////////////////////////////////////////////////////////
 
-  logic        start, soft_reset, clear_counters;
+  logic        start, clear_counters;
   logic [31:0] prog_addr, prog_len, watchdog;
   logic        run_busy, run_done;
   logic [7:0]  run_error;
@@ -104,11 +153,11 @@ module psm_accel #(
     .Lanes    (Lanes)
   ) u_regs (
     .clk_i,
-    .rst_i,
-    .reg_we_i,
-    .reg_re_i,
-    .reg_addr_i,
-    .reg_wdata_i,
+    .rst_i           (rst_q),
+    .reg_we_i        (reg_we_q),
+    .reg_re_i        (reg_re_q),
+    .reg_addr_i      (reg_addr_q),
+    .reg_wdata_i     (reg_wdata_q),
     .reg_rdata_o,
     .start_o         (start),
     .soft_reset_o    (soft_reset),
@@ -128,7 +177,7 @@ module psm_accel #(
   logic sys_rst;    // controller and units
   logic unit_rst;   // matmul and vector units: also while the controller aborts
   logic abort;
-  assign sys_rst  = rst_i || soft_reset;
+  assign sys_rst  = rst_q || soft_reset;
   assign unit_rst = sys_rst || abort;
 
   //////////////////////////////////////////////////////////////////////////////////////////////
@@ -167,11 +216,11 @@ module psm_accel #(
     .error_info_o   (error_info),
     .fetch_active_o (fetch_active),
     .mem_req_valid_o(fetch_req_valid),
-    .mem_req_ready_i(mem_req_ready_i),
+    .mem_req_ready_i(mem_req_ready_q),
     .mem_req_addr_o (fetch_req_addr),
-    .mem_rsp_valid_i(mem_rsp_valid_i && fetch_active),
-    .mem_rsp_rdata_i(mem_rsp_rdata_i),
-    .mem_rsp_err_i  (mem_rsp_err_i),
+    .mem_rsp_valid_i(mem_rsp_valid_q && fetch_active),
+    .mem_rsp_rdata_i(mem_rsp_rdata_q),
+    .mem_rsp_err_i  (mem_rsp_err_q),
     .fetch_stall_o  (fetch_stall),
     .instr_o        (instr),
     .unit_start_o   (unit_start),
@@ -205,7 +254,7 @@ module psm_accel #(
 
   psm_clock_gate u_dma_cg (
     .clk_i,
-    .rst_i,
+    .rst_i (rst_q),
     .wake_i(sys_rst || abort || unit_start[0]),
     .busy_i(dma_busy),
     .gclk_o(dma_clk)
@@ -227,14 +276,14 @@ module psm_accel #(
     .err_o          (dma_err),
     .stall_o        (dma_stall),
     .mem_req_valid_o(dma_req_valid),
-    .mem_req_ready_i(mem_req_ready_i && !fetch_active),
+    .mem_req_ready_i(mem_req_ready_q && !fetch_active),
     .mem_req_we_o   (dma_req_we),
     .mem_req_addr_o (dma_req_addr),
     .mem_req_wdata_o(dma_req_wdata),
     .mem_req_wstrb_o(dma_req_wstrb),
-    .mem_rsp_valid_i(mem_rsp_valid_i && !fetch_active),
-    .mem_rsp_rdata_i(mem_rsp_rdata_i),
-    .mem_rsp_err_i  (mem_rsp_err_i),
+    .mem_rsp_valid_i(mem_rsp_valid_q && !fetch_active),
+    .mem_rsp_rdata_i(mem_rsp_rdata_q),
+    .mem_rsp_err_i  (mem_rsp_err_q),
     .spad_mem_o     (dma_mem),
     .spad_req_o     (dma_spad_req),
     .spad_we_o      (dma_spad_we),
@@ -277,14 +326,14 @@ module psm_accel #(
 
   psm_clock_gate u_mm_cg (
     .clk_i,
-    .rst_i,
+    .rst_i (rst_q),
     .wake_i(unit_rst || unit_start[1]),
     .busy_i(mm_busy),
     .gclk_o(mm_clk)
   );
   psm_clock_gate u_vec_cg (
     .clk_i,
-    .rst_i,
+    .rst_i (rst_q),
     .wake_i(unit_rst || unit_start[2]),
     .busy_i(vec_busy),
     .gclk_o(vec_clk)
@@ -527,7 +576,7 @@ module psm_accel #(
     .PassWidth(24)
   ) u_counters (
     .clk_i,
-    .rst_i,
+    .rst_i          (rst_q),
     .clear_i        (clear_counters),
     .active_i       (run_busy),
     .unit_busy_i    (unit_busy),

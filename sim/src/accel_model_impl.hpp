@@ -63,20 +63,23 @@ class VerilatedAccel final : public AccelModel {
     tick(port);
   }
 
+  // psm_accel registers reg_* at its port: an access is presented for one cycle and reaches
+  // psm_regs in the next, so each access takes two cycles and has taken effect on return.
   void write_reg(std::uint32_t offset, std::uint32_t value, MemPort& port) override {
     top_->reg_we_i = 1;
     top_->reg_addr_i = static_cast<std::uint8_t>(offset);
     top_->reg_wdata_i = value;
     tick(port);
     top_->reg_we_i = 0;
+    tick(port);
   }
 
   std::uint32_t read_reg(std::uint32_t offset, MemPort& port) override {
     top_->reg_re_i = 1;
     top_->reg_addr_i = static_cast<std::uint8_t>(offset);
-    const std::uint32_t v = tick(port, true);
+    tick(port);
     top_->reg_re_i = 0;
-    return v;
+    return tick(port, true);
   }
 
   std::uint64_t run(std::uint64_t max_cycles, MemPort& port) override {
@@ -118,12 +121,23 @@ class VerilatedAccel final : public AccelModel {
   }
 
  private:
-  /// One clock cycle: present this cycle's response and ready, settle with the clock low,
-  /// hand an accepted request to the memory, then the rising edge, after which the trace
-  /// port shows the records of the instructions that end in the new cycle. Returns
-  /// reg_rdata_o as seen before the edge when `read` is set.
+  /// One clock cycle: settle with the clock low, hand an accepted request to the memory (the
+  /// design saw `mem_req_ready_i` of the previous edge), present what the port registers take
+  /// at the rising edge (the response due in the next cycle, and whether the memory accepts a
+  /// request then), then the edge, after which the trace port shows the records of the
+  /// instructions that end in the new cycle. Returns reg_rdata_o as seen before the edge when
+  /// `read` is set.
   std::uint32_t tick(MemPort& port, bool read = false) {
-    if (cycle_ >= port.next_response_cycle()) {
+    top_->clk_i = 0;
+    top_->eval();
+    dump(2 * cycle_);
+    const std::uint32_t rdata = read ? top_->reg_rdata_o : 0;
+    if (ready_ && top_->mem_req_valid_o != 0) {
+      port.request({top_->mem_req_we_o != 0, top_->mem_req_addr_o, top_->mem_req_wdata_o,
+                    top_->mem_req_wstrb_o},
+                   cycle_);
+    }
+    if (cycle_ + 1 >= port.next_response_cycle()) {
       const MemBeatResponse r = port.pop_response();
       top_->mem_rsp_valid_i = 1;
       top_->mem_rsp_rdata_i = r.rdata;
@@ -131,17 +145,8 @@ class VerilatedAccel final : public AccelModel {
     } else {
       top_->mem_rsp_valid_i = 0;
     }
-    const bool ready = port.ready();
-    top_->mem_req_ready_i = ready ? 1 : 0;
-    top_->clk_i = 0;
-    top_->eval();
-    dump(2 * cycle_);
-    const std::uint32_t rdata = read ? top_->reg_rdata_o : 0;
-    if (ready && top_->mem_req_valid_o != 0) {
-      port.request({top_->mem_req_we_o != 0, top_->mem_req_addr_o, top_->mem_req_wdata_o,
-                    top_->mem_req_wstrb_o},
-                   cycle_);
-    }
+    ready_ = top_->rst_i == 0 && port.ready();  // the port register resets to "not ready"
+    top_->mem_req_ready_i = ready_ ? 1 : 0;
     top_->clk_i = 1;
     top_->eval();
     dump(2 * cycle_ + 1);
@@ -189,6 +194,7 @@ class VerilatedAccel final : public AccelModel {
   std::unique_ptr<VerilatedFstC> trace_;
 #endif
   std::uint64_t cycle_ = 0;
+  bool ready_ = false;  // mem_req_ready_i as the design registered it at the last edge
   std::vector<InstrRecord> records_;
 };
 

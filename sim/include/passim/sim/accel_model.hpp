@@ -47,9 +47,11 @@ class MemPort {
   /// the access and calls `schedule()` with the cycle its response is due.
   virtual void request(const MemBeatRequest& req, std::uint64_t cycle) = 0;
 
-  /// Whether a request would be accepted in this cycle (`mem_req_ready_i`).
+  /// Whether a request would be accepted in this cycle (`mem_req_ready_i`, which the model
+  /// presents a cycle ahead to psm_accel's port register).
   [[nodiscard]] bool ready() const noexcept { return pending_.size() < max_outstanding_; }
-  /// The cycle in which the oldest owed response is presented, or kNever.
+  /// The cycle in which the design receives the oldest owed response (the model presents it on
+  /// `mem_rsp_*` in the cycle before, to psm_accel's port register), or kNever.
   [[nodiscard]] std::uint64_t next_response_cycle() const noexcept {
     return pending_.empty() ? kNever : pending_.front().cycle;
   }
@@ -96,9 +98,10 @@ class AccelModel {
 
   /// Holds rst_i for `cycles` cycles, then releases it (one more cycle).
   virtual void reset(unsigned cycles, MemPort& port) = 0;
-  /// One host register write (one cycle).
+  /// One host register write (two cycles: psm_accel registers the access at its port; the
+  /// write has taken effect on return).
   virtual void write_reg(std::uint32_t offset, std::uint32_t value, MemPort& port) = 0;
-  /// One host register read (one cycle; a _LO read latches its _HI half).
+  /// One host register read (two cycles, as a write; a _LO read latches its _HI half).
   virtual std::uint32_t read_reg(std::uint32_t offset, MemPort& port) = 0;
   /// Runs up to `max_cycles` cycles; stops after the cycle in which STATUS.busy falls.
   /// Returns the cycles run.
