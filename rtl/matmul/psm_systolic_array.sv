@@ -43,10 +43,13 @@ module psm_systolic_array #(
   output logic                           out_valid_o,
   output logic [ArrayCols*AccWidth-1:0]  out_o         // int32 lanes, wrapped sums
 );
-  // Row i of the skew: the activation, valid and swap flag entering PE (i, 0).
+  // Row i of the skew: the activation, valid and swap flag entering PE (i, 0); a swap only
+  // with a valid activation.
   logic signed [DataWidth-1:0] act_h   [ArrayRows];
   logic                        valid_h [ArrayRows];
   logic                        swap_h  [ArrayRows];
+  logic                        swap_in;
+  assign swap_in = act_valid_i && act_swap_i;
 
   // Clock enable of the whole activation/psum path: high from a valid activation until it has
   // left the de-skew (R + C - 1 cycles later, with margin). While it is low every valid bit in
@@ -67,36 +70,39 @@ module psm_systolic_array #(
   // Input skew: row i sees its lane i cycles late                                            //
   //////////////////////////////////////////////////////////////////////////////////////////////
 
+  // The valid and swap flags are the same for every lane: one shift register each, row i
+  // taps it i cycles late. Shift registers are packed, newest in the low slot, so that a
+  // simulator moves them as whole words rather than element by element.
+  if (ArrayRows > 1) begin : g_flags
+    logic [ArrayRows-2:0] valid_sr, swap_sr;  // bit i - 1: the flags entering row i
+
+    always_ff @(posedge clk_i) begin  // control: reset
+      if (rst_i) begin
+        valid_sr <= '0;
+        swap_sr  <= '0;
+      end else if (en) begin
+        valid_sr <= (ArrayRows-1)'({valid_sr, act_valid_i});
+        swap_sr  <= (ArrayRows-1)'({swap_sr, swap_in});
+      end
+    end
+  end
+
   for (genvar i = 0; i < ArrayRows; i++) begin : g_skew
     if (i == 0) begin : g_direct
       assign act_h[0]   = act_i[DataWidth-1:0];
       assign valid_h[0] = act_valid_i;
-      assign swap_h[0]  = act_swap_i;
+      assign swap_h[0]  = swap_in;
     end else begin : g_delay
-      // Shift registers, newest in the low slot: packed, so that a simulator moves them as
-      // whole words rather than element by element.
       localparam int unsigned Depth = i;
       logic [Depth*DataWidth-1:0] act_sr;
-      logic [Depth-1:0]           valid_sr;
-      logic [Depth-1:0]           swap_sr;
-
-      always_ff @(posedge clk_i) begin  // control: reset
-        if (rst_i) begin
-          valid_sr <= '0;
-          swap_sr  <= '0;
-        end else if (en) begin
-          valid_sr <= Depth'({valid_sr, act_valid_i});
-          swap_sr  <= Depth'({swap_sr, act_swap_i});
-        end
-      end
 
       always_ff @(posedge clk_i) begin  // datapath: no reset
         if (en) act_sr <= (Depth*DataWidth)'({act_sr, act_i[i*DataWidth+:DataWidth]});
       end
 
       assign act_h[i]   = act_sr[(Depth-1)*DataWidth +: DataWidth];
-      assign valid_h[i] = valid_sr[Depth-1];
-      assign swap_h[i]  = swap_sr[Depth-1];
+      assign valid_h[i] = g_flags.valid_sr[i-1];
+      assign swap_h[i]  = g_flags.swap_sr[i-1];
     end
   end
 
@@ -104,51 +110,56 @@ module psm_systolic_array #(
   // PE grid                                                                                  //
   //////////////////////////////////////////////////////////////////////////////////////////////
 
-  // One PE's multiply-accumulate: psum + act * w, where w is the shadow weight for the first
-  // activation of a tile (swap) and the active weight otherwise; an invalid activation adds 0.
-  // int32, wraps on overflow like the golden model.
-  function automatic logic signed [AccWidth-1:0] pe_mac(
-      input logic signed [AccWidth-1:0]  psum,
-      input logic                        valid,
-      input logic                        swap,
-      input logic signed [DataWidth-1:0] act,
-      input logic signed [DataWidth-1:0] wgt,
-      input logic signed [DataWidth-1:0] shadow);
-    logic signed [DataWidth-1:0]   w;
-    logic signed [2*DataWidth-1:0] prod;  // full precision, then sign-extended
-    w    = swap ? shadow : wgt;
-    prod = '0;
-    if (valid) prod = act * w;
-    pe_mac = psum + AccWidth'(prod);
-  endfunction
-
-  // PE (i, j) holds an active and a shadow weight, and registers the activation, valid and
+  // PE (i, j) holds an active and a shadow weight, and registers the valid bit, activation and
   // swap flag it passes right and the partial sum it passes down. Its inputs are row i of the
   // skew (column 0) or PE (i, j - 1)'s registers, and 0 (row 0) or PE (i - 1, j)'s partial
-  // sum. The product is formed inside the clock-enabled register update, so that a simulator
-  // evaluates an idle array (en low) with one test per PE and no arithmetic.
+  // sum. Multiply-accumulate: psum + act * w, where w is the shadow weight for the first
+  // activation of a tile (swap) and the active weight otherwise; int32, wraps on overflow like
+  // the golden model.
+  //
+  // A PE updates its activation, partial sum and swap flag only for a valid activation. An
+  // invalid slot's values are never used: the PE to the right and the PE below use them only
+  // with that slot's valid bit, and the de-skew passes them out with out_valid_o low. So a
+  // simulator spends one test per PE on the idle slots (all but one in R for a one-row GEMM)
+  // and does the arithmetic only where it matters.
+  function automatic logic signed [DataWidth-1:0] pe_weight(
+      input logic                        swap,
+      input logic signed [DataWidth-1:0] shadow,
+      input logic signed [DataWidth-1:0] wgt);
+    pe_weight = swap ? shadow : wgt;
+  endfunction
+
+  function automatic logic signed [AccWidth-1:0] pe_mac(
+      input logic signed [AccWidth-1:0]  psum,
+      input logic signed [DataWidth-1:0] act,
+      input logic signed [DataWidth-1:0] wgt);
+    // Both factors sign-extended to the accumulator width: the product is exact, Yosys still
+    // maps it to one 16x16 DSP, and Verilator computes it with one native multiply.
+    pe_mac = psum + AccWidth'(act) * AccWidth'(wgt);
+  endfunction
+
   for (genvar i = 0; i < ArrayRows; i++) begin : g_row
     for (genvar j = 0; j < ArrayCols; j++) begin : g_col
       logic signed [DataWidth-1:0] wgt_q, shadow_q, act_q;
       logic                        valid_q, swap_q;
       logic signed [AccWidth-1:0]  psum_q;
-      logic signed [DataWidth-1:0] act_in;
-      logic                        valid_in, swap_in;
-      logic signed [AccWidth-1:0]  psum_in;
+      logic signed [DataWidth-1:0] a;
+      logic                        valid, swap;
+      logic signed [AccWidth-1:0]  psum;
 
       if (j == 0) begin : g_left
-        assign act_in   = act_h[i];
-        assign valid_in = valid_h[i];
-        assign swap_in  = swap_h[i];
+        assign a     = act_h[i];
+        assign valid = valid_h[i];
+        assign swap  = swap_h[i];
       end else begin : g_inner
-        assign act_in   = g_col[j-1].act_q;
-        assign valid_in = g_col[j-1].valid_q;
-        assign swap_in  = g_col[j-1].swap_q;
+        assign a     = g_col[j-1].act_q;
+        assign valid = g_col[j-1].valid_q;
+        assign swap  = g_col[j-1].swap_q;
       end
       if (i == 0) begin : g_top
-        assign psum_in = '0;
+        assign psum = '0;
       end else begin : g_below
-        assign psum_in = g_row[i-1].g_col[j].psum_q;
+        assign psum = g_row[i-1].g_col[j].psum_q;
       end
 
       always_ff @(posedge clk_i) begin  // control: reset
@@ -156,24 +167,24 @@ module psm_systolic_array #(
           valid_q <= 1'b0;
           swap_q  <= 1'b0;
         end else if (en) begin
-          valid_q <= valid_in;
-          swap_q  <= valid_in && swap_in;
+          valid_q <= valid;
+          if (valid) swap_q <= swap;
         end
       end
 
       // A shadow load in the same cycle as a swap is fine: the swap takes the old shadow value.
       always_ff @(posedge clk_i) begin  // datapath: no reset, maps to DSP
         if (wgt_load_i[i]) shadow_q <= wgt_i[j*DataWidth +: DataWidth];
-        if (en) begin
-          if (valid_in && swap_in) wgt_q <= shadow_q;
-          act_q  <= act_in;
-          psum_q <= pe_mac(psum_in, valid_in, swap_in, act_in, wgt_q, shadow_q);
+        if (en && valid) begin
+          act_q  <= a;
+          psum_q <= pe_mac(psum, a, pe_weight(swap, shadow_q, wgt_q));
+          if (swap) wgt_q <= shadow_q;
         end
       end
 
       if (j == ArrayCols - 1) begin : g_right  // the right edge passes its activation nowhere
         logic unused_act;
-        assign unused_act = ^{act_q, valid_q, swap_q};
+        assign unused_act = ^{act_q, swap_q, valid_q};  // valid_q: used at the bottom only
       end
     end
   end
