@@ -474,7 +474,7 @@ module psm_accel #(
     .ram_wmask_o(wt_wmask)
   );
   assign wt_wdata = dma_spad_wdata[ArrayCols*8-1:0];  // only the DMA writes it
-  psm_ram #(.Depth(WeightDepth), .Lanes(ArrayCols), .LaneWidth(8)) u_weight_mem (
+  psm_ram #(.Depth(WeightDepth), .Lanes(ArrayCols), .LaneWidth(8), .ClockGate(1'b1)) u_weight_mem (
     .clk_i, .req_i(wt_req), .we_i(wt_we), .addr_i(wt_addr), .wdata_i(wt_wdata),
     .wmask_i(wt_wmask), .rdata_o(wt_rdata)
   );
@@ -534,7 +534,7 @@ module psm_accel #(
       else                vs_wdata = dma_spad_wdata[Lanes*32-1:0];
     end
   end
-  psm_ram #(.Depth(VectorDepth), .Lanes(Lanes), .LaneWidth(32)) u_vector_mem (
+  psm_ram #(.Depth(VectorDepth), .Lanes(Lanes), .LaneWidth(32), .ClockGate(1'b1)) u_vector_mem (
     .clk_i, .req_i(vs_req), .we_i(vs_we), .addr_i(vs_addr), .wdata_i(vs_wdata),
     .wmask_i(vs_wmask), .rdata_o(vs_rdata)
   );

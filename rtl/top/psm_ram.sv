@@ -8,6 +8,7 @@ module psm_ram #(
   parameter int unsigned Depth     = 256,  // words
   parameter int unsigned Lanes     = 1,    // write-mask granules per word
   parameter int unsigned LaneWidth = 8,    // bits per granule
+  parameter bit          ClockGate = 1'b0, // clock the array only in cycles with req_i
   // Derived
   localparam int unsigned AddrWidth = (Depth > 1) ? $clog2(Depth) : 1,
   localparam int unsigned Width     = Lanes * LaneWidth
@@ -23,7 +24,24 @@ module psm_ram #(
   logic [Width-1:0] mem_q [Depth];
   logic [Width-1:0] rdata_q;
 
-  always_ff @(posedge clk_i) begin  // datapath: no reset
+  // With ClockGate the array and its read register see a clock edge only in the cycles the
+  // memory is accessed (psm_clock_gate on req_i, like a RAM macro's chip enable): the same
+  // behaviour, and an idle memory costs a simulator nothing. PSM_NO_CLOCK_GATING makes it clk_i.
+  logic ram_clk;
+
+  if (ClockGate) begin : g_gate
+    psm_clock_gate #(.Tail(1'b0)) u_cg (
+      .clk_i,
+      .rst_i (1'b0),
+      .wake_i(req_i),
+      .busy_i(1'b0),
+      .gclk_o(ram_clk)
+    );
+  end else begin : g_free
+    assign ram_clk = clk_i;
+  end
+
+  always_ff @(posedge ram_clk) begin  // datapath: no reset
     if (req_i && we_i) begin
       for (int l = 0; l < Lanes; l++) begin
         if (wmask_i[l]) begin
