@@ -39,41 +39,50 @@ module psm_trace #(
   output logic [Units*32-1:0]        trace_stall_o,   // busy cycles with unit_stall_i
   output logic [Units*PassWidth-1:0] trace_passes_o
 );
-  logic [Units-1:0]           busy_q;
-  logic [Units-1:0]           close;   // a busy stretch ended: present the record
-  logic [Units*32-1:0]        cycles_q, stall_q;
-  logic [Units*PassWidth-1:0] passes_q;
+  logic [Units-1:0] close;  // a busy stretch ended: present the record
 
-  assign close = busy_q & ~unit_busy_i;
+  // One accumulator per unit in its own scope: scalar registers, updated only while there is
+  // something to count (a simulator then touches no wide vector every cycle).
+  for (genvar u = 0; u < Units; u++) begin : g_unit
+    logic                 busy_q;
+    logic [31:0]          cycles_q, stall_q;
+    logic [PassWidth-1:0] passes_q;
+    logic                 busy;
+    logic [PassWidth-1:0] passes;
 
-  always_ff @(posedge clk_i) begin  // counters: reset; wrap at 2^32 and 2^PassWidth
-    if (rst_i) begin
-      busy_q   <= '0;
-      cycles_q <= '0;
-      stall_q  <= '0;
-      passes_q <= '0;
-    end else begin
-      busy_q <= unit_busy_i;
-      for (int u = 0; u < Units; u++) begin
+    assign busy     = unit_busy_i[u];
+    assign passes   = unit_passes_i[u*PassWidth +: PassWidth];
+    assign close[u] = busy_q && !busy;
+
+    always_ff @(posedge clk_i) begin  // counters: reset; wrap at 2^32 and 2^PassWidth
+      if (rst_i) begin
+        busy_q   <= 1'b0;
+        cycles_q <= '0;
+        stall_q  <= '0;
+        passes_q <= '0;
+      end else begin
+        busy_q <= busy;
         if (close[u]) begin
-          cycles_q[u*32 +: 32]               <= 32'd0;
-          stall_q[u*32 +: 32]                <= 32'd0;
-          passes_q[u*PassWidth +: PassWidth] <= unit_passes_i[u*PassWidth +: PassWidth];
+          cycles_q <= 32'd0;
+          stall_q  <= 32'd0;
+          passes_q <= passes;
         end else begin
-          cycles_q[u*32 +: 32] <= cycles_q[u*32 +: 32] + 32'(unit_busy_i[u]);
-          stall_q[u*32 +: 32]  <= stall_q[u*32 +: 32] + 32'(unit_busy_i[u] && unit_stall_i[u]);
-          passes_q[u*PassWidth +: PassWidth] <= passes_q[u*PassWidth +: PassWidth]
-                                                + unit_passes_i[u*PassWidth +: PassWidth];
+          if (busy) begin
+            cycles_q <= cycles_q + 32'd1;
+            if (unit_stall_i[u]) stall_q <= stall_q + 32'd1;
+          end
+          if (passes != '0) passes_q <= passes_q + passes;
         end
       end
     end
+
+    assign trace_cycles_o[u*32 +: 32]               = cycles_q;
+    assign trace_stall_o[u*32 +: 32]                = stall_q;
+    assign trace_passes_o[u*PassWidth +: PassWidth] = passes_q;
   end
 
-  assign trace_valid_o  = close;
-  assign trace_pc_o     = unit_pc_i;
-  assign trace_cycles_o = cycles_q;
-  assign trace_stall_o  = stall_q;
-  assign trace_passes_o = passes_q;
+  assign trace_valid_o = close;
+  assign trace_pc_o    = unit_pc_i;
 
 `ifndef SYNTHESIS
   for (genvar u = 0; u < Units; u++) begin : g_check
