@@ -26,7 +26,11 @@ void DramTarget::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& 
 
   // The channel: this transfer starts when both it and the channel are ready.
   const sc_core::sc_time start = std::max(sc_core::sc_time_stamp() + delay, busy_until_);
-  busy_until_ = start + sc_core::sc_time(ns_per_byte_ * len, sc_core::SC_NS);
+  if (len != xfer_len_) {  // every beat has the same length: convert it once
+    xfer_len_ = len;
+    xfer_time_ = sc_core::sc_time(ns_per_byte_ * len, sc_core::SC_NS);
+  }
+  busy_until_ = start + xfer_time_;
   delay = busy_until_ + latency_ - sc_core::sc_time_stamp();
 
   if (addr > mem_.size() || len > mem_.size() - addr || trans.get_streaming_width() < len) {

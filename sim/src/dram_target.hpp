@@ -33,6 +33,8 @@ class DramTarget : public sc_core::sc_module {
   sc_core::sc_time latency_;
   double ns_per_byte_;
   sc_core::sc_time busy_until_ = sc_core::SC_ZERO_TIME;
+  unsigned xfer_len_ = 0;                               // the length of xfer_time_
+  sc_core::sc_time xfer_time_ = sc_core::SC_ZERO_TIME;  // channel time of xfer_len_ bytes
 };
 
 }  // namespace passim::sim

@@ -74,13 +74,13 @@ class AccelSystem : public sc_core::sc_module, public MemPort {
 
   /// A beat accepted in cycle `cycle`: one b_transport.
   void request(const MemBeatRequest& r, std::uint64_t cycle) override {
-    std::uint8_t data[8];
-    std::uint8_t be[8];
+    std::uint8_t* data = beat_data_;
+    std::uint8_t* be = beat_be_;
     std::memcpy(data, &r.wdata, 8);  // little-endian host (x86-64, AArch64)
     for (int i = 0; i < 8; ++i) {
       be[i] = ((r.wstrb >> i) & 1u) ? TLM_BYTE_ENABLED : TLM_BYTE_DISABLED;
     }
-    tlm::tlm_generic_payload trans;
+    tlm::tlm_generic_payload& trans = trans_;  // one payload, every field set for each beat
     trans.set_command(r.write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
     trans.set_address(r.addr);
     trans.set_data_ptr(data);
@@ -176,6 +176,9 @@ class AccelSystem : public sc_core::sc_module, public MemPort {
   std::uint64_t max_cycles_ = 0;
   std::uint64_t base_ = 0;  // the model cycle at SystemC time 0
   tlm_utils::tlm_quantumkeeper qk_;
+  tlm::tlm_generic_payload trans_;  // reused by every beat (constructing one allocates)
+  std::uint8_t beat_data_[8] = {};
+  std::uint8_t beat_be_[8] = {};
   sc_core::sc_event job_event_;
   Job job_;
 };
