@@ -115,29 +115,14 @@ module psm_systolic_array #(
   // skew (column 0) or PE (i, j - 1)'s registers, and 0 (row 0) or PE (i - 1, j)'s partial
   // sum. Multiply-accumulate: psum + act * w, where w is the shadow weight for the first
   // activation of a tile (swap) and the active weight otherwise; int32, wraps on overflow like
-  // the golden model.
+  // the golden model. Written inline, not as a function: Verilator 5.006 initialises every
+  // local of an inlined function call in every evaluation.
   //
   // A PE updates its activation, partial sum and swap flag only for a valid activation. An
   // invalid slot's values are never used: the PE to the right and the PE below use them only
   // with that slot's valid bit, and the de-skew passes them out with out_valid_o low. So a
   // simulator spends one test per PE on the idle slots (all but one in R for a one-row GEMM)
   // and does the arithmetic only where it matters.
-  function automatic logic signed [DataWidth-1:0] pe_weight(
-      input logic                        swap,
-      input logic signed [DataWidth-1:0] shadow,
-      input logic signed [DataWidth-1:0] wgt);
-    pe_weight = swap ? shadow : wgt;
-  endfunction
-
-  function automatic logic signed [AccWidth-1:0] pe_mac(
-      input logic signed [AccWidth-1:0]  psum,
-      input logic signed [DataWidth-1:0] act,
-      input logic signed [DataWidth-1:0] wgt);
-    // Both factors sign-extended to the accumulator width: the product is exact, Yosys still
-    // maps it to one 16x16 DSP, and Verilator computes it with one native multiply.
-    pe_mac = psum + AccWidth'(act) * AccWidth'(wgt);
-  endfunction
-
   for (genvar i = 0; i < ArrayRows; i++) begin : g_row
     for (genvar j = 0; j < ArrayCols; j++) begin : g_col
       logic signed [DataWidth-1:0] wgt_q, shadow_q, act_q;
@@ -177,7 +162,9 @@ module psm_systolic_array #(
         if (wgt_load_i[i]) shadow_q <= wgt_i[j*DataWidth +: DataWidth];
         if (en && valid) begin
           act_q  <= a;
-          psum_q <= pe_mac(psum, a, pe_weight(swap, shadow_q, wgt_q));
+          // Both factors sign-extended to the accumulator width: the product is exact, Yosys
+          // still maps it to one 16x16 DSP, and Verilator computes it with one native multiply.
+          psum_q <= psum + AccWidth'(a) * (swap ? AccWidth'(shadow_q) : AccWidth'(wgt_q));
           if (swap) wgt_q <= shadow_q;
         end
       end
