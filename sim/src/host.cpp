@@ -137,10 +137,13 @@ RunStats run_program(AccelModel& m, MemPort& port, std::uint64_t prog_addr, std:
   return finish_program(m, port, describe);
 }
 
-std::string describe_instruction(const hw::Instr& in, std::uint32_t index) {
+std::string describe_instruction(const hw::Instr& in, std::uint32_t index, int head_layer) {
   const auto op = static_cast<hw::Opcode>(hw::get_field(in, hw::fields::kOpcode));
-  return fmt::format("({} #{}, layer {})", hw::opcode_name(op), index,
-                     hw::get_field(in, hw::fields::kLayer));
+  const auto layer = hw::get_field(in, hw::fields::kLayer);
+  if (head_layer >= 0 && layer == static_cast<std::uint32_t>(head_layer)) {
+    return fmt::format("({} #{}, head)", hw::opcode_name(op), index);
+  }
+  return fmt::format("({} #{}, layer {})", hw::opcode_name(op), index, layer);
 }
 
 }  // namespace passim::sim

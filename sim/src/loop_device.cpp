@@ -100,7 +100,7 @@ RunStats LoopDevice::run(std::uint64_t prog_addr, std::uint32_t len) {
     if (at + 16 <= impl_->dram.mem_.size()) {
       std::memcpy(in.data(), impl_->dram.mem_.data() + at, 16);
     }
-    return describe_instruction(in, index);
+    return describe_instruction(in, index, impl_->opts.head_layer);
   };
   return run_program(m, port, prog_addr, len, impl_->opts.rtl_watchdog, impl_->opts.max_cycles,
                      describe);

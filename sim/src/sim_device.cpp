@@ -153,7 +153,7 @@ class AccelSystem : public sc_core::sc_module, public MemPort {
       if (at + 16 <= dram_.storage().size()) {
         std::memcpy(in.data(), dram_.storage().data() + at, 16);
       }
-      return describe_instruction(in, index);
+      return describe_instruction(in, index, opts_.head_layer);
     };
     start_program(model_, *this, prog_addr, len, opts_.rtl_watchdog);
     const std::uint64_t start = model_.cycle();

@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "accel_harness.hpp"
+#include "passim/sim/host.hpp"
 #include "passim/sim/sim_device.hpp"
 
 namespace {
@@ -488,6 +489,16 @@ TEST(AccelRtl, SimulationWatchdogNamesTheBusyUnit) {
   const auto p2 = ok.finish();
   dev.write_dram(0x30000, {reinterpret_cast<const std::uint8_t*>(p2.data()), p2.size() * 16});
   EXPECT_NO_THROW((void)dev.run(0x30000, std::uint32_t(p2.size())));
+}
+
+// Watchdog and error messages name an instruction by opcode, index and layer; the compiler's
+// classifier layer (n_layers, SimOptions::head_layer) reads "head".
+TEST(AccelRtl, InstructionDescriptionNamesTheHead) {
+  const hw::Instr head = hw::make_instr(hw::Opcode::kMatmul, 5);
+  const hw::Instr last = hw::make_instr(hw::Opcode::kMatmul, 4);
+  EXPECT_EQ(sim::describe_instruction(head, 7), "(MATMUL #7, layer 5)");
+  EXPECT_EQ(sim::describe_instruction(head, 7, 5), "(MATMUL #7, head)");
+  EXPECT_EQ(sim::describe_instruction(last, 7, 5), "(MATMUL #7, layer 4)");
 }
 
 // The clock gates (small and base; tiny is built ungated, like an FPGA): a DMA, a MATMUL and a

@@ -78,6 +78,7 @@ class SimSession final : public RtlSession {
     }
     s.trace_path = o.trace_path;
     s.max_cycles = o.max_cycles;
+    s.head_layer = model.config.n_layers;  // ModelCompiler's layer index of the classifier
     return s;
   }
 

@@ -33,8 +33,10 @@ RunStats finish_program(AccelModel& m, MemPort& port,
 [[noreturn]] void abandon_program(AccelModel& m, MemPort& port, std::uint64_t max_cycles,
                                   const std::function<std::string(std::uint32_t)>& describe);
 
-/// "(DMA_LOAD #3, layer 0)": an instruction for error messages.
-std::string describe_instruction(const hw::Instr& in, std::uint32_t index);
+/// "(DMA_LOAD #3, layer 0)": an instruction for error messages. The compiler gives the
+/// classifier the layer index n_layers: pass it as `head_layer` (negative = unknown) and that
+/// layer reads "head".
+std::string describe_instruction(const hw::Instr& in, std::uint32_t index, int head_layer = -1);
 
 /// The whole run on a plain loop: start_program, then `run()` until STATUS.busy falls or
 /// `max_cycles` (0 = 2^40) pass, then finish_program (or abandon_program).

@@ -27,6 +27,7 @@ struct SimOptions {
   std::uint64_t max_cycles = 0;    ///< per run(): 0 = 2^40 (no limit in practice)
   std::uint32_t rtl_watchdog = 0;  ///< the WATCHDOG register; 0 = off
   std::string trace_path;          ///< FST waveform of every cycle; empty = none
+  int head_layer = -1;  ///< the classifier's layer index (n_layers) for messages; -1 = unknown
 };
 
 /// A run stopped by `SimOptions::max_cycles`; `stats()` holds the counters of the partial run.
