@@ -24,9 +24,8 @@
 //
 // Clock clk_i, synchronous active-high reset rst_i. Every input is registered at the port
 // (see "Port registers"): the host and the memory present each value a cycle ahead.
-// CTRL.soft_reset resets the controller
-// and the units (not the registers, counters or memories); the memory side must then drop
-// the responses still owed (SimDevice does).
+// CTRL.soft_reset resets the controller and the units (not the registers, counters or
+// memories); the memory side must then drop the responses still owed (SimDevice does).
 module psm_accel #(
   parameter int unsigned ArrayRows     = psm_pkg::TINY_ARRAY_ROWS,
   parameter int unsigned ArrayCols     = psm_pkg::TINY_ARRAY_COLS,
