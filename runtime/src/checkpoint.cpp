@@ -61,6 +61,18 @@ FloatModel load_llama2c(const std::filesystem::path& path) {
         "{}: llama2.c header: expected at least {} bytes, found a {}-byte file", source,
         kHeaderBytes, file_bytes));
   }
+  // llama2.c's export.py --version 1 (float32) and 2 (Q8_0) start with the magic 0x616b3432
+  // and a version number; run.c (and this loader) read the legacy version-0 layout.
+  constexpr std::int32_t kExportMagic = 0x616b3432;
+  if (read_i32(header.data()) == kExportMagic) {
+    const std::int32_t version = read_i32(header.data() + 4);
+    throw std::runtime_error(fmt::format(
+        "{}: header: expected a legacy llama2.c checkpoint (export.py --version 0, run.c's "
+        "format), found an export.py version-{} file (magic 0x616b3432{}); export it with "
+        "--version 0",
+        source, version,
+        version == 2 ? ", int8 Q8_0" : version == 1 ? ", float32" : ""));
+  }
   ModelConfig c;
   c.dim = read_i32(header.data() + 0);
   c.hidden_dim = read_i32(header.data() + 4);

@@ -177,6 +177,17 @@ TEST(CheckpointLlama2c, DirectoryInsteadOfFileThrows) {
   EXPECT_TRUE(contains_all(msg, {dir.path().string(), "not a regular file"}));
 }
 
+// llama2.c's newer export formats (export.py --version 1 and 2) start with a magic and a
+// version; they are named as such instead of being read as a legacy header.
+TEST(CheckpointLlama2c, ExportVersionTwoFileIsNamed) {
+  auto bytes = header_only(0x616b3432, 2, 64, 5, 8, 4, 512);
+  bytes.resize(256, 0);
+  const auto msg = load_error(bytes);
+  EXPECT_TRUE(contains_all(msg, {"header", "legacy llama2.c checkpoint", "version-2",
+                                 "Q8_0", "--version 0"}))
+      << msg;
+}
+
 TEST(CheckpointLlama2c, DimNotDivisibleByHeadsThrows) {
   PASSIM_REQUIRE_DATA();
   const auto msg = load_error(stories_with_field(kHeadsAt, 6));  // 64 % 6 != 0
