@@ -11,6 +11,7 @@
 
 #include <verilated.h>
 #if VM_TRACE_FST
+#include <gtkwave/fstapi.h>
 #include <verilated_fst_c.h>
 #endif
 
@@ -115,8 +116,34 @@ class VerilatedAccel final : public AccelModel {
       trace_.reset();
       throw std::runtime_error("open_trace: cannot open " + path);
     }
+    trace_path_ = path;
+    trace_end_ = 0;
 #else
     throw std::runtime_error("open_trace(" + path + "): model built without --trace-fst");
+#endif
+  }
+
+  void close_trace() override {
+#if VM_TRACE_FST
+    if (!trace_) {
+      return;
+    }
+    trace_->close();
+    trace_.reset();
+    // Read the file back: a write that failed leaves it without its last blocks or its
+    // trailer, so the reader refuses it or ends early.
+    void* reader = fstReaderOpen(trace_path_.c_str());
+    const std::uint64_t end = reader != nullptr ? fstReaderGetEndTime(reader) : 0;
+    if (reader != nullptr) {
+      fstReaderClose(reader);
+    }
+    if (reader == nullptr || end < trace_end_) {
+      const std::string found =
+          reader == nullptr ? "an unreadable file" : "end time " + std::to_string(end);
+      throw std::runtime_error("waveform " + trace_path_ + ": expected it to end at time " +
+                               std::to_string(trace_end_) + ", found " + found +
+                               ": incomplete (is its file system full?)");
+    }
 #endif
   }
 
@@ -181,7 +208,8 @@ class VerilatedAccel final : public AccelModel {
   void dump([[maybe_unused]] std::uint64_t half_cycle) {
 #if VM_TRACE_FST
     if (trace_) {
-      trace_->dump(half_cycle * 5);  // 10 time units per cycle
+      trace_end_ = half_cycle * 5;  // 10 time units per cycle
+      trace_->dump(trace_end_);
     }
 #endif
   }
@@ -192,6 +220,8 @@ class VerilatedAccel final : public AccelModel {
   std::unique_ptr<V> top_;
 #if VM_TRACE_FST
   std::unique_ptr<VerilatedFstC> trace_;
+  std::string trace_path_;
+  std::uint64_t trace_end_ = 0;  // time of the last dump
 #endif
   std::uint64_t cycle_ = 0;
   bool ready_ = false;  // mem_req_ready_i as the design registered it at the last edge

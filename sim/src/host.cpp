@@ -109,7 +109,7 @@ RunStats finish_program(AccelModel& m, MemPort& port,
     }
   }
   if (units.empty()) {
-    units = "no unit (the controller)";
+    units = "no unit, only the controller (fetching the program or issuing)";
   }
   // Counters still read the run so far; then stop everything.
   RunStats partial = read_counters(m, port);

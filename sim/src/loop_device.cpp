@@ -108,4 +108,6 @@ RunStats LoopDevice::run(std::uint64_t prog_addr, std::uint32_t len) {
 
 std::uint64_t LoopDevice::cycles() const noexcept { return impl_->model->cycle(); }
 
+void LoopDevice::close_trace() { impl_->model->close_trace(); }
+
 }  // namespace passim::sim

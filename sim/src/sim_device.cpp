@@ -253,6 +253,8 @@ RunStats SimDevice::run(std::uint64_t prog_addr, std::uint32_t len) {
 
 std::uint64_t SimDevice::cycles() const noexcept { return impl_->model->cycle(); }
 
+void SimDevice::close_trace() { impl_->model->close_trace(); }
+
 double SimDevice::sim_time_ns() const { return sc_core::sc_time_stamp().to_seconds() * 1e9; }
 
 }  // namespace passim::sim

@@ -68,6 +68,8 @@ class SimDevice final : public Device {
 
   /// Clock cycles simulated so far (runs, register accesses and reset).
   [[nodiscard]] std::uint64_t cycles() const noexcept;
+  /// Ends the `trace_path` waveform and checks it is complete (AccelModel::close_trace).
+  void close_trace();
   /// SystemC time simulated so far, in ns.
   [[nodiscard]] double sim_time_ns() const;
 
@@ -96,6 +98,8 @@ class LoopDevice final : public Device {
 
   /// Clock cycles simulated so far (runs, register accesses and reset).
   [[nodiscard]] std::uint64_t cycles() const noexcept;
+  /// Like SimDevice::close_trace.
+  void close_trace();
 
  private:
   struct Impl;
