@@ -31,8 +31,9 @@ GenerateResult generate(Backend& backend, const Tokenizer& tok, const GenerateOp
   const std::size_t min_tokens = opts.prompt.size() / tok.max_piece_bytes();
   if (min_tokens > std::size_t(c.seq_len)) {
     throw std::runtime_error(fmt::format(
-        "prompt: expected at most seq_len = {} tokens (BOS included), found {} bytes (at least "
-        "{} tokens)", c.seq_len, opts.prompt.size(), min_tokens));
+        "prompt: expected at most seq_len = {} tokens (BOS included), found at least {} tokens "
+        "({} bytes, at most {} per token)",
+        c.seq_len, min_tokens, opts.prompt.size(), tok.max_piece_bytes()));
   }
   res.prompt_tokens = tok.encode(opts.prompt, true, false);
   const int n_prompt = static_cast<int>(res.prompt_tokens.size());
@@ -135,8 +136,9 @@ std::vector<int> encode_document(const Tokenizer& tok, const std::string& doc, s
   const std::size_t min_tokens = doc.size() / tok.max_piece_bytes();
   if (min_tokens > std::size_t(seq_len)) {  // checked before the quadratic merges
     throw std::runtime_error(fmt::format(
-        "document {}: expected at most seq_len = {} tokens, found {} bytes (at least {} "
-        "tokens)", index, seq_len, doc.size(), min_tokens));
+        "document {}: expected at most seq_len = {} tokens, found at least {} tokens ({} "
+        "bytes, at most {} per token)",
+        index, seq_len, min_tokens, doc.size(), tok.max_piece_bytes()));
   }
   std::vector<int> ids = tok.encode(doc, true, false);
   if (ids.size() > std::size_t(seq_len)) {

@@ -17,6 +17,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ostream.h>
@@ -278,10 +280,15 @@ struct NamedInput {
   const std::string& path;
 };
 
+/// How an output file is written: in place (a report, which may also go to /dev/stdout) or by
+/// replacing whatever is there (a model or a waveform), which only a regular file may be.
+enum class OutputKind { kInPlace, kReplaced };
+
 /// Fails early (before any work) when an output file could not be written there, or when it
 /// is one of the command's inputs (which would be overwritten).
 void check_output_path(const std::string& path, const char* option,
-                       std::initializer_list<NamedInput> inputs) {
+                       std::initializer_list<NamedInput> inputs,
+                       OutputKind kind = OutputKind::kInPlace) {
   if (path.empty()) {
     return;
   }
@@ -300,6 +307,18 @@ void check_output_path(const std::string& path, const char* option,
   }
   if (fs::is_directory(path, ec)) {
     throw std::runtime_error(fmt::format("{} {}: is a folder", option, path));
+  }
+  const bool exists = fs::exists(path, ec);
+  if (kind == OutputKind::kReplaced && exists && !fs::is_regular_file(path, ec)) {
+    throw std::runtime_error(fmt::format(
+        "{} {}: expected a regular file, found a device, pipe or socket; not replaced", option,
+        path));
+  }
+  // The file (if it exists) or its folder must be writable; checked now, not after the run.
+  const std::string target = exists ? path : parent.string();
+  if (::access(target.c_str(), W_OK) != 0) {
+    throw std::runtime_error(fmt::format("{} {}: cannot write {}: {}", option, path, target,
+                                         std::strerror(errno)));
   }
 }
 
@@ -502,7 +521,21 @@ int cmd_run(const RunOptions& o, std::ostream& out, std::ostream& err, const Rtl
   check_output_path(o.rtl.trace_path, "--trace",
                     {{"input model", o.model.model},
                      {"tokenizer", o.model.tokenizer},
-                     {"calibration text", o.model.calib_text}});
+                     {"calibration text", o.model.calib_text}},
+                    OutputKind::kReplaced);
+  if (!o.rtl.trace_path.empty()) {
+    // A waveform takes 15-30 MB per position: refuse an almost full file system up front
+    // (the FST writer cannot report a full disk once it runs).
+    constexpr std::uintmax_t kMinFreeMb = 64;
+    std::error_code ec;
+    const fs::space_info sp = fs::space(fs::absolute(o.rtl.trace_path).parent_path(), ec);
+    if (!ec && sp.available < (kMinFreeMb << 20)) {
+      throw std::runtime_error(fmt::format(
+          "--trace {}: expected at least {} MB free on its file system, found {} MB (a "
+          "waveform takes 15-30 MB per position)",
+          o.rtl.trace_path, kMinFreeMb, sp.available >> 20));
+    }
+  }
   if (!o.report.empty() && o.report == o.rtl.trace_path) {
     throw std::runtime_error(
         fmt::format("--trace {}: the same file as --report; give them different names", o.report));
@@ -576,6 +609,7 @@ int cmd_run(const RunOptions& o, std::ostream& out, std::ostream& err, const Rtl
              backend->name(), r.steps, r.seconds, r.tokens_per_second);
   json cycles;
   if (session) {
+    session->close_trace();
     cycles = cycle_report(*session, L.config, err);
   }
   if (!o.report.empty()) {
@@ -629,7 +663,8 @@ int cmd_quantize(const ModelOptions& o, const std::string& out_path, std::ostrea
   check_output_path(out_path, "--out",
                     {{"input model", o.model},
                      {"tokenizer", o.tokenizer},
-                     {"calibration text", o.calib_text}});
+                     {"calibration text", o.calib_text}},
+                    OutputKind::kReplaced);
   Loaded L = load(o, true, true, err);
   save_psm(*L.quant_model, out_path);
   fmt::print(err, "wrote {} ({} bytes)\n", out_path, fs::file_size(out_path));
@@ -998,7 +1033,8 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     std::ostringstream o, e2;
     const int code = app.exit(e, o, e2);
     out << o.str();
-    err << e2.str();
+    // Usage errors read like every other error; --help and --version are not errors.
+    err << (code == 0 || e2.str().empty() ? "" : "passim: error: ") << e2.str();
     return code == 0 ? 0 : 2;
   }
   try {

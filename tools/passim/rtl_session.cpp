@@ -2,7 +2,10 @@
 // `--backend rtl`: the compiled model on SimDevice (Verilated RTL in the SystemC system model).
 #include "rtl_session.hpp"
 
+#include <csignal>
 #include <stdexcept>
+
+#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -12,6 +15,17 @@
 namespace passim::app {
 
 namespace {
+
+/// The FST writer maps its buffers into files: when their file system fills up, a write
+/// raises SIGBUS instead of returning an error. Report it and exit like any other error.
+extern "C" void on_trace_bus_error(int /*signal*/) {
+  static const char kMsg[] =
+      "passim: error: --trace: writing the waveform failed (bus error): its file system is "
+      "full or the file was truncated while it was written\n";
+  const ssize_t ignored = ::write(STDERR_FILENO, kMsg, sizeof kMsg - 1);
+  (void)ignored;
+  ::_exit(1);
+}
 
 /// Forwards to a SimDevice and sums the records of every run, joined with the program it
 /// ran (read back from DRAM), into an OpRecordTable.
@@ -46,12 +60,17 @@ class SimSession final : public RtlSession {
   SimSession(const QuantModel& model, const RtlOptions& o)
       : device_(make_model(o), options(model, o)),
         recording_(device_),
-        backend_(model, recording_, CompileOptions{o.softmax}) {}
+        backend_(model, recording_, CompileOptions{o.softmax}) {
+    if (!o.trace_path.empty()) {
+      std::signal(SIGBUS, on_trace_bus_error);
+    }
+  }
 
   Backend& backend() override { return backend_; }
   const hw::HwConfig& hw() const override { return device_.hw(); }
   std::vector<std::uint64_t> counters() const override { return backend_.stats().counters; }
   std::vector<OpRecord> op_records() const override { return recording_.table().records(); }
+  void close_trace() override { device_.close_trace(); }
 
  private:
   static std::unique_ptr<sim::AccelModel> make_model(const RtlOptions& o) {

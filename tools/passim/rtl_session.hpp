@@ -29,6 +29,8 @@ class RtlSession {
   /// instructions and summed per (layer, opcode, op class, shape), in order of first
   /// appearance.
   [[nodiscard]] virtual std::vector<OpRecord> op_records() const = 0;
+  /// Ends the --trace waveform, if any, and checks it is complete (throws if not).
+  virtual void close_trace() = 0;
 };
 
 struct RtlOptions {
