@@ -4,6 +4,7 @@ common/psm_iexp_pkg.sv
 vector/psm_gelu_phi_pkg.sv
 common/psm_isqrt.sv
 common/psm_divider.sv
+common/psm_row_tail.sv
 norm/psm_rsqrt.sv
 norm/psm_rmsnorm.sv
 norm/psm_layernorm.sv

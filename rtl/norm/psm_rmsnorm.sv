@@ -92,14 +92,13 @@ module psm_rmsnorm #(
 
   logic [Lanes-1:0]    word_mask;
   logic [LenWidth-1:0] left_after;  // left_q after one more word
-  always_comb begin
-    word_mask  = '0;
-    left_after = '0;
-    if (active) begin
-      for (int l = 0; l < Lanes; l++) word_mask[l] = (LenWidth'(l) < left_q);
-      left_after = (left_q > LenWidth'(Lanes)) ? left_q - LenWidth'(Lanes) : '0;
-    end
-  end
+
+  psm_row_tail #(.Lanes(Lanes), .LenWidth(LenWidth)) u_row_tail (
+    .en_i        (active),
+    .left_i      (left_q),
+    .mask_o      (word_mask),
+    .left_after_o(left_after)
+  );
 
   logic start_walk;    // rewind to the start of the row (start of each pass)
   logic advance_walk;  // one more word requested (pass 0) or written (pass 1)
