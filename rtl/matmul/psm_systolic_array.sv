@@ -162,9 +162,14 @@ module psm_systolic_array #(
         if (wgt_load_i[i]) shadow_q <= wgt_i[j*DataWidth +: DataWidth];
         if (en && valid) begin
           act_q  <= a;
-          // Both factors sign-extended to the accumulator width: the product is exact, Yosys
-          // still maps it to one 16x16 DSP, and Verilator computes it with one native multiply.
-          psum_q <= psum + AccWidth'(a) * (swap ? AccWidth'(shadow_q) : AccWidth'(wgt_q));
+          // Both int8 factors sign-extended to the accumulator width: the product is exact, and
+          // a Verilated model computes it with one native multiply. The weight is selected on
+          // the 8-bit values and extended after the mux, so that Yosys sees an 8 x 8 product
+          // and maps it to one DSP (a mux of extended values became a 32 x 32 multiply).
+          // The WIDTH waiver: the cast extends the signed 8-bit mux, as intended.
+          /* verilator lint_off WIDTH */
+          psum_q <= psum + AccWidth'(a) * AccWidth'(swap ? shadow_q : wgt_q);
+          /* verilator lint_on WIDTH */
           if (swap) wgt_q <= shadow_q;
         end
       end
