@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// One configuration's `AccelModel` factory. Compiled into each Verilated model library with
+// One Verilated model's `AccelModel` factory. Compiled once per configuration and variant with
 // PASSIM_ACCEL_HEADER (the Verilated class header), PASSIM_ACCEL_CLASS, PASSIM_ACCEL_CONFIG
 // (a passim::hw config constant) and PASSIM_ACCEL_FACTORY (the function name) defined.
 #include PASSIM_ACCEL_HEADER
