@@ -128,8 +128,9 @@ class AccelModel {
   virtual void close_trace() = 0;
 };
 
-/// The tiny, small and base configurations (each links its own Verilated library).
-/// `trace` must be true for open_trace() to work (it enables Verilator's tracing first).
+/// The tiny, small and base configurations (each links its own Verilated libraries).
+/// `trace` selects the model Verilated with FST tracing support, which open_trace() needs; the
+/// model without it is a few per cent faster (sim/CMakeLists.txt).
 [[nodiscard]] std::unique_ptr<AccelModel> make_accel_model_tiny(bool trace = false);
 [[nodiscard]] std::unique_ptr<AccelModel> make_accel_model_small(bool trace = false);
 [[nodiscard]] std::unique_ptr<AccelModel> make_accel_model_base(bool trace = false);
