@@ -166,9 +166,15 @@ module psm_systolic_array #(
           // a Verilated model computes it with one native multiply. The weight is selected on
           // the 8-bit values and extended after the mux, so that Yosys sees an 8 x 8 product
           // and maps it to one DSP (a mux of extended values became a 32 x 32 multiply).
+          // The `valid ?` select is always true here; it keeps Yosys 0.23's iCE40 DSP packing
+          // (`synth_ice40 -dsp`) from folding the adder and psum_q into the SB_MAC16, which it
+          // gets wrong: it dropped the sign-extended upper bits of psum_q and lost two PEs of
+          // the 2x4 array (checked by tests/sim/synth.cmake's iCE40 netlist test). The zero is
+          // a signed AccWidth literal so that the sum stays signed.
           // The WIDTH waiver: the cast extends the signed 8-bit mux, as intended.
           /* verilator lint_off WIDTH */
-          psum_q <= psum + AccWidth'(a) * AccWidth'(swap ? shadow_q : wgt_q);
+          psum_q <= psum + (valid ? AccWidth'(a) * AccWidth'(swap ? shadow_q : wgt_q)
+                                  : AccWidth'(0));
           /* verilator lint_on WIDTH */
           if (swap) wgt_q <= shadow_q;
         end
