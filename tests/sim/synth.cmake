@@ -64,47 +64,52 @@ write_verilog -noattr ${synth_dir}/psm_matmul_tiny_check.v")
 add_test(NAME matmul_synth_tiny COMMAND ${YOSYS} -q -p "${passim_matmul_tiny_check}")
 set_tests_properties(matmul_synth_tiny PROPERTIES LABELS sim TIMEOUT 600)
 
+# The array alone under `synth_ice40 -dsp`: one SB_MAC16 per PE (an 8 x 8 product each), no
+# more (a 32 x 32 product takes three) and no fewer (a PE lost to register packing).
+add_test(NAME matmul_array_ice40_dsp_count
+  COMMAND ${YOSYS} -q -p "read_verilog -sv ${PASSIM_RTL_DIR}/matmul/psm_systolic_array.sv; \
+chparam -set ArrayRows 2 -set ArrayCols 4 psm_systolic_array; \
+synth_ice40 -dsp -top psm_systolic_array; select -assert-count 8 t:SB_MAC16")
+set_tests_properties(matmul_array_ice40_dsp_count PROPERTIES LABELS sim TIMEOUT 300)
+
 # The same check for the iCE40 flow (the netlist a board build would use): Yosys maps the tiny
 # psm_matmul with `synth_ice40 -dsp` (multipliers on SB_MAC16, memories on SB_RAM40_4K), and the
-# same test source runs against that netlist simulated with Yosys's iCE40 cell models
-# (tools/ice40_cells.py copies the cells the netlist uses into a file Verilator reads). Yosys
-# 0.23's DSP packing is where iCE40 netlists go wrong (rtl/matmul/README.md), which generic
-# `synth` never exercises.
+# same test source runs against that netlist simulated with the cell models of the same Yosys
+# installation (share/yosys/ice40/cells_sim.v). Yosys 0.23's DSP packing is where iCE40 netlists
+# go wrong (rtl/matmul/README.md), which generic `synth` never exercises.
+get_filename_component(passim_yosys_bin_dir ${YOSYS} DIRECTORY)
 find_file(PASSIM_ICE40_CELLS_SIM ice40/cells_sim.v
+  HINTS ${passim_yosys_bin_dir}/../share/yosys
   PATHS /usr/share/yosys /usr/local/share/yosys NO_DEFAULT_PATH)
 if(NOT PASSIM_ICE40_CELLS_SIM)
-  message(STATUS "Yosys iCE40 cell models not found: skipping the iCE40 netlist test")
+  message(STATUS "Yosys iCE40 cell models (share/yosys/ice40/cells_sim.v) not found: "
+                 "skipping the iCE40 netlist test")
   return()
 endif()
-find_package(Python3 3.8 REQUIRED COMPONENTS Interpreter)
 
 set(PASSIM_MATMUL_TINY_ICE40 ${CMAKE_CURRENT_BINARY_DIR}/psm_matmul_tiny_ice40.v)
-set(PASSIM_MATMUL_TINY_ICE40_CELLS ${CMAKE_CURRENT_BINARY_DIR}/psm_matmul_tiny_ice40_cells.v)
 string(REPLACE ";" " " passim_matmul_rtl_words "${PASSIM_MATMUL_RTL}")
 set(passim_matmul_tiny_ice40_ys "read_verilog -sv ${passim_matmul_rtl_words}; \
 chparam ${PASSIM_MATMUL_TINY_PARAMS} psm_matmul; synth_ice40 -dsp -flatten -top psm_matmul; \
 write_verilog -noattr ${PASSIM_MATMUL_TINY_ICE40}")
-set(passim_ice40_cells_cmd ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tools/ice40_cells.py
-  ${PASSIM_ICE40_CELLS_SIM} ${PASSIM_MATMUL_TINY_ICE40} ${PASSIM_MATMUL_TINY_ICE40_CELLS})
 
-if(NOT EXISTS ${PASSIM_MATMUL_TINY_ICE40_CELLS})
+if(NOT EXISTS ${PASSIM_MATMUL_TINY_ICE40})
   message(STATUS "Synthesising psm_matmul (2x4) for iCE40 with Yosys for the netlist test")
   execute_process(COMMAND ${YOSYS} -q -p "${passim_matmul_tiny_ice40_ys}"
     COMMAND_ERROR_IS_FATAL ANY)
-  execute_process(COMMAND ${passim_ice40_cells_cmd} COMMAND_ERROR_IS_FATAL ANY)
 endif()
-add_custom_command(OUTPUT ${PASSIM_MATMUL_TINY_ICE40} ${PASSIM_MATMUL_TINY_ICE40_CELLS}
+add_custom_command(OUTPUT ${PASSIM_MATMUL_TINY_ICE40}
   COMMAND ${YOSYS} -q -p "${passim_matmul_tiny_ice40_ys}"
-  COMMAND ${passim_ice40_cells_cmd}
-  DEPENDS ${PASSIM_MATMUL_RTL} ${PROJECT_SOURCE_DIR}/tools/ice40_cells.py
+  DEPENDS ${PASSIM_MATMUL_RTL}
   COMMENT "Synthesising psm_matmul (2x4) for iCE40 with Yosys"
   VERBATIM)
 
-# NO_ICE40_DEFAULT_ASSIGNMENTS: the cell models' default port values are for instances that
-# leave ports open, and Verilator 5.006 rejects them.
+# NO_ICE40_DEFAULT_ASSIGNMENTS: the cell models give some ports default values for instances
+# that leave them open (a netlist connects every port), a form Verilator 5.006 rejects.
+# Verilator elaborates only the cells the netlist instantiates.
 add_library(psm_matmul_tiny_ice40 STATIC)
 verilate(psm_matmul_tiny_ice40
-  SOURCES ${PASSIM_MATMUL_TINY_ICE40} ${PASSIM_MATMUL_TINY_ICE40_CELLS}
+  SOURCES ${PASSIM_MATMUL_TINY_ICE40} ${PASSIM_ICE40_CELLS_SIM}
   TOP_MODULE psm_matmul
   PREFIX Vpsm_matmul_tiny_ice40
   VERILATOR_ARGS -fno-dfg -Wno-fatal -Wno-lint -Wno-style -x-assign fast -x-initial fast
@@ -114,11 +119,3 @@ target_compile_options(psm_matmul_tiny_ice40 PRIVATE -w)
 
 passim_matmul_test(passim_matmul_ice40_tests MODEL psm_matmul_tiny_ice40
   PREFIX Vpsm_matmul_tiny_ice40 SUITE MatmulIce40Netlist2x4 CONFIG ${PASSIM_MATMUL_TINY_CONFIG})
-
-# The array alone under `synth_ice40 -dsp`: one SB_MAC16 per PE (an 8 x 8 product each), no
-# more (a 32 x 32 product takes three) and no fewer (a PE lost to register packing).
-add_test(NAME matmul_array_ice40_dsp_count
-  COMMAND ${YOSYS} -q -p "read_verilog -sv ${PASSIM_RTL_DIR}/matmul/psm_systolic_array.sv; \
-chparam -set ArrayRows 2 -set ArrayCols 4 psm_systolic_array; \
-synth_ice40 -dsp -top psm_systolic_array; select -assert-count 8 t:SB_MAC16")
-set_tests_properties(matmul_array_ice40_dsp_count PROPERTIES LABELS sim TIMEOUT 300)
