@@ -128,18 +128,27 @@ module psm_rope #(
   end : g_lane
 
   // Pair p of the step uses elements 2p and 2p+1 of v and entry p of each table word.
-  function automatic logic [2*Lanes*32-1:0] rotate(input logic [2*Lanes*16-1:0] v,
+  // en is always high where the result is latched (the products of r1 are zero otherwise).
+  // The select keeps Yosys 0.23's iCE40 DSP packing (`synth_ice40 -dsp`) from folding the
+  // 33-bit sum r1 into the post-adder of an SB_MAC16, which it gets wrong: the adder's output
+  // is 32 bits and Yosys copies bit 31 into bit 32, so v0 s + v1 c = 2^31 (all four -32768)
+  // came out as -2^31. r0 (at most 2^31 - 2^15 in magnitude) is a subtraction, never packed.
+  function automatic logic [2*Lanes*32-1:0] rotate(input logic                 en,
+                                                   input logic [2*Lanes*16-1:0] v,
                                                    input logic [Lanes*16-1:0]   cos_w,
                                                    input logic [Lanes*16-1:0]   sin_w);
     logic signed [15:0] v0, v1, c, s;
-    logic signed [32:0] r0, r1;  // exact: each product is at most 2^30 in magnitude
+    logic signed [31:0] v0s, v1c;  // exact: each product is at most 2^30 in magnitude
+    logic signed [32:0] r0, r1;
     for (int p = 0; p < Lanes; p++) begin
-      v0 = v[(2*p)*16 +: 16];
-      v1 = v[(2*p+1)*16 +: 16];
-      c  = cos_w[p*16 +: 16];
-      s  = sin_w[p*16 +: 16];
-      r0 = 33'(32'(v0) * 32'(c)) - 33'(32'(v1) * 32'(s));
-      r1 = 33'(32'(v0) * 32'(s)) + 33'(32'(v1) * 32'(c));
+      v0  = v[(2*p)*16 +: 16];
+      v1  = v[(2*p+1)*16 +: 16];
+      c   = cos_w[p*16 +: 16];
+      s   = sin_w[p*16 +: 16];
+      v0s = en ? 32'(v0) * 32'(s) : 32'sd0;
+      v1c = en ? 32'(v1) * 32'(c) : 32'sd0;
+      r0  = 33'(32'(v0) * 32'(c)) - 33'(32'(v1) * 32'(s));
+      r1  = 33'(v0s) + 33'(v1c);
       rotate[(2*p)*32 +: 32]   = 32'(round_sat(r0));
       rotate[(2*p+1)*32 +: 32] = 32'(round_sat(r1));
     end
@@ -147,12 +156,15 @@ module psm_rope #(
 
   // The rotation is computed once per step, in StLatch, when the sin word arrives (the
   // multipliers only switch then).
+  logic sin_arrives;
+  assign sin_arrives = (read_state_q == StReadSin);
+
   always_ff @(posedge clk_i) begin  // datapath: no reset
     unique case (read_state_q)
       StReadV0:  v_q[0 +: Lanes*16]        <= rd16;
       StReadV1:  v_q[Lanes*16 +: Lanes*16] <= rd16;
       StReadCos: cos_w_q                   <= rd16;
-      StReadSin: rot_q                     <= rotate(v_q, cos_w_q, rd16);
+      StReadSin: rot_q                     <= rotate(sin_arrives, v_q, cos_w_q, rd16);
       default: ;  // no read data this cycle
     endcase
   end
