@@ -90,7 +90,7 @@ endif()
 
 set(PASSIM_MATMUL_TINY_ICE40 ${CMAKE_CURRENT_BINARY_DIR}/psm_matmul_tiny_ice40.v)
 passim_matmul_tiny_yosys_script(passim_matmul_tiny_ice40_ys "synth_ice40 -dsp"
-  "write_verilog -noattr ${PASSIM_MATMUL_TINY_ICE40}")
+  "splitnets; write_verilog -noattr ${PASSIM_MATMUL_TINY_ICE40}")
 
 if(NOT EXISTS ${PASSIM_MATMUL_TINY_ICE40})
   message(STATUS "Synthesising psm_matmul (2x4) for iCE40 with Yosys for the netlist test")

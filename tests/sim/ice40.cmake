@@ -1,0 +1,143 @@
+# SPDX-License-Identifier: Apache-2.0
+# iCE40 netlist tests: a unit mapped by Yosys's `synth_ice40 -dsp -flatten` (the netlist a board
+# build uses: multipliers on SB_MAC16, memories on SB_RAM40_4K, logic on SB_LUT4/SB_CARRY/SB_DFF*)
+# runs the unit's own testbench, simulated by Verilator together with the iCE40 cell models of
+# the same Yosys installation (share/yosys/ice40/cells_sim.v). The model keeps the RTL model's
+# class name, so the testbench source is unchanged; the test binary links the netlist in place
+# of that RTL model. Included from tests/sim/CMakeLists.txt after the units' own files.
+#
+# Yosys writes multi-bit wires whose bits are driven and read by different cells (an SB_MAC16
+# output feeding the next one's C port, say). Verilator 5.006 schedules each such wire as one
+# signal, sees combinational loops that are not there (UNOPTFLAT) and then either stops with
+# "Settle region did not converge" (psm_silu, psm_softmax) or leaves bits stale (psm_rmsnorm,
+# psm_eltwise fail their tests), while Icarus Verilog finds the same netlists equal to the RTL
+# and the generic `synth` netlist. `splitnets` (one wire per bit, ports kept as vectors) removes
+# the false loops. -fno-dfg: Verilator's DFG pass mis-simulates some Yosys netlists too
+# (tests/sim/synth.cmake).
+if(NOT YOSYS)
+  return()
+endif()
+
+get_filename_component(passim_yosys_bin_dir ${YOSYS} DIRECTORY)
+find_file(PASSIM_ICE40_CELLS_SIM ice40/cells_sim.v
+  HINTS ${passim_yosys_bin_dir}/../share/yosys
+  PATHS /usr/share/yosys /usr/local/share/yosys NO_DEFAULT_PATH)
+if(NOT PASSIM_ICE40_CELLS_SIM)
+  message(STATUS "Yosys iCE40 cell models (share/yosys/ice40/cells_sim.v) not found: "
+                 "skipping the iCE40 netlist tests")
+  return()
+endif()
+
+# Verilator arguments for a Yosys iCE40 netlist. NO_ICE40_DEFAULT_ASSIGNMENTS: the cell models
+# give some ports default values for instances that leave them open (a netlist connects every
+# port), a form Verilator 5.006 rejects. Verilator elaborates only the cells the netlist uses.
+set(PASSIM_ICE40_VERILATOR_ARGS -fno-dfg -Wno-fatal -Wno-lint -Wno-style
+  -x-assign fast -x-initial fast -DNO_ICE40_DEFAULT_ASSIGNMENTS)
+
+# passim_ice40_netlist(<target> TOP <module> PREFIX <class> SOURCES <sv...> [CHPARAM <args>])
+# Synthesises <module> from SOURCES with `synth_ice40 -dsp -flatten`, then `splitnets` (Yosys
+# `chparam` arguments
+# in CHPARAM, e.g. "-set Lanes 2"), into <target>.v and Verilates it with the cell models into
+# the static library <target> (model class <class>). The first configure synthesises once,
+# since verilate() reads its sources at configure time; later builds re-synthesise when an
+# RTL source changes.
+function(passim_ice40_netlist target)
+  cmake_parse_arguments(N "" "TOP;PREFIX;CHPARAM" "SOURCES" ${ARGN})
+  set(netlist ${CMAKE_CURRENT_BINARY_DIR}/${target}.v)
+  string(REPLACE ";" " " rtl "${N_SOURCES}")
+  set(script "read_verilog -sv ${rtl}")
+  if(N_CHPARAM)
+    string(APPEND script "; chparam ${N_CHPARAM} ${N_TOP}")
+  endif()
+  string(APPEND script "; synth_ice40 -dsp -flatten -top ${N_TOP}; splitnets; write_verilog -noattr ${netlist}")
+  if(NOT EXISTS ${netlist})
+    message(STATUS "Synthesising ${N_TOP} for iCE40 with Yosys (${target})")
+    execute_process(COMMAND ${YOSYS} -q -p "${script}" COMMAND_ERROR_IS_FATAL ANY)
+  endif()
+  add_custom_command(OUTPUT ${netlist}
+    COMMAND ${YOSYS} -q -p "${script}"
+    DEPENDS ${N_SOURCES} ${CMAKE_CURRENT_FUNCTION_LIST_FILE}
+    COMMENT "Synthesising ${N_TOP} for iCE40 with Yosys (${target})"
+    VERBATIM)
+  # Gate-level C++ is large and runs only in tests: -O0 compiles it several times faster.
+  add_library(${target} STATIC)
+  verilate(${target}
+    SOURCES ${netlist} ${PASSIM_ICE40_CELLS_SIM}
+    TOP_MODULE ${N_TOP}
+    PREFIX ${N_PREFIX}
+    VERILATOR_ARGS ${PASSIM_ICE40_VERILATOR_ARGS}
+    OPT_SLOW -O0 OPT_FAST -O0 OPT_GLOBAL -O0)
+  target_compile_options(${target} PRIVATE -w)
+  get_target_property(model_includes ${target} INTERFACE_INCLUDE_DIRECTORIES)
+  set_property(TARGET ${target} APPEND PROPERTY
+    INTERFACE_SYSTEM_INCLUDE_DIRECTORIES ${model_includes})
+endfunction()
+
+# passim_ice40_netlist_test(<name> NETLIST <lib> [MODELS <libs...>] SOURCES <test.cpp>
+#                           FILTER <gtest filter>)
+# Builds the unit's testbench against the netlist library NETLIST (plus the RTL models it also
+# uses, MODELS) and registers the tests FILTER selects as ctest tests named Ice40.<suite>.<test>
+# (`ctest -R "^Ice40\."` runs them all).
+function(passim_ice40_netlist_test name)
+  cmake_parse_arguments(T "" "NETLIST;FILTER" "MODELS;SOURCES" ${ARGN})
+  add_executable(${name} ${T_SOURCES})
+  target_link_libraries(${name} PRIVATE ${T_NETLIST} ${T_MODELS} passim_runtime GTest::gtest_main)
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests/sim/common)
+  passim_warnings(${name})
+  gtest_discover_tests(${name} TEST_PREFIX Ice40. TEST_FILTER ${T_FILTER}
+    PROPERTIES LABELS sim DISCOVERY_TIMEOUT 120)
+endfunction()
+
+set(passim_ice40_tests "")
+
+# Single-pass vector units (tests/sim/vector.cmake): the Lanes = 2 model is the netlist.
+foreach(unit eltwise attn rope)
+  string(TOUPPER ${unit} UNIT)
+  passim_ice40_netlist(psm_${unit}_l2_ice40 TOP psm_${unit} PREFIX Vpsm_${unit}_l2
+    SOURCES ${PASSIM_${UNIT}_RTL} CHPARAM "-set Lanes 2")
+  passim_ice40_netlist_test(${unit}_ice40_test NETLIST psm_${unit}_l2_ice40
+    MODELS vpsm_${unit}_l3 SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/${unit}_rtl_test.cpp
+    FILTER "*Lanes2*")
+  list(APPEND passim_ice40_tests ${unit}_ice40_test)
+endforeach()
+
+passim_ice40_netlist(psm_gelu_l2_ice40 TOP psm_gelu PREFIX Vpsm_gelu_l2
+  SOURCES ${PASSIM_GELU_RTL} CHPARAM "-set Lanes 2")
+passim_ice40_netlist_test(gelu_ice40_test NETLIST psm_gelu_l2_ice40
+  MODELS vpsm_gelu_l4 vpsm_gelu_phi SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/gelu_rtl_test.cpp
+  FILTER "GeluRtl/Lanes2*")
+list(APPEND passim_ice40_tests gelu_ice40_test)
+
+passim_ice40_netlist(psm_silu_l2_ice40 TOP psm_silu PREFIX Vpsm_silu_l2
+  SOURCES ${PASSIM_SILU_RTL} CHPARAM "-set Lanes 2")
+passim_ice40_netlist_test(silu_ice40_test NETLIST psm_silu_l2_ice40
+  MODELS vpsm_silu_l3 SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/silu_rtl_test.cpp
+  FILTER "*Lanes2*:-*EveryInt16Value*")  # the exhaustive sweep takes minutes at gate level
+list(APPEND passim_ice40_tests silu_ice40_test)
+
+# Multi-pass units (softmax.cmake, rmsnorm.cmake, layernorm.cmake).
+passim_ice40_netlist(psm_softmax_l2_ice40 TOP psm_softmax PREFIX Vpsm_softmax_l2
+  SOURCES ${PASSIM_SOFTMAX_RTL} CHPARAM "-set Lanes 2")
+passim_ice40_netlist_test(softmax_ice40_test NETLIST psm_softmax_l2_ice40
+  MODELS vpsm_softmax_l4 vpsm_iexp vpsm_divider64
+  SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/softmax_rtl_test.cpp FILTER "SoftmaxRtl/Lanes2*")
+list(APPEND passim_ice40_tests softmax_ice40_test)
+
+passim_ice40_netlist(psm_rmsnorm_l2_ice40 TOP psm_rmsnorm PREFIX Vpsm_rmsnorm_l2
+  SOURCES ${PASSIM_RSQRT_RTL} ${PASSIM_RTL_DIR}/common/psm_row_tail.sv
+          ${PASSIM_RTL_DIR}/norm/psm_rmsnorm.sv
+  CHPARAM "-set Lanes 2")
+passim_ice40_netlist_test(rmsnorm_ice40_test NETLIST psm_rmsnorm_l2_ice40
+  MODELS vpsm_rsqrt vpsm_isqrt SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/rmsnorm_rtl_test.cpp
+  FILTER "RmsNormRtl*")
+list(APPEND passim_ice40_tests rmsnorm_ice40_test)
+
+passim_ice40_netlist(psm_layernorm_l2_ice40 TOP psm_layernorm PREFIX Vpsm_layernorm_l2
+  SOURCES ${PASSIM_LAYERNORM_RTL} CHPARAM "-set Lanes 2")
+passim_ice40_netlist_test(layernorm_ice40_test NETLIST psm_layernorm_l2_ice40
+  MODELS vpsm_layernorm_l4 SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/layernorm_rtl_test.cpp
+  FILTER "*Lanes2*:-*EveryInt16Value*")  # the exhaustive sweep takes minutes at gate level
+list(APPEND passim_ice40_tests layernorm_ice40_test)
+
+# `cmake --build --preset release --target passim_ice40_tests` builds every netlist test.
+add_custom_target(passim_ice40_tests DEPENDS ${passim_ice40_tests})
