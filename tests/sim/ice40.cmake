@@ -90,6 +90,16 @@ endfunction()
 
 set(passim_ice40_tests "")
 
+# The tiny (2x4) psm_matmul at the depths of its generic netlist test (tests/sim/synth.cmake).
+if(COMMAND passim_matmul_test)
+  passim_ice40_netlist(psm_matmul_tiny_ice40 TOP psm_matmul PREFIX Vpsm_matmul_tiny_ice40
+    SOURCES ${PASSIM_MATMUL_RTL} CHPARAM "${PASSIM_MATMUL_TINY_PARAMS}")
+  passim_matmul_test(passim_matmul_ice40_tests MODEL psm_matmul_tiny_ice40
+    PREFIX Vpsm_matmul_tiny_ice40 SUITE MatmulIce40Netlist2x4
+    CONFIG ${PASSIM_MATMUL_TINY_CONFIG})
+  list(APPEND passim_ice40_tests passim_matmul_ice40_tests)
+endif()
+
 # Single-pass vector units (tests/sim/vector.cmake): the Lanes = 2 model is the netlist.
 foreach(unit eltwise attn rope)
   string(TOUPPER ${unit} UNIT)

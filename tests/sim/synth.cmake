@@ -73,48 +73,4 @@ chparam -set ArrayRows 2 -set ArrayCols 4 psm_systolic_array; \
 synth_ice40 -dsp -top psm_systolic_array; select -assert-count 8 t:SB_MAC16")
 set_tests_properties(matmul_array_ice40_dsp_count PROPERTIES LABELS sim TIMEOUT 300)
 
-# The same check for the iCE40 flow (the netlist a board build would use): Yosys maps the tiny
-# psm_matmul with `synth_ice40 -dsp` (multipliers on SB_MAC16, memories on SB_RAM40_4K), and the
-# same test source runs against that netlist simulated with the cell models of the same Yosys
-# installation (share/yosys/ice40/cells_sim.v). Yosys 0.23's DSP packing is where iCE40 netlists
-# go wrong (rtl/matmul/README.md), which generic `synth` never exercises.
-get_filename_component(passim_yosys_bin_dir ${YOSYS} DIRECTORY)
-find_file(PASSIM_ICE40_CELLS_SIM ice40/cells_sim.v
-  HINTS ${passim_yosys_bin_dir}/../share/yosys
-  PATHS /usr/share/yosys /usr/local/share/yosys NO_DEFAULT_PATH)
-if(NOT PASSIM_ICE40_CELLS_SIM)
-  message(STATUS "Yosys iCE40 cell models (share/yosys/ice40/cells_sim.v) not found: "
-                 "skipping the iCE40 netlist test")
-  return()
-endif()
-
-set(PASSIM_MATMUL_TINY_ICE40 ${CMAKE_CURRENT_BINARY_DIR}/psm_matmul_tiny_ice40.v)
-passim_matmul_tiny_yosys_script(passim_matmul_tiny_ice40_ys "synth_ice40 -dsp"
-  "splitnets; write_verilog -noattr ${PASSIM_MATMUL_TINY_ICE40}")
-
-if(NOT EXISTS ${PASSIM_MATMUL_TINY_ICE40})
-  message(STATUS "Synthesising psm_matmul (2x4) for iCE40 with Yosys for the netlist test")
-  execute_process(COMMAND ${YOSYS} -q -p "${passim_matmul_tiny_ice40_ys}"
-    COMMAND_ERROR_IS_FATAL ANY)
-endif()
-add_custom_command(OUTPUT ${PASSIM_MATMUL_TINY_ICE40}
-  COMMAND ${YOSYS} -q -p "${passim_matmul_tiny_ice40_ys}"
-  DEPENDS ${PASSIM_MATMUL_RTL}
-  COMMENT "Synthesising psm_matmul (2x4) for iCE40 with Yosys"
-  VERBATIM)
-
-# NO_ICE40_DEFAULT_ASSIGNMENTS: the cell models give some ports default values for instances
-# that leave them open (a netlist connects every port), a form Verilator 5.006 rejects.
-# Verilator elaborates only the cells the netlist instantiates.
-add_library(psm_matmul_tiny_ice40 STATIC)
-verilate(psm_matmul_tiny_ice40
-  SOURCES ${PASSIM_MATMUL_TINY_ICE40} ${PASSIM_ICE40_CELLS_SIM}
-  TOP_MODULE psm_matmul
-  PREFIX Vpsm_matmul_tiny_ice40
-  VERILATOR_ARGS -fno-dfg -Wno-fatal -Wno-lint -Wno-style -x-assign fast -x-initial fast
-    -DNO_ICE40_DEFAULT_ASSIGNMENTS
-  OPT_SLOW -O0 OPT_FAST -O0 OPT_GLOBAL -O0)
-target_compile_options(psm_matmul_tiny_ice40 PRIVATE -w)
-
-passim_matmul_test(passim_matmul_ice40_tests MODEL psm_matmul_tiny_ice40
-  PREFIX Vpsm_matmul_tiny_ice40 SUITE MatmulIce40Netlist2x4 CONFIG ${PASSIM_MATMUL_TINY_CONFIG})
+# The tiny unit's iCE40 netlist test (MatmulIce40Netlist2x4) is in tests/sim/ice40.cmake.
