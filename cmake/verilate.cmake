@@ -32,12 +32,21 @@ function(passim_verilated_model target)
   endif()
 endfunction()
 
-# passim_sim_test(<name> MODEL <lib> SOURCES <files...>): a GoogleTest driving a model.
+# passim_sim_test(<name> MODEL <lib...> SOURCES <files...> [TEST_PREFIX <p>] [FILTER <f>]):
+# a GoogleTest driving models; its tests become ctest tests <p><suite>.<test>, only those the
+# gtest filter <f> selects when given.
 function(passim_sim_test name)
-  cmake_parse_arguments(T "" "" "MODEL;SOURCES" ${ARGN})
+  cmake_parse_arguments(T "" "TEST_PREFIX;FILTER" "MODEL;SOURCES" ${ARGN})
   add_executable(${name} ${T_SOURCES})
   target_link_libraries(${name} PRIVATE ${T_MODEL} passim_runtime GTest::gtest_main)
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests/sim/common)
   passim_warnings(${name})
-  gtest_discover_tests(${name} PROPERTIES LABELS sim DISCOVERY_TIMEOUT 120)
+  set(discover_args "")
+  if(T_TEST_PREFIX)
+    list(APPEND discover_args TEST_PREFIX ${T_TEST_PREFIX})
+  endif()
+  if(T_FILTER)
+    list(APPEND discover_args TEST_FILTER ${T_FILTER})
+  endif()
+  gtest_discover_tests(${name} ${discover_args} PROPERTIES LABELS sim DISCOVERY_TIMEOUT 120)
 endfunction()

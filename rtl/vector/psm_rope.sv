@@ -132,7 +132,9 @@ module psm_rope #(
   // The select keeps Yosys 0.23's iCE40 DSP packing (`synth_ice40 -dsp`) from folding the
   // 33-bit sum r1 into the post-adder of an SB_MAC16, which it gets wrong: the adder's output
   // is 32 bits and Yosys copies bit 31 into bit 32, so v0 s + v1 c = 2^31 (all four -32768)
-  // came out as -2^31. r0 (at most 2^31 - 2^15 in magnitude) is a subtraction, never packed.
+  // came out as -2^31. |r0| <= 2^31 - 2^15 fits 32 bits, so a 32-bit post-adder would be exact
+  // for it. The select works only while Yosys does not prove en = 1 under the register's
+  // enable; the iCE40 netlist test (Ice40 RopeRtl, tests/sim/ice40.cmake) checks that it does not.
   function automatic logic [2*Lanes*32-1:0] rotate(input logic                 en,
                                                    input logic [2*Lanes*16-1:0] v,
                                                    input logic [Lanes*16-1:0]   cos_w,

@@ -6,9 +6,11 @@ set(PASSIM_RSQRT_RTL
   ${PASSIM_RTL_DIR}/common/psm_divider.sv
   ${PASSIM_RTL_DIR}/norm/psm_rsqrt.sv)
 
+set(PASSIM_RMSNORM_RTL ${PASSIM_RSQRT_RTL} ${PASSIM_RTL_DIR}/common/psm_row_tail.sv
+  ${PASSIM_RTL_DIR}/norm/psm_rmsnorm.sv)
+
 passim_verilated_model(vpsm_rmsnorm_l2 TOP psm_rmsnorm PREFIX Vpsm_rmsnorm_l2
-  SOURCES ${PASSIM_RSQRT_RTL} ${PASSIM_RTL_DIR}/common/psm_row_tail.sv
-          ${PASSIM_RTL_DIR}/norm/psm_rmsnorm.sv PARAMS Lanes=2)
+  SOURCES ${PASSIM_RMSNORM_RTL} PARAMS Lanes=2)
 passim_verilated_model(vpsm_rsqrt TOP psm_rsqrt PREFIX Vpsm_rsqrt SOURCES ${PASSIM_RSQRT_RTL})
 if(NOT TARGET vpsm_isqrt)
   passim_verilated_model(vpsm_isqrt TOP psm_isqrt PREFIX Vpsm_isqrt
@@ -29,7 +31,7 @@ passim_sim_test(rmsnorm_rtl_test MODEL vpsm_rmsnorm_l2 vpsm_rsqrt vpsm_isqrt
 # Synthesis as a test (default parameters, Lanes = 2): Yosys must elaborate and map the unit, and
 # `check -assert` fails on undriven wires, multiple drivers or combinational loops.
 if(YOSYS)
-  string(REPLACE ";" " " rmsnorm_rtl "${PASSIM_RSQRT_RTL};${PASSIM_RTL_DIR}/common/psm_row_tail.sv;${PASSIM_RTL_DIR}/norm/psm_rmsnorm.sv")
+  string(REPLACE ";" " " rmsnorm_rtl "${PASSIM_RMSNORM_RTL}")
   add_test(NAME rmsnorm_synth
     COMMAND ${YOSYS} -q -p "read_verilog -sv ${rmsnorm_rtl}; synth -top psm_rmsnorm; check -assert")
   set_tests_properties(rmsnorm_synth PROPERTIES LABELS sim TIMEOUT 600)
