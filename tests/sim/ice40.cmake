@@ -101,52 +101,36 @@ if(COMMAND passim_matmul_test)
   list(APPEND passim_ice40_tests passim_matmul_ice40_tests)
 endif()
 
-# Single-pass vector units (tests/sim/vector.cmake): the Lanes = 2 model is the netlist.
+# passim_ice40_unit(<unit> SOURCES <sv...> MODELS <libs...> FILTER <gtest filter>)
+# psm_<unit> with Lanes = 2 as netlist psm_<unit>_l2_ice40 (class Vpsm_<unit>_l2, the RTL
+# model's), tested by tests/sim/<unit>_rtl_test.cpp as <unit>_ice40_test.
+function(passim_ice40_unit unit)
+  cmake_parse_arguments(U "" "FILTER" "SOURCES;MODELS" ${ARGN})
+  passim_ice40_netlist(psm_${unit}_l2_ice40 TOP psm_${unit} PREFIX Vpsm_${unit}_l2
+    SOURCES ${U_SOURCES} CHPARAM "-set Lanes 2")
+  passim_ice40_netlist_test(${unit}_ice40_test NETLIST psm_${unit}_l2_ice40 MODELS ${U_MODELS}
+    SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/${unit}_rtl_test.cpp FILTER ${U_FILTER})
+  set(passim_ice40_tests ${passim_ice40_tests} ${unit}_ice40_test PARENT_SCOPE)
+endfunction()
+
+# Single-pass vector units (vector.cmake, gelu.cmake) and the multi-pass ones (softmax.cmake,
+# rmsnorm.cmake, layernorm.cmake). The exhaustive int16 sweeps are left out: they take minutes
+# at gate level.
 foreach(unit eltwise attn rope)
   string(TOUPPER ${unit} UNIT)
-  passim_ice40_netlist(psm_${unit}_l2_ice40 TOP psm_${unit} PREFIX Vpsm_${unit}_l2
-    SOURCES ${PASSIM_${UNIT}_RTL} CHPARAM "-set Lanes 2")
-  passim_ice40_netlist_test(${unit}_ice40_test NETLIST psm_${unit}_l2_ice40
-    MODELS vpsm_${unit}_l3 SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/${unit}_rtl_test.cpp
+  passim_ice40_unit(${unit} SOURCES ${PASSIM_${UNIT}_RTL} MODELS vpsm_${unit}_l3
     FILTER "*Lanes2*")
-  list(APPEND passim_ice40_tests ${unit}_ice40_test)
 endforeach()
-
-passim_ice40_netlist(psm_gelu_l2_ice40 TOP psm_gelu PREFIX Vpsm_gelu_l2
-  SOURCES ${PASSIM_GELU_RTL} CHPARAM "-set Lanes 2")
-passim_ice40_netlist_test(gelu_ice40_test NETLIST psm_gelu_l2_ice40
-  MODELS vpsm_gelu_l4 vpsm_gelu_phi SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/gelu_rtl_test.cpp
+passim_ice40_unit(silu SOURCES ${PASSIM_SILU_RTL} MODELS vpsm_silu_l3
+  FILTER "*Lanes2*:-*EveryInt16Value*")
+passim_ice40_unit(gelu SOURCES ${PASSIM_GELU_RTL} MODELS vpsm_gelu_l4 vpsm_gelu_phi
   FILTER "GeluRtl/Lanes2*")
-list(APPEND passim_ice40_tests gelu_ice40_test)
-
-passim_ice40_netlist(psm_silu_l2_ice40 TOP psm_silu PREFIX Vpsm_silu_l2
-  SOURCES ${PASSIM_SILU_RTL} CHPARAM "-set Lanes 2")
-passim_ice40_netlist_test(silu_ice40_test NETLIST psm_silu_l2_ice40
-  MODELS vpsm_silu_l3 SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/silu_rtl_test.cpp
-  FILTER "*Lanes2*:-*EveryInt16Value*")  # the exhaustive sweep takes minutes at gate level
-list(APPEND passim_ice40_tests silu_ice40_test)
-
-# Multi-pass units (softmax.cmake, rmsnorm.cmake, layernorm.cmake).
-passim_ice40_netlist(psm_softmax_l2_ice40 TOP psm_softmax PREFIX Vpsm_softmax_l2
-  SOURCES ${PASSIM_SOFTMAX_RTL} CHPARAM "-set Lanes 2")
-passim_ice40_netlist_test(softmax_ice40_test NETLIST psm_softmax_l2_ice40
-  MODELS vpsm_softmax_l4 vpsm_iexp vpsm_divider64
-  SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/softmax_rtl_test.cpp FILTER "SoftmaxRtl/Lanes2*")
-list(APPEND passim_ice40_tests softmax_ice40_test)
-
-passim_ice40_netlist(psm_rmsnorm_l2_ice40 TOP psm_rmsnorm PREFIX Vpsm_rmsnorm_l2
-  SOURCES ${PASSIM_RMSNORM_RTL} CHPARAM "-set Lanes 2")
-passim_ice40_netlist_test(rmsnorm_ice40_test NETLIST psm_rmsnorm_l2_ice40
-  MODELS vpsm_rsqrt vpsm_isqrt SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/rmsnorm_rtl_test.cpp
+passim_ice40_unit(softmax SOURCES ${PASSIM_SOFTMAX_RTL}
+  MODELS vpsm_softmax_l4 vpsm_iexp vpsm_divider64 FILTER "SoftmaxRtl/Lanes2*")
+passim_ice40_unit(rmsnorm SOURCES ${PASSIM_RMSNORM_RTL} MODELS vpsm_rsqrt vpsm_isqrt
   FILTER "RmsNormRtl*")
-list(APPEND passim_ice40_tests rmsnorm_ice40_test)
-
-passim_ice40_netlist(psm_layernorm_l2_ice40 TOP psm_layernorm PREFIX Vpsm_layernorm_l2
-  SOURCES ${PASSIM_LAYERNORM_RTL} CHPARAM "-set Lanes 2")
-passim_ice40_netlist_test(layernorm_ice40_test NETLIST psm_layernorm_l2_ice40
-  MODELS vpsm_layernorm_l4 SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/layernorm_rtl_test.cpp
-  FILTER "*Lanes2*:-*EveryInt16Value*")  # the exhaustive sweep takes minutes at gate level
-list(APPEND passim_ice40_tests layernorm_ice40_test)
+passim_ice40_unit(layernorm SOURCES ${PASSIM_LAYERNORM_RTL} MODELS vpsm_layernorm_l4
+  FILTER "*Lanes2*:-*EveryInt16Value*")
 
 # `cmake --build --preset release --target passim_ice40_tests` builds every netlist test.
 add_custom_target(passim_ice40_tests DEPENDS ${passim_ice40_tests})
