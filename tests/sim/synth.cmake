@@ -17,16 +17,16 @@ set(PASSIM_MATMUL_TINY_PARAMS
   "-set ArrayRows 2 -set ArrayCols 4 -set InDepth 64 -set WgtDepth 64 -set AccDepth 8 \
 -set OutDepth 32 -set RqDepth 16 -set DimWidth 8")
 
-# Reads the RTL, fixes the parameters, synthesises with <synth> (a Yosys synthesis command,
-# given -flatten -top psm_matmul), then runs <tail> (a Yosys command list).
-function(passim_matmul_tiny_yosys_script out_var synth tail)
+# Reads the RTL, fixes the parameters, synthesises to generic gates (flattened), then runs
+# <tail> (a Yosys command list).
+function(passim_matmul_tiny_yosys_script out_var tail)
   string(REPLACE ";" " " rtl "${PASSIM_MATMUL_RTL}")
   set(${out_var} "read_verilog -sv ${rtl}; chparam ${PASSIM_MATMUL_TINY_PARAMS} psm_matmul; \
-${synth} -flatten -top psm_matmul; ${tail}" PARENT_SCOPE)
+synth -flatten -top psm_matmul; ${tail}" PARENT_SCOPE)
 endfunction()
 
 set(PASSIM_MATMUL_TINY_SYN ${CMAKE_CURRENT_BINARY_DIR}/psm_matmul_tiny_syn.v)
-passim_matmul_tiny_yosys_script(passim_matmul_tiny_ys synth
+passim_matmul_tiny_yosys_script(passim_matmul_tiny_ys
   "write_verilog -noattr ${PASSIM_MATMUL_TINY_SYN}")
 
 # verilate() reads its sources at configure time, so the first configure synthesises once.
@@ -59,7 +59,7 @@ passim_matmul_test(passim_matmul_netlist_tests MODEL psm_matmul_tiny_syn
 # undriven wires, multiple drivers or combinational loops. Writes its own netlist and stats.
 set(synth_dir ${CMAKE_CURRENT_BINARY_DIR}/synth_check)
 file(MAKE_DIRECTORY ${synth_dir})
-passim_matmul_tiny_yosys_script(passim_matmul_tiny_check synth
+passim_matmul_tiny_yosys_script(passim_matmul_tiny_check
   "check -assert; tee -o ${synth_dir}/psm_matmul_tiny_stat.txt stat; \
 write_verilog -noattr ${synth_dir}/psm_matmul_tiny_check.v")
 add_test(NAME matmul_synth_tiny COMMAND ${YOSYS} -q -p "${passim_matmul_tiny_check}")
