@@ -9,7 +9,8 @@
 // layouts; word addresses are relative to the operand, data comes the cycle after the read:
 //   input   (read port) words of R int8: word r*KT + kt,  lane i = A[r][kt*R + i]
 //   weight  (read port) words of C int8: word kk*NT + nt, lane j = W[nt*C + j][kk]  (W^T)
-//   requant params    RqDepth  entries:          entry c = (mult, shift, bias) of column c
+//   requant params    C lanes of ceil(RqDepth / C) words: column c = (mult, shift, bias) in
+//                     lane c % C, word c / C, so an n tile's C columns share one word address
 //   accumulator       AccDepth words of C int32: word r = the current n tile's row r
 //   output buffer     OutDepth words of C int32: word r*NT + nt, lane j = out[r][nt*C + j]
 // Input lanes past k and weight lanes past n are padding and may hold anything: the unit zeroes
@@ -198,22 +199,6 @@ module psm_matmul #(
 
   assign busy_o = (state_q != StIdle);
 
-  //////////////////////////////////////////////////////////////////////////////////////////////
-  // Requant parameters (written by the port while idle, read C at a time)                  //
-  //////////////////////////////////////////////////////////////////////////////////////////////
-
-  logic        [30:0] rq_mult_mem  [RqDepth];
-  logic        [5:0]  rq_shift_mem [RqDepth];
-  logic signed [25:0] rq_bias_mem  [RqDepth];
-
-  always_ff @(posedge clk_i) begin
-    if (rq_we_i) begin
-      rq_mult_mem[rq_addr_i]  <= rq_mult_i;
-      rq_shift_mem[rq_addr_i] <= rq_shift_i;
-      rq_bias_mem[rq_addr_i]  <= rq_bias_i;
-    end
-  end
-
   // First k index and first output column of the current tile.
   logic [DimWidth-1:0] k_base, n_base;
   assign k_base = DimWidth'(kt_q * ArrayRows);
@@ -368,6 +353,33 @@ module psm_matmul #(
   // Requantise the final sums (last k tile) into the output buffer                          //
   //////////////////////////////////////////////////////////////////////////////////////////////
 
+  // Requant parameters: one synchronous RAM per lane (block RAM on an FPGA), written by the
+  // port while idle. Column c is lane c % C, word c / C. Cycle A of a last-k-tile row reads the
+  // word of its n tile, so cycle B, which requantises that row, has its C columns' parameters
+  // (other rows do not read: rq_word_q matters only with acc_last_q and requant_en_q).
+  localparam int unsigned RqLaneDepth     = (RqDepth + ArrayCols - 1) / ArrayCols;
+  localparam int unsigned RqLaneAddrWidth = (RqLaneDepth > 1) ? $clog2(RqLaneDepth) : 1;
+  localparam int unsigned RqWordBits      = 26 + 6 + 31;  // {bias, shift, mult}
+
+  logic [RqLaneAddrWidth-1:0] rq_wr_word;
+  logic [31:0]                rq_wr_lane;
+  logic [RqWordBits-1:0]      rq_word_q [ArrayCols];  // cycle B: lane j's column parameters
+  logic                       rq_rd;
+
+  assign rq_rd = arr_valid && requant_en_q && (out_kt_q == ktiles_q - 1'b1);
+
+  assign rq_wr_word = RqLaneAddrWidth'(32'(rq_addr_i) / ArrayCols);
+  assign rq_wr_lane = 32'(rq_addr_i) % ArrayCols;
+
+  for (genvar j = 0; j < ArrayCols; j++) begin : g_rq_lane
+    logic [RqWordBits-1:0] rq_mem [RqLaneDepth];
+
+    always_ff @(posedge clk_i) begin  // datapath: no reset
+      if (rq_we_i && rq_wr_lane == j) rq_mem[rq_wr_word] <= {rq_bias_i, rq_shift_i, rq_mult_i};
+      if (rq_rd) rq_word_q[j] <= rq_mem[RqLaneAddrWidth'(out_nt_q)];
+    end
+  end
+
   logic [ColBits-1:0]      rq_out;
   logic [OutAddrWidth-1:0] out_addr_q, out_addr_q2;
   logic [ColBits-1:0]      out_mem [OutDepth];
@@ -395,9 +407,9 @@ module psm_matmul #(
       if (requant_en_q) begin
         out_bits = out_bits_q;
         if (col < n_q) begin
-          mult  = rq_mult_mem[RqAddrWidth'(col)];
-          shift = rq_shift_mem[RqAddrWidth'(col)];
-          bias  = rq_bias_mem[RqAddrWidth'(col)];
+          mult  = rq_word_q[j][30:0];
+          shift = rq_word_q[j][36:31];
+          bias  = $signed(rq_word_q[j][62:37]);
         end else begin
           mult  = 31'd0;  // padding column: writes 0
         end

@@ -50,8 +50,16 @@ passim_verilated_model(psm_matmul_4x4 TOP psm_matmul PREFIX Vpsm_matmul_4x4
 passim_matmul_test(passim_matmul_rtl_tests_4x4 MODEL psm_matmul_4x4 PREFIX Vpsm_matmul_4x4
   SUITE MatmulRtl4x4 CONFIG 4 4 ${PASSIM_MATMUL_DEPTHS})
 
+# Neither dimension a power of two: the tile address arithmetic and the requant parameter lanes
+# (column c in lane c % 5, word c / 5, 13 words for RqDepth 64) on odd sizes.
+passim_verilated_model(psm_matmul_3x5 TOP psm_matmul PREFIX Vpsm_matmul_3x5
+  SOURCES ${PASSIM_MATMUL_RTL}
+  PARAMS ArrayRows=3 ArrayCols=5)
+passim_matmul_test(passim_matmul_rtl_tests_3x5 MODEL psm_matmul_3x5 PREFIX Vpsm_matmul_3x5
+  SUITE MatmulRtl3x5 CONFIG 3 5 ${PASSIM_MATMUL_DEPTHS})
+
 # RTL models are Verilated with --assert (the netlist has no assertions).
-foreach(t passim_matmul_rtl_tests_2x4 passim_matmul_rtl_tests_4x4)
+foreach(t passim_matmul_rtl_tests_2x4 passim_matmul_rtl_tests_4x4 passim_matmul_rtl_tests_3x5)
   target_compile_definitions(${t} PRIVATE PSM_MM_HAS_ASSERTIONS=1)
 endforeach()
 
@@ -64,6 +72,6 @@ endif()
 target_link_libraries(passim_matmul_rtl_tests_2x4 PRIVATE psm_requant_model)
 target_compile_definitions(passim_matmul_rtl_tests_2x4 PRIVATE PSM_MM_WITH_REQUANT_MODEL=1)
 
-# `cmake --build --preset release --target passim_matmul_rtl_tests` builds both.
+# `cmake --build --preset release --target passim_matmul_rtl_tests` builds all three.
 add_custom_target(passim_matmul_rtl_tests
-  DEPENDS passim_matmul_rtl_tests_2x4 passim_matmul_rtl_tests_4x4)
+  DEPENDS passim_matmul_rtl_tests_2x4 passim_matmul_rtl_tests_4x4 passim_matmul_rtl_tests_3x5)
