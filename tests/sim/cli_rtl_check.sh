@@ -5,8 +5,10 @@
 # passes per row. The per-op records add up to the class counters, show the same passes per
 # row, and their MACs are the model's.
 #   cli_rtl_check.sh <passim> <data-dir> <work-dir> [config, default tiny] [3pass | online]
+# An absolute PASSIM_DATA in the environment replaces <data-dir>, as for the GoogleTest suites.
 set -euo pipefail
 passim=$1 data=$2 work=$3 config=${4:-tiny} softmax=${5:-3pass}
+if [[ ${PASSIM_DATA:-} == /* ]]; then data=$PASSIM_DATA; fi
 model="$data/models/stories260K.bin" tok="$data/models/tok512.bin"
 if [[ ! -f "$model" ]]; then
   echo "stories260K not found in $data: skipped"
