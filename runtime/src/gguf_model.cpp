@@ -473,6 +473,13 @@ Tokenizer tokenizer_from_gguf(const GgufFile& f, int vocab_size) {
            fmt::format("expected {} entries (the model's vocab_size), found {}", vocab, size));
     }
   }
+  for (std::size_t id = 0; id < vocab; ++id) {
+    if (!std::isfinite(scores[id])) {  // would silently change every merge decision
+      fail(f, fmt::format("metadata 'tokenizer.ggml.scores' element {}", id),
+           fmt::format("expected a finite float (the merge score of token {}), found {}", id,
+                       scores[id]));
+    }
+  }
   check_special_tokens(f);
   check_byte_pieces(f, tokens, types);
   std::vector<std::string> pieces;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
@@ -58,6 +59,11 @@ Tokenizer Tokenizer::load(const std::filesystem::path& path, int vocab_size) {
     need(4, rec);
     float score = 0;
     std::memcpy(&score, data.data() + off, 4);
+    if (!std::isfinite(score)) {  // a NaN score would silently change every merge decision
+      throw std::runtime_error(fmt::format(
+          "{}: token {} score (byte offset {}): expected a finite float, found {}", source, i,
+          off, score));
+    }
     off += 4;
     const std::int32_t len = take_i32(fmt::format("token {} length", i));
     if (len < 0 || len > max_len) {

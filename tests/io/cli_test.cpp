@@ -2,7 +2,9 @@
 // The `passim` command line driven in-process: exact run.c text on stdout, JSON reports,
 // exit codes and messages for bad input, and the quantize -> run --backend cpu path.
 #include <cmath>
+#include <cstring>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -204,6 +206,32 @@ TEST(CliRun, TruncatedModelFails) {
   EXPECT_EQ(r.code, 1);
   EXPECT_EQ(r.out, "");
   EXPECT_TRUE(contains_all(r.err, {path.string(), "file size", "truncated"}));
+}
+
+// NaN scores for tokens 403 and 407 of tok512.bin changed how the prompt encodes, and the run
+// still exited 0.
+TEST(CliRun, NonFiniteTokenizerScoreFails) {
+  PASSIM_REQUIRE_DATA();
+  const ScratchDir dir;
+  const auto path = dir / "tok_nan.bin";
+  auto bytes = read_bytes(passim::test::tokenizer_path());
+  std::size_t off = 4;  // int32 max_token_length, then (float32 score, int32 length, bytes)
+  for (int id = 0; id <= 407; ++id) {
+    if (id == 403 || id == 407) {
+      passim::test::patch(bytes, off, std::numeric_limits<float>::quiet_NaN());
+    }
+    std::int32_t len = 0;
+    std::memcpy(&len, bytes.data() + off + 4, 4);
+    off += 8 + std::size_t(len);
+  }
+  write_bytes(path, bytes);
+  const auto r = run_cli({"run", "--model", model(), "--tokenizer", path.string(), "--prompt",
+                          "Once upon a time", "--steps", "8"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_TRUE(contains_all(r.err, {path.string(), "token 403 score", "expected a finite float",
+                                   "found nan"}))
+      << r.err;
 }
 
 TEST(CliRun, MissingModelFileFails) {

@@ -599,6 +599,22 @@ TEST(GgufModelTinyBad, NonFiniteWeight) {
                            {"tensor 'token_embd.weight' element 2095", "found inf"}));
 }
 
+// A NaN merge score silently changes which pairs merge: refused like a NaN weight.
+TEST(GgufModelTinyBad, NonFiniteTokenScore) {
+  const FloatModel m = tiny_model();
+  for (const float bad : {std::numeric_limits<float>::quiet_NaN(),
+                          -std::numeric_limits<float>::infinity()}) {
+    std::vector<float> scores(262, 0.0f);
+    scores[261] = bad;  // " a"
+    GgufWriter g = tiny_writer(m);
+    g.remove("tokenizer.ggml.scores").array<float>("tokenizer.ggml.scores", GgufType::kFloat32,
+                                                   scores);
+    const std::string found = std::isnan(bad) ? "found nan" : "found -inf";
+    EXPECT_TRUE(contains_all(tokenizer_error(g), {"metadata 'tokenizer.ggml.scores' element 261",
+                                                  "expected a finite float", found}));
+  }
+}
+
 TEST(GgufModelTinyBad, TokenizerMetadata) {
   const FloatModel m = tiny_model();
   GgufWriter model = tiny_writer(m);

@@ -2,7 +2,10 @@
 // Tokenizer tests against the llama2.c reference ids, the run.c decoder rules, corrupted
 // tokenizer files and the BPE merge order on a tiny in-memory vocabulary.
 #include <cstdint>
+#include <cstring>
+#include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -173,6 +176,39 @@ TEST(TokenizerLlama2c, NegativeTokenLengthThrows) {
   patch(bytes, 8, std::int32_t{-1});
   const auto msg = load_error(bytes, 512);
   EXPECT_TRUE(contains_all(msg, {"token 0 length", "expected 0..7", "found -1"}));
+}
+
+/// Byte offset of the score of token `id` in the llama2.c tokenizer file `bytes`.
+std::size_t score_offset(const std::vector<std::uint8_t>& bytes, int id) {
+  std::size_t off = 4;  // int32 max_token_length
+  for (int i = 0; i < id; ++i) {
+    std::int32_t len = 0;
+    std::memcpy(&len, bytes.data() + off + 4, 4);
+    off += 8 + std::size_t(len);  // float32 score, int32 length, bytes
+  }
+  return off;
+}
+
+// A NaN score is compared false against every other score, so it silently changed the merges
+// of "Once upon a time" (tokens 403 " Once" and 407 " upon"); every non-finite score is refused.
+TEST(TokenizerLlama2c, NonFiniteScoreThrows) {
+  PASSIM_REQUIRE_DATA();
+  const auto full = read_bytes(passim::test::tokenizer_path());
+  const std::pair<float, const char*> cases[] = {
+      {std::numeric_limits<float>::quiet_NaN(), "found nan"},
+      {std::numeric_limits<float>::infinity(), "found inf"},
+      {-std::numeric_limits<float>::infinity(), "found -inf"},
+  };
+  for (const auto& [bad, found] : cases) {
+    SCOPED_TRACE(found);
+    auto bytes = full;
+    const std::size_t at = score_offset(bytes, 403);
+    patch(bytes, at, bad);
+    const auto msg = load_error(bytes, 512);
+    EXPECT_TRUE(contains_all(msg, {"token 403 score", "byte offset " + std::to_string(at),
+                                   "expected a finite float", found}))
+        << msg;
+  }
 }
 
 TEST(TokenizerLlama2c, BadMaxTokenLengthThrows) {

@@ -32,8 +32,9 @@ namespace passim {
 /// does it: U+2581 becomes a space and the BOS and EOS pieces are wrapped in newlines
 /// ("\n<s>\n"), so it encodes and decodes exactly like the matching `tokenizer.bin`.
 /// Checks: `tokenizer.ggml.tokens` and `.scores` (and `.token_type` if present) have
-/// `vocab_size` entries; BOS and EOS ids (if given) are 1 and 2; ids 3..258 are the byte
-/// pieces "<0x00>".."<0xFF>"; `tokenizer.ggml.add_space_prefix` (if given) is true.
+/// `vocab_size` entries and every score is finite; BOS and EOS ids (if given) are 1 and 2;
+/// ids 3..258 are the byte pieces "<0x00>".."<0xFF>"; `tokenizer.ggml.add_space_prefix` (if
+/// given) is true.
 /// Throws std::runtime_error naming the file, the key and expected vs found.
 [[nodiscard]] Tokenizer tokenizer_from_gguf(const GgufFile& file, int vocab_size);
 

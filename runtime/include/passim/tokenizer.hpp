@@ -24,7 +24,8 @@ class Tokenizer {
  public:
   /// Reads a llama2.c tokenizer file: int32 max_token_length, then `vocab_size` records of
   /// (float32 score, int32 length, bytes). Throws std::runtime_error naming the file, the
-  /// record and expected vs found on a truncated, padded or inconsistent file.
+  /// record and expected vs found on a truncated, padded or inconsistent file, or on a score
+  /// that is not finite.
   [[nodiscard]] static Tokenizer load(const std::filesystem::path& path, int vocab_size);
 
   /// Builds a tokenizer from pieces and scores (tests and embedded models).
