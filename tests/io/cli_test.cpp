@@ -377,7 +377,7 @@ TEST(CliRun, OnlineSoftmaxOnCpuBackendIsReported) {
   EXPECT_EQ(with({"--softmax", "two"}).code, 2);
   const auto f = run_cli({"run", "-b", "float", "-m", model(), "-z", tokenizer(), "-n", "4",
                           "--softmax", "online"});
-  EXPECT_EQ(f.code, 1);
+  EXPECT_EQ(f.code, 2);
   EXPECT_TRUE(contains_all(f.err, {"--softmax online", "float"})) << f.err;
 }
 
@@ -789,7 +789,7 @@ TEST(CliAccuracy, QuantisedModelIsRejected) {
 }
 
 // Character-model options on a llama model, and BatchNorm options on a LayerNorm model, are
-// refused with the option named.
+// refused with the option named, as usage errors (exit 2).
 TEST(CliAccuracy, OptionsThatDoNotApplyAreRefused) {
   if (passim::app::default_model_bytes().empty()) {
     GTEST_SKIP() << "built without the default model";
@@ -797,7 +797,7 @@ TEST(CliAccuracy, OptionsThatDoNotApplyAreRefused) {
   const ScratchDir dir;
   const auto text = gpt_cli::write_verse(dir);
   const auto bn = run_cli({"run", "--batchnorm", "folded", "-n", "4"});
-  EXPECT_EQ(bn.code, 1);
+  EXPECT_EQ(bn.code, 2);
   EXPECT_TRUE(contains_all(bn.err, {"--batchnorm folded", "no BatchNorm", "layernorm"})) << bn.err;
   const auto split = run_cli({"perplexity", "--text", text, "--split", "test"});
   EXPECT_EQ(split.code, 2);
@@ -815,8 +815,12 @@ TEST(CliAccuracy, OptionsThatDoNotApplyAreRefused) {
   if (std::filesystem::exists(passim::test::model_path())) {
     const auto llama = run_cli({"perplexity", "-m", model(), "-z", tokenizer(), "--text",
                                 passim::test::sample_text_path().string(), "--split", "val"});
-    EXPECT_EQ(llama.code, 1);
-    EXPECT_TRUE(contains_all(llama.err, {"--split", "character-level"})) << llama.err;
+    EXPECT_EQ(llama.code, 2);
+    EXPECT_TRUE(contains_all(llama.err, {"--split val", "character-level", model()})) << llama.err;
+    const auto windows = run_cli({"accuracy", "-m", model(), "-z", tokenizer(), "--text",
+                                  passim::test::sample_text_path().string(), "--max-windows", "2"});
+    EXPECT_EQ(windows.code, 2);
+    EXPECT_TRUE(contains_all(windows.err, {"--max-windows", "character-level"})) << windows.err;
   }
 }
 
@@ -842,17 +846,18 @@ TEST(CliPerplexity, CharacterModelWindows) {
   EXPECT_NE(one.out, r.out);
 }
 
-// Simulator options with a backend that has no simulator are refused, not ignored.
+// Simulator options with a backend that has no simulator are refused, not ignored: usage
+// errors (exit 2).
 TEST(CliRun, SimulatorOptionsNeedTheRtlBackend) {
   if (passim::app::default_model_bytes().empty()) {
     GTEST_SKIP() << "built without the default model";
   }
   const auto trace = run_cli({"run", "-b", "cpu", "--trace", "x.fst", "-n", "4"});
-  EXPECT_EQ(trace.code, 1);
+  EXPECT_EQ(trace.code, 2);
   EXPECT_TRUE(contains_all(trace.err, {"--trace", "--backend rtl", "found --backend cpu"}))
       << trace.err;
   const auto cycles = run_cli({"run", "-b", "float", "--max-cycles", "1000", "-n", "4"});
-  EXPECT_EQ(cycles.code, 1);
+  EXPECT_EQ(cycles.code, 2);
   EXPECT_TRUE(contains_all(cycles.err, {"--max-cycles", "found --backend float"})) << cycles.err;
 }
 
@@ -892,7 +897,73 @@ TEST(CliRun, HugePromptIsRefusedBeforeEncoding) {
       << r.err;
   if (!passim::app::default_model_bytes().empty()) {
     const auto bn = run_cli({"run", "-b", "float", "--batchnorm", "folded", "-n", "4"});
-    EXPECT_EQ(bn.code, 1);
+    EXPECT_EQ(bn.code, 2);
     EXPECT_TRUE(contains_all(bn.err, {"--batchnorm folded", "float"})) << bn.err;
   }
+}
+
+// Options that do not apply to the chosen backend, or to the kind of model given, are usage
+// errors like a malformed option (exit 2, "Run with --help"), never ignored and never exit 1.
+TEST(CliRun, OptionsThatDoNotApplyToTheBackendAreUsageErrors) {
+  if (passim::app::default_model_bytes().empty()) {
+    GTEST_SKIP() << "built without the default model";
+  }
+  const ScratchDir dir;
+  const auto text = gpt_cli::write_verse(dir);
+  const auto trace = (dir / "t.fst").string();
+  const std::vector<std::pair<std::vector<std::string>, std::vector<std::string>>> cases = {
+      {{"run", "-b", "float", "--softmax", "online"}, {"--softmax online", "float"}},
+      {{"run", "-b", "cpu", "--trace", trace}, {"--trace", "--backend rtl", "found --backend cpu"}},
+      {{"run", "-b", "cpu", "--max-cycles", "1000"}, {"--max-cycles", "found --backend cpu"}},
+      {{"run", "-b", "float", "--batchnorm", "folded"}, {"--batchnorm folded", "float"}},
+      {{"run", "-b", "float", "--batchnorm", "unfused"}, {"--batchnorm unfused", "float"}},
+      {{"run", "-b", "float", "--config", "tiny"}, {"--config tiny", "found --backend float"}},
+      {{"run", "-b", "float", "--calib-text", text},
+       {"--calib-text", "backends cpu and rtl", "found --backend float"}},
+      {{"perplexity", "-b", "float", "--calib-text", text, "--text", text},
+       {"--calib-text", "found --backend float"}},
+      {{"run", "--batchnorm", "folded"}, {"--batchnorm folded", "no BatchNorm"}},
+      {{"run", "--tokenizer", text}, {"--tokenizer", "built-in model", "--model"}},
+  };
+  for (const auto& [args, expect] : cases) {
+    std::vector<std::string> a = args;
+    if (a[0] == "run") {
+      a.insert(a.end(), {"-n", "4"});
+    }
+    std::string line;
+    for (const auto& w : a) {
+      line += w + " ";
+    }
+    SCOPED_TRACE(line);
+    const auto r = run_cli(a);
+    EXPECT_EQ(r.code, 2);
+    EXPECT_EQ(r.out, "");
+    EXPECT_TRUE(contains_all(r.err, {"passim: error: ", "Run with --help"})) << r.err;
+    for (const std::string& part : expect) {
+      EXPECT_TRUE(contains_all(r.err, {part}));
+    }
+  }
+  EXPECT_FALSE(std::filesystem::exists(trace));
+}
+
+// --config also sets the lane order of the cpu backend's online Softmax, so cpu accepts it.
+TEST(CliRun, ConfigIsAcceptedByTheCpuBackend) {
+  if (passim::app::default_model_bytes().empty()) {
+    GTEST_SKIP() << "built without the default model";
+  }
+  const auto r = run_cli({"run", "-b", "cpu", "--config", "tiny", "-n", "4"});
+  EXPECT_EQ(r.code, 0) << r.err;
+}
+
+// A .psm is already quantised: --calib-text does not apply to it (exit 2).
+TEST(CliRun, CalibTextWithAPsmModelIsAUsageError) {
+  PASSIM_REQUIRE_DATA();
+  const ScratchDir dir;
+  ASSERT_EQ(quantize_into(dir), "");
+  const auto psm = (dir / "stories260K.psm").string();
+  const auto r = run_cli({"run", "-m", psm, "-z", tokenizer(), "--calib-text",
+                          passim::test::sample_text_path().string(), "-n", "4"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_TRUE(contains_all(r.err, {"--calib-text", psm, "already quantised"})) << r.err;
 }

@@ -47,6 +47,13 @@ inline constexpr int kReportVersion = 1;
 inline constexpr const char* kVersion = "0.1.0";
 inline constexpr int kDefaultCalibPositions = 128;
 
+/// Options that do not fit together, or do not apply to the backend or to the kind of model
+/// given: reported like every other error, but with exit code 2, as CLI11's own usage errors.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 /// Options shared by the subcommands that load a model.
 struct ModelOptions {
   std::string model;  ///< empty: the built-in model
@@ -59,6 +66,23 @@ struct ModelOptions {
 /// The model's name in messages: its path, or the built-in model's name.
 std::string model_name(const ModelOptions& o) {
   return o.model.empty() ? std::string(kDefaultModelName) : o.model;
+}
+
+/// The text a perplexity-style command evaluates.
+struct TextOptions {
+  std::string path;
+  std::string split = "all";    ///< character models: train | val | all
+  std::size_t max_windows = 0;  ///< character models: at most this many windows (0 = all)
+};
+
+/// Refuses the character-model text options for a model with a BPE (llama) tokenizer.
+void check_text_options(const Tokenizer& tok, const TextOptions& t, const std::string& model) {
+  if (!tok.is_char_level() && (t.split != "all" || t.max_windows != 0)) {
+    throw UsageError(fmt::format(
+        "{}: only for character-level models; {} is a llama model (its text is split into "
+        "documents)", t.split != "all" ? "--split " + t.split : std::string("--max-windows"),
+        model));
+  }
 }
 
 /// A loaded model: the float checkpoint and/or the quantised model, plus the tokenizer.
@@ -149,7 +173,11 @@ Calibration run_calibration(const FloatModel& fm, const Tokenizer& tok, const st
   return c;
 }
 
-Loaded load(const ModelOptions& o, bool need_float, bool need_quant, std::ostream& err) {
+/// Loads the model and its tokenizer, and quantises it when `need_quant` and it is a float
+/// model. `text`: the options of a command that evaluates a text, checked against the
+/// tokenizer before any quantising.
+Loaded load(const ModelOptions& o, bool need_float, bool need_quant, std::ostream& err,
+            const TextOptions* text = nullptr) {
   Loaded L;
   const auto builtin = default_model_bytes();
   if (o.model.empty() && builtin.empty()) {
@@ -158,7 +186,18 @@ Loaded load(const ModelOptions& o, bool need_float, bool need_quant, std::ostrea
         ".bin, a GGUF file or a passim .psm file)");
   }
   if (o.model.empty() && !o.tokenizer.empty()) {
-    throw std::runtime_error("--tokenizer: the built-in model has its own; give --model too");
+    throw UsageError("--tokenizer: the built-in model has its own; give --model too");
+  }
+  // Options of the integer backends; the float backend runs the float weights as they are.
+  if (!need_quant && !o.calib_text.empty()) {
+    throw UsageError(
+        "--calib-text: only used when quantising a float model (backends cpu and rtl), found "
+        "--backend float");
+  }
+  if (!need_quant && !o.batchnorm.empty()) {
+    throw UsageError(fmt::format(
+        "--batchnorm {}: only for the integer backends (cpu, rtl); the float backend runs the "
+        "model's BatchNorm as trained", o.batchnorm));
   }
   // The format is told by the file's first bytes, never by its name.
   if (o.model.empty() || is_gguf_file(o.model)) {
@@ -180,7 +219,7 @@ Loaded load(const ModelOptions& o, bool need_float, bool need_quant, std::ostrea
           ".psm model", o.model));
     }
     if (!o.calib_text.empty()) {
-      throw std::runtime_error(fmt::format(
+      throw UsageError(fmt::format(
           "--calib-text: {} is already quantised; calibration only applies to a float model",
           o.model));
     }
@@ -205,8 +244,8 @@ Loaded load(const ModelOptions& o, bool need_float, bool need_quant, std::ostrea
   if (!L.tokenizer) {
     L.tokenizer = load_tokenizer(find_tokenizer(o), L.config.vocab_size);
   }
-  if (!need_quant && !o.calib_text.empty()) {
-    throw std::runtime_error("--calib-text: only used when quantising (backend cpu)");
+  if (text != nullptr) {
+    check_text_options(*L.tokenizer, *text, model_name(o));
   }
   if (!o.batchnorm.empty() && o.batchnorm != "unfused" && o.batchnorm != "folded") {
     throw std::runtime_error(
@@ -216,14 +255,9 @@ Loaded load(const ModelOptions& o, bool need_float, bool need_quant, std::ostrea
     return L;
   }
   const bool folded = o.batchnorm == "folded";
-  if (!o.batchnorm.empty() && !need_quant) {
-    throw std::runtime_error(fmt::format(
-        "--batchnorm {}: only for the integer backends (cpu, rtl); the float backend runs the "
-        "model's BatchNorm as trained", o.batchnorm));
-  }
   if (folded && L.config.norm != NormKind::kBatch) {
-    throw std::runtime_error(fmt::format("--batchnorm folded: {} has no BatchNorm (its norm is {})",
-                                         model_name(o), norm_name(L.config.norm)));
+    throw UsageError(fmt::format("--batchnorm folded: {} has no BatchNorm (its norm is {})",
+                                 model_name(o), norm_name(L.config.norm)));
   }
   if (L.quant_model && L.config.norm == NormKind::kBatch &&
       folded != (L.quant_model->batchnorm == BatchNormMode::kFolded)) {
@@ -365,6 +399,7 @@ struct RunOptions {
   std::uint64_t seed = 42;
   std::string report;
   std::string softmax = "3pass";  ///< 3pass | online
+  bool config_given = false;      ///< --config was on the command line
 };
 
 /// "0".."n_layers-1" for the transformer layers, "head" for the final norm and classifier.
@@ -543,10 +578,15 @@ int cmd_run(const RunOptions& o, std::ostream& out, std::ostream& err, const Rtl
   const bool is_float = o.model.backend == "float";
   const bool is_rtl = o.model.backend == "rtl";
   if (!is_rtl && (!o.rtl.trace_path.empty() || o.rtl.max_cycles != 0)) {
-    throw std::runtime_error(fmt::format("{}: only for --backend rtl (the simulated accelerator), "
-                                         "found --backend {}",
-                                         o.rtl.trace_path.empty() ? "--max-cycles" : "--trace",
-                                         o.model.backend));
+    throw UsageError(fmt::format("{}: only for --backend rtl (the simulated accelerator), found "
+                                 "--backend {}",
+                                 o.rtl.trace_path.empty() ? "--max-cycles" : "--trace",
+                                 o.model.backend));
+  }
+  if (is_float && o.config_given) {
+    throw UsageError(fmt::format(
+        "--config {}: only for the integer backends (rtl: the simulated hardware; cpu: the lane "
+        "order of --softmax online), found --backend float", o.rtl.config));
   }
   if (is_rtl && !rtl) {
     throw std::runtime_error("--backend rtl: this passim was built without the RTL simulator "
@@ -554,8 +594,8 @@ int cmd_run(const RunOptions& o, std::ostream& out, std::ostream& err, const Rtl
   }
   const bool online = o.softmax == "online";
   if (online && is_float) {
-    throw std::runtime_error("--softmax online: only for the integer backends (cpu, rtl); the "
-                             "float backend computes Softmax in float");
+    throw UsageError("--softmax online: only for the integer backends (cpu, rtl); the float "
+                     "backend computes Softmax in float");
   }
   // The online Softmax's lane order is the hardware's: cpu takes the lanes of --config too.
   const hw::HwConfig* hw_cfg = hw::find_config(o.rtl.config);
@@ -673,13 +713,6 @@ int cmd_quantize(const ModelOptions& o, const std::string& out_path, std::ostrea
 
 // ---- perplexity -----------------------------------------------------------------------------
 
-/// The text a perplexity-style command evaluates.
-struct TextOptions {
-  std::string path;
-  std::string split = "all";    ///< character models: train | val | all
-  std::size_t max_windows = 0;  ///< character models: at most this many windows (0 = all)
-};
-
 void add_text_options(CLI::App* cmd, TextOptions& t) {
   cmd->add_option("--text", t.path,
                   "text file; llama models: documents split on <|endoftext|>; character "
@@ -699,9 +732,6 @@ void add_text_options(CLI::App* cmd, TextOptions& t) {
 /// Perplexity of the text: documents (llama) or seq_len windows of the split (characters).
 PerplexityResult evaluate_text(Backend& backend, const Tokenizer& tok, const TextOptions& t) {
   if (!tok.is_char_level()) {
-    if (t.split != "all" || t.max_windows != 0) {
-      throw std::runtime_error("--split/--max-windows: only for character-level models");
-    }
     return perplexity(backend, tok, read_documents(t.path));
   }
   const auto bytes = read_file(t.path, std::uint64_t{1} << 30);
@@ -719,7 +749,7 @@ int cmd_perplexity(const ModelOptions& o, const TextOptions& t, const std::strin
                      {"text", text},
                      {"calibration text", o.calib_text}});
   const bool is_float = o.backend == "float";
-  Loaded L = load(o, is_float, !is_float, err);
+  Loaded L = load(o, is_float, !is_float, err, &t);
   auto backend = make_backend(o.backend, L);
   const auto t0 = std::chrono::steady_clock::now();
   PerplexityResult r;
@@ -818,7 +848,7 @@ int cmd_accuracy(const ModelOptions& o, const TextOptions& t, const std::string&
         "{}: accuracy compares int8 with float and needs the float model (llama2.c .bin or "
         "GGUF), found a quantised .psm model", o.model));
   }
-  Loaded L = load(o, true, true, err);
+  Loaded L = load(o, true, true, err, &t);
   const ModelConfig& c = L.config;
   const double s_res = L.quant_model->scales.residual;
   FloatBackend fb(*L.float_model);
@@ -1037,6 +1067,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     err << (code == 0 || e2.str().empty() ? "" : "passim: error: ") << e2.str();
     return code == 0 ? 0 : 2;
   }
+  run.config_given = run_cmd->count("--config") > 0;
   try {
     if (*run_cmd) {
       return cmd_run(run, out, err, rtl);
@@ -1050,6 +1081,9 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     if (*acc_cmd) {
       return cmd_accuracy(acc, acc_text, acc_report, out, err);
     }
+  } catch (const UsageError& e) {
+    fmt::print(err, "passim: error: {}\nRun with --help for more information.\n", e.what());
+    return 2;
   } catch (const std::exception& e) {
     fmt::print(err, "passim: error: {}\n", e.what());
     return 1;

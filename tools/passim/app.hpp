@@ -12,7 +12,8 @@ namespace passim::app {
 
 /// Runs the CLI with `args` (args[0] is the program name). Generated text goes to `out`,
 /// everything else to `err`. Returns the process exit code: 0 on success, 1 on a bad input
-/// or runtime error (with a message naming the file/field), 2 on a usage error.
+/// or runtime error (with a message naming the file/field), 2 on a usage error (an unknown,
+/// malformed or missing option, or one that does not apply to the backend or the model).
 /// `rtl` provides `--backend rtl`; without it that backend reports that the simulator was
 /// not built.
 int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
