@@ -86,18 +86,31 @@ ModelConfig read_config(const GgufFile& f) {
   c.n_layers = int_key(f, "llama.block_count", kMaxLayers);
   c.n_heads = int_key(f, "llama.attention.head_count", c.dim);
   c.n_kv_heads = f.find("llama.attention.head_count_kv") != nullptr
-                     ? int_key(f, "llama.attention.head_count_kv", c.n_heads)
+                     ? int_key(f, "llama.attention.head_count_kv", c.dim)
                      : c.n_heads;
   c.seq_len = int_key(f, "llama.context_length", kMaxSeqLen);
-  if (c.dim % c.n_heads != 0) {
-    fail(f, key_field("llama.embedding_length"),
-         fmt::format("expected a multiple of llama.attention.head_count = {}, found {}", c.n_heads,
-                     c.dim));
-  }
-  if (c.n_heads % c.n_kv_heads != 0) {
+  // head_count must divide embedding_length and head_count_kv must divide head_count: name
+  // head_count when it breaks both rules, else both keys of the rule broken.
+  const bool heads_fit_dim = c.dim % c.n_heads == 0;
+  const bool kv_fit_heads = c.n_kv_heads <= c.n_heads && c.n_heads % c.n_kv_heads == 0;
+  if (!heads_fit_dim && !kv_fit_heads) {
     fail(f, key_field("llama.attention.head_count"),
-         fmt::format("expected a multiple of llama.attention.head_count_kv = {}, found {}",
-                     c.n_kv_heads, c.n_heads));
+         fmt::format("expected a divisor of llama.embedding_length = {} and a multiple of "
+                     "llama.attention.head_count_kv = {}, found {}",
+                     c.dim, c.n_kv_heads, c.n_heads));
+  }
+  if (!heads_fit_dim) {
+    fail(f, "metadata 'llama.embedding_length' and 'llama.attention.head_count'",
+         fmt::format("expected llama.attention.head_count to divide llama.embedding_length, "
+                     "found llama.embedding_length = {}, llama.attention.head_count = {}",
+                     c.dim, c.n_heads));
+  }
+  if (!kv_fit_heads) {
+    fail(f, "metadata 'llama.attention.head_count' and 'llama.attention.head_count_kv'",
+         fmt::format("expected llama.attention.head_count_kv to divide "
+                     "llama.attention.head_count, found llama.attention.head_count = {}, "
+                     "llama.attention.head_count_kv = {}",
+                     c.n_heads, c.n_kv_heads));
   }
   if ((c.dim / c.n_heads) % 2 != 0) {
     fail(f, "head size llama.embedding_length / llama.attention.head_count",

@@ -15,6 +15,28 @@ void check_range(const std::string& source, const char* field, int value, int ma
                                          field, max, value));
   }
 }
+/// n_heads must divide dim, and n_kv_heads must divide n_heads. One wrong field breaks the
+/// rules it takes part in: n_heads when both are broken, else one of the two fields of the
+/// broken rule (both are named, since either may be the wrong one).
+void check_head_counts(const ModelConfig& c, const std::string& source) {
+  const bool heads_fit_dim = c.dim % c.n_heads == 0;
+  const bool kv_fit_heads = c.n_kv_heads <= c.n_heads && c.n_heads % c.n_kv_heads == 0;
+  if (!heads_fit_dim && !kv_fit_heads) {
+    throw std::runtime_error(fmt::format(
+        "{}: header field n_heads: expected a divisor of dim = {} and a multiple of n_kv_heads "
+        "= {}, found {}", source, c.dim, c.n_kv_heads, c.n_heads));
+  }
+  if (!heads_fit_dim) {
+    throw std::runtime_error(fmt::format(
+        "{}: header fields dim and n_heads: expected n_heads to divide dim, found dim = {}, "
+        "n_heads = {}", source, c.dim, c.n_heads));
+  }
+  if (!kv_fit_heads) {
+    throw std::runtime_error(fmt::format(
+        "{}: header fields n_heads and n_kv_heads: expected n_kv_heads to divide n_heads, "
+        "found n_heads = {}, n_kv_heads = {}", source, c.n_heads, c.n_kv_heads));
+  }
+}
 }  // namespace
 
 const char* arch_name(Arch a) noexcept { return a == Arch::kGpt ? "gpt" : "llama"; }
@@ -35,19 +57,10 @@ void validate_config(const ModelConfig& c, const std::string& source) {
   check_range(source, "hidden_dim", c.hidden_dim, kMaxHidden);
   check_range(source, "n_layers", c.n_layers, kMaxLayers);
   check_range(source, "n_heads", c.n_heads, c.dim);
-  check_range(source, "n_kv_heads", c.n_kv_heads, c.n_heads);
+  check_range(source, "n_kv_heads", c.n_kv_heads, c.dim);
   check_range(source, "vocab_size", c.vocab_size, kMaxVocab);
   check_range(source, "seq_len", c.seq_len, kMaxSeqLen);
-  if (c.dim % c.n_heads != 0) {
-    throw std::runtime_error(fmt::format(
-        "{}: header field dim: expected a multiple of n_heads = {}, found {}", source,
-        c.n_heads, c.dim));
-  }
-  if (c.n_heads % c.n_kv_heads != 0) {
-    throw std::runtime_error(fmt::format(
-        "{}: header field n_heads: expected a multiple of n_kv_heads = {}, found {}", source,
-        c.n_kv_heads, c.n_heads));
-  }
+  check_head_counts(c, source);
   if (c.bos_token < 0 || c.bos_token >= c.vocab_size) {
     throw std::runtime_error(fmt::format("{}: bos_token: expected 0..{}, found {}", source,
                                          c.vocab_size - 1, c.bos_token));

@@ -188,16 +188,40 @@ TEST(CheckpointLlama2c, ExportVersionTwoFileIsNamed) {
       << msg;
 }
 
+// A wrong n_heads breaks both rules it takes part in (it must divide dim = 64 and be a
+// multiple of n_kv_heads = 4): n_heads is named, not n_kv_heads or dim.
+TEST(CheckpointLlama2c, HeadsBreakingBothRulesAreNamed) {
+  PASSIM_REQUIRE_DATA();
+  for (const std::int32_t heads : {3, 6}) {
+    SCOPED_TRACE("n_heads = " + std::to_string(heads));
+    const auto msg = load_error(stories_with_field(kHeadsAt, heads));
+    EXPECT_TRUE(contains_all(msg, {"header field n_heads: expected a divisor of dim = 64 and a "
+                                   "multiple of n_kv_heads = 4",
+                                   "found " + std::to_string(heads)}))
+        << msg;
+    EXPECT_FALSE(contains_all(msg, {"n_kv_heads: expected"})) << msg;
+  }
+}
+
+// One broken rule: either of its two fields may be the wrong one, so both are named.
 TEST(CheckpointLlama2c, DimNotDivisibleByHeadsThrows) {
   PASSIM_REQUIRE_DATA();
-  const auto msg = load_error(stories_with_field(kHeadsAt, 6));  // 64 % 6 != 0
-  EXPECT_TRUE(contains_all(msg, {"dim", "expected a multiple of n_heads = 6", "found 64"}));
+  const auto msg = load_error(stories_with_field(kDimAt, 60));  // 60 % 8 != 0
+  EXPECT_TRUE(contains_all(msg, {"header fields dim and n_heads", "expected n_heads to divide dim",
+                                 "found dim = 60, n_heads = 8"}))
+      << msg;
 }
 
 TEST(CheckpointLlama2c, HeadsNotDivisibleByKvHeadsThrows) {
   PASSIM_REQUIRE_DATA();
-  const auto msg = load_error(stories_with_field(kKvHeadsAt, 3));  // 8 % 3 != 0
-  EXPECT_TRUE(contains_all(msg, {"n_heads", "expected a multiple of n_kv_heads = 3", "found 8"}));
+  for (const std::int32_t kv : {3, 16}) {  // 8 % 3 != 0; more KV heads than heads
+    SCOPED_TRACE("n_kv_heads = " + std::to_string(kv));
+    const auto msg = load_error(stories_with_field(kKvHeadsAt, kv));
+    EXPECT_TRUE(contains_all(msg, {"header fields n_heads and n_kv_heads",
+                                   "expected n_kv_heads to divide n_heads",
+                                   "found n_heads = 8, n_kv_heads = " + std::to_string(kv)}))
+        << msg;
+  }
 }
 
 TEST(CheckpointLlama2c, OddHeadSizeThrows) {
@@ -252,7 +276,7 @@ TEST(CheckpointLlama2c, AbsurdHeaderValuesThrowBeforeAllocating) {
       {kHiddenAt, "hidden_dim", std::numeric_limits<std::int32_t>::max()},
       {kLayersAt, "n_layers", 1 << 30},
       {kHeadsAt, "n_heads", 1 << 20},  // more heads than dim
-      {kKvHeadsAt, "n_kv_heads", 16},  // more kv heads than heads
+      {kKvHeadsAt, "n_kv_heads", 1 << 20},  // more kv heads than dim
       {kVocabAt, "vocab_size", 1 << 30},
       {kSeqLenAt, "seq_len", 1 << 30},
   };

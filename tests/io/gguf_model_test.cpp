@@ -510,9 +510,16 @@ TEST(GgufModelTinyBad, InconsistentHyperParameters) {
   const Case cases[] = {
       {"llama.embedding_length", 0, "expected 1..16384, found 0"},
       {"llama.block_count", 5000, "expected 1..1024, found 5000"},
-      {"llama.attention.head_count", 3, "expected a multiple of llama.attention.head_count = 3"},
+      {"llama.attention.head_count", 3,
+       "metadata 'llama.embedding_length' and 'llama.attention.head_count': expected "
+       "llama.attention.head_count to divide llama.embedding_length, found "
+       "llama.embedding_length = 8, llama.attention.head_count = 3"},
       {"llama.attention.head_count", 9, "expected 1..8, found 9"},
-      {"llama.attention.head_count_kv", 3, "expected 1..2, found 3"},
+      {"llama.attention.head_count_kv", 3,
+       "metadata 'llama.attention.head_count' and 'llama.attention.head_count_kv': expected "
+       "llama.attention.head_count_kv to divide llama.attention.head_count, found "
+       "llama.attention.head_count = 2, llama.attention.head_count_kv = 3"},
+      {"llama.attention.head_count_kv", 9, "expected 1..8, found 9"},
       {"llama.attention.head_count", 8, "head size"},  // dim 8 / 8 heads = 1: odd
       {"llama.context_length", 0, "expected 1..65536, found 0"},
       {"llama.rope.dimension_count", 2, "expected 4 (the head size"},
@@ -530,9 +537,18 @@ TEST(GgufModelTinyBad, InconsistentHyperParameters) {
   GgufWriter kv = tiny_writer(tiny_model());
   kv.remove("llama.attention.head_count").u32("llama.attention.head_count", 4);
   kv.remove("llama.attention.head_count_kv").u32("llama.attention.head_count_kv", 3);
-  EXPECT_TRUE(contains_all(model_error(kv), {"metadata 'llama.attention.head_count'",
-                                             "expected a multiple of "
-                                             "llama.attention.head_count_kv = 3, found 4"}));
+  EXPECT_TRUE(contains_all(model_error(kv), {"expected llama.attention.head_count_kv to divide "
+                                             "llama.attention.head_count, found "
+                                             "llama.attention.head_count = 4, "
+                                             "llama.attention.head_count_kv = 3"}));
+  // A head count that breaks both rules is the key named.
+  GgufWriter both = tiny_writer(tiny_model());
+  both.remove("llama.attention.head_count").u32("llama.attention.head_count", 3);
+  both.remove("llama.attention.head_count_kv").u32("llama.attention.head_count_kv", 2);
+  EXPECT_TRUE(contains_all(model_error(both),
+                           {"metadata 'llama.attention.head_count': expected a divisor of "
+                            "llama.embedding_length = 8 and a multiple of "
+                            "llama.attention.head_count_kv = 2, found 3"}));
   GgufWriter type = tiny_writer(tiny_model());
   type.remove("llama.block_count").str("llama.block_count", "2");
   EXPECT_TRUE(contains_all(model_error(type),

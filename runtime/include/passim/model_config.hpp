@@ -59,7 +59,9 @@ inline constexpr int kMaxSeqLen = 1 << 16;
 /// dim % n_heads == 0, n_heads % n_kv_heads == 0, even head size (RoPE rotates pairs);
 /// for kGpt also n_kv_heads == n_heads, a LayerNorm or BatchNorm, a shared classifier, and
 /// bos_token < vocab_size.
-/// Throws std::runtime_error naming `source`, the field, the expected and the found value.
+/// Throws std::runtime_error naming `source`, the field, the expected and the found value
+/// (for a broken divisibility rule the field in fault: n_heads when it breaks both rules,
+/// else both fields of the rule broken).
 void validate_config(const ModelConfig& c, const std::string& source);
 
 /// Number of float parameters of a llama2.c checkpoint with this config, including the two
