@@ -5,12 +5,18 @@
 #include <chrono>
 #include <cmath>
 #include <stdexcept>
+#include <string>
 
 #include <fmt/format.h>
 
 #include "passim/sampler.hpp"
 
 namespace passim {
+
+namespace {
+/// "1 byte", "7 bytes".
+std::string bytes_text(std::size_t n) { return fmt::format("{} byte{}", n, n == 1 ? "" : "s"); }
+}  // namespace
 
 int clamp_steps(int steps, int seq_len, const std::function<void(std::string_view)>& notice) {
   if (steps <= 0 || steps > seq_len) {
@@ -32,8 +38,8 @@ GenerateResult generate(Backend& backend, const Tokenizer& tok, const GenerateOp
   if (min_tokens > std::size_t(c.seq_len)) {
     throw std::runtime_error(fmt::format(
         "prompt: expected at most seq_len = {} tokens (BOS included), found at least {} tokens "
-        "({} bytes, at most {} per token)",
-        c.seq_len, min_tokens, opts.prompt.size(), tok.max_piece_bytes()));
+        "(the prompt has {} bytes; no piece of the vocabulary has more than {})",
+        c.seq_len, min_tokens, opts.prompt.size(), bytes_text(tok.max_piece_bytes())));
   }
   res.prompt_tokens = tok.encode(opts.prompt, true, false);
   const int n_prompt = static_cast<int>(res.prompt_tokens.size());
@@ -136,9 +142,9 @@ std::vector<int> encode_document(const Tokenizer& tok, const std::string& doc, s
   const std::size_t min_tokens = doc.size() / tok.max_piece_bytes();
   if (min_tokens > std::size_t(seq_len)) {  // checked before the quadratic merges
     throw std::runtime_error(fmt::format(
-        "document {}: expected at most seq_len = {} tokens, found at least {} tokens ({} "
-        "bytes, at most {} per token)",
-        index, seq_len, min_tokens, doc.size(), tok.max_piece_bytes()));
+        "document {}: expected at most seq_len = {} tokens, found at least {} tokens (the "
+        "document has {} bytes; no piece of the vocabulary has more than {})",
+        index, seq_len, min_tokens, doc.size(), bytes_text(tok.max_piece_bytes())));
   }
   std::vector<int> ids = tok.encode(doc, true, false);
   if (ids.size() > std::size_t(seq_len)) {

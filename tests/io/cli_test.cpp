@@ -893,7 +893,9 @@ TEST(CliRun, HugePromptIsRefusedBeforeEncoding) {
   const auto r = run_cli({"run", "-b", "float", "-m", model(), "-z", tokenizer(), "-i", prompt});
   EXPECT_EQ(r.code, 1);
   // the byte count in the message shows the check ran before any encoding
-  EXPECT_TRUE(contains_all(r.err, {"prompt", "seq_len = 512", "found at least", "(200000 bytes"}))
+  EXPECT_TRUE(contains_all(r.err, {model() + ": prompt", "seq_len = 512", "found at least",
+                                   "(the prompt has 200000 bytes; no piece of the vocabulary "
+                                   "has more than"}))
       << r.err;
   if (!passim::app::default_model_bytes().empty()) {
     const auto bn = run_cli({"run", "-b", "float", "--batchnorm", "folded", "-n", "4"});
@@ -953,6 +955,26 @@ TEST(CliRun, ConfigIsAcceptedByTheCpuBackend) {
   }
   const auto r = run_cli({"run", "-b", "cpu", "--config", "tiny", "-n", "4"});
   EXPECT_EQ(r.code, 0) << r.err;
+}
+
+// A prompt longer than the built-in model's context names the model, as for a model file,
+// on every backend.
+TEST(CliRun, PromptTooLongForTheBuiltInModelNamesIt) {
+  if (passim::app::default_model_bytes().empty()) {
+    GTEST_SKIP() << "built without the default model";
+  }
+  const std::string prompt(6800, 'a');
+  for (const char* backend : {"cpu", "float"}) {
+    SCOPED_TRACE(backend);
+    const auto r = run_cli({"run", "-b", backend, "-i", prompt});
+    EXPECT_EQ(r.code, 1);
+    EXPECT_EQ(r.out, "");
+    EXPECT_TRUE(contains_all(
+        r.err, {std::string(passim::app::kDefaultModelName) + ": prompt: expected at most "
+                "seq_len = 128 tokens (BOS included), found at least 6800 tokens (the prompt "
+                "has 6800 bytes; no piece of the vocabulary has more than 1 byte)"}))
+        << r.err;
+  }
 }
 
 // A .psm is already quantised: --calib-text does not apply to it (exit 2).

@@ -640,10 +640,8 @@ int cmd_run(const RunOptions& o, std::ostream& out, std::ostream& err, const Rtl
       out.flush();
     });
   } catch (const std::runtime_error& e) {
-    if (!is_float) {
-      throw;
-    }
-    throw std::runtime_error(fmt::format("{}: {}", model_name(o.model), e.what()));  // overflow
+    // The prompt against the model's context, its tokenizer, or (float) an overflow.
+    throw std::runtime_error(fmt::format("{}: {}", model_name(o.model), e.what()));
   }
   fmt::print(err, "backend {}: {} positions in {:.3f} s, achieved tok/s: {:.1f}\n",
              backend->name(), r.steps, r.seconds, r.tokens_per_second);
