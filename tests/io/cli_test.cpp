@@ -463,6 +463,53 @@ TEST(CliPerplexity, TextWithoutDocumentsFails) {
   EXPECT_TRUE(contains_all(r.err, {text.string(), "no non-empty document"}));
 }
 
+/// How often `part` occurs in `text`.
+std::size_t count_of(const std::string& text, const std::string& part) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+// Each perplexity error names the text file once: a reading error by itself, an evaluation
+// error with the model (it depends on the model's context and tokenizer).
+TEST(CliPerplexity, ErrorsNameTheTextFileOnce) {
+  PASSIM_REQUIRE_DATA();
+  const ScratchDir dir;
+  const auto blank = dir / "empty.txt";
+  write_bytes(blank, {' ', '\n'});
+  const auto absent = dir / "absent.txt";
+  const auto long_doc = dir / "long.txt";
+  write_bytes(long_doc, std::vector<std::uint8_t>(5000, 'a'));
+  for (const char* backend : {"float", "cpu"}) {
+    SCOPED_TRACE(backend);
+    auto ppl = [&](const std::filesystem::path& text) {
+      return run_cli({"perplexity", "-b", backend, "-m", model(), "-z", tokenizer(), "--text",
+                      text.string()});
+    };
+    const auto b = ppl(blank);
+    EXPECT_EQ(b.code, 1);
+    EXPECT_TRUE(contains_all(b.err, {"passim: error: " + blank.string() +
+                                     ": no non-empty document in the text"}))
+        << b.err;
+    EXPECT_EQ(count_of(b.err, blank.string()), 1u) << b.err;
+    const auto a = ppl(absent);
+    EXPECT_EQ(a.code, 1);
+    EXPECT_TRUE(contains_all(a.err, {"passim: error: " + absent.string() + ": file not found"}))
+        << a.err;
+    EXPECT_EQ(count_of(a.err, absent.string()), 1u) << a.err;
+    const auto l = ppl(long_doc);
+    EXPECT_EQ(l.code, 1);
+    EXPECT_TRUE(contains_all(l.err, {long_doc.string() + " (model " + model() +
+                                     "): document 0: expected at most seq_len = 512 tokens, "
+                                     "found at least 714 tokens (the document has 5000 bytes; "
+                                     "no piece of the vocabulary has more than 7 bytes)"}))
+        << l.err;
+    EXPECT_EQ(count_of(l.err, long_doc.string()), 1u) << l.err;
+  }
+}
+
 TEST(CliQuantize, RefusesPsmInput) {
   PASSIM_REQUIRE_DATA();
   const ScratchDir dir;

@@ -728,14 +728,27 @@ void add_text_options(CLI::App* cmd, TextOptions& t) {
 }
 
 /// Perplexity of the text: documents (llama) or seq_len windows of the split (characters).
-PerplexityResult evaluate_text(Backend& backend, const Tokenizer& tok, const TextOptions& t) {
+/// Errors name the text file once: reading errors already do, and the others (encoding,
+/// context length, overflow) get it with the model, `model`.
+PerplexityResult evaluate_text(Backend& backend, const Tokenizer& tok, const TextOptions& t,
+                               const std::string& model) {
+  const auto with_context = [&](const auto& evaluate) {
+    try {
+      return evaluate();
+    } catch (const std::runtime_error& e) {
+      throw std::runtime_error(fmt::format("{} (model {}): {}", t.path, model, e.what()));
+    }
+  };
   if (!tok.is_char_level()) {
-    return perplexity(backend, tok, read_documents(t.path));
+    const auto docs = read_documents(t.path);
+    return with_context([&] { return perplexity(backend, tok, docs); });
   }
   const auto bytes = read_file(t.path, std::uint64_t{1} << 30);
-  const std::string text = text_split({reinterpret_cast<const char*>(bytes.data()), bytes.size()},
-                                      t.split);
-  return perplexity_windows(backend, tok.encode(text, false, false), t.max_windows);
+  return with_context([&] {
+    const std::string text = text_split(
+        {reinterpret_cast<const char*>(bytes.data()), bytes.size()}, t.split);
+    return perplexity_windows(backend, tok.encode(text, false, false), t.max_windows);
+  });
 }
 
 int cmd_perplexity(const ModelOptions& o, const TextOptions& t, const std::string& report,
@@ -750,12 +763,7 @@ int cmd_perplexity(const ModelOptions& o, const TextOptions& t, const std::strin
   Loaded L = load(o, is_float, !is_float, err, &t);
   auto backend = make_backend(o.backend, L);
   const auto t0 = std::chrono::steady_clock::now();
-  PerplexityResult r;
-  try {
-    r = evaluate_text(*backend, *L.tokenizer, t);
-  } catch (const std::runtime_error& e) {
-    throw std::runtime_error(fmt::format("{} (model {}): {}", text, model_name(o), e.what()));
-  }
+  const PerplexityResult r = evaluate_text(*backend, *L.tokenizer, t, model_name(o));
   const double secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   json j;
@@ -889,14 +897,9 @@ int cmd_accuracy(const ModelOptions& o, const TextOptions& t, const std::string&
   };
   Pair pair(fb, qb, logits);
   const auto t0 = std::chrono::steady_clock::now();
-  PerplexityResult r_int;
-  try {
-    r_int = evaluate_text(pair, *L.tokenizer, t);
-  } catch (const std::runtime_error& e) {
-    throw std::runtime_error(fmt::format("{} (model {}): {}", t.path, model_name(o), e.what()));
-  }
+  const PerplexityResult r_int = evaluate_text(pair, *L.tokenizer, t, model_name(o));
   // Second pass for the float perplexity (the paired pass above kept only the int logits).
-  PerplexityResult rf = evaluate_text(fb, *L.tokenizer, t);
+  const PerplexityResult rf = evaluate_text(fb, *L.tokenizer, t, model_name(o));
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   fmt::print(out, "accuracy of {} ({} {}, {} layers), int8 (cpu) vs float, {} positions\n",
