@@ -10,7 +10,9 @@
 #include <utility>
 #include <vector>
 
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -18,6 +20,7 @@
 #include "app.hpp"
 #include "default_model.hpp"
 #include "op_records.hpp"
+#include "passim/model_config.hpp"
 #include "passim/quant_model.hpp"
 #include "passim/tokenizer.hpp"
 #include "scratch_dir.hpp"
@@ -1035,4 +1038,82 @@ TEST(CliRun, CalibTextWithAPsmModelIsAUsageError) {
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.out, "");
   EXPECT_TRUE(contains_all(r.err, {"--calib-text", psm, "already quantised"})) << r.err;
+}
+
+// ---- out of memory --------------------------------------------------------------------------
+
+namespace {
+
+/// Lowers the soft address-space limit to `extra` bytes above the process's current size for
+/// its lifetime, so that a large allocation fails (std::bad_alloc) instead of being made.
+class AddressSpaceLimit {
+ public:
+  explicit AddressSpaceLimit(std::uint64_t extra) {
+    std::ifstream statm("/proc/self/statm");
+    std::uint64_t pages = 0;
+    if (!(statm >> pages) || ::getrlimit(RLIMIT_AS, &old_) != 0) {
+      return;
+    }
+    rlimit lower = old_;
+    lower.rlim_cur = pages * std::uint64_t(::sysconf(_SC_PAGESIZE)) + extra;
+    if (old_.rlim_cur != RLIM_INFINITY && old_.rlim_cur <= lower.rlim_cur) {
+      ok_ = true;  // already that low
+      return;
+    }
+    lowered_ = ::setrlimit(RLIMIT_AS, &lower) == 0;
+    ok_ = lowered_;
+  }
+  AddressSpaceLimit(const AddressSpaceLimit&) = delete;
+  AddressSpaceLimit& operator=(const AddressSpaceLimit&) = delete;
+  ~AddressSpaceLimit() {
+    if (lowered_) {
+      ::setrlimit(RLIMIT_AS, &old_);
+    }
+  }
+  [[nodiscard]] bool ok() const noexcept { return ok_; }
+
+ private:
+  rlimit old_{};
+  bool lowered_ = false;
+  bool ok_ = false;
+};
+
+}  // namespace
+
+// A valid llama2.c header for a 2.3 GB model whose weights do not fit: the error says "out of
+// memory" and names the model being loaded (it was "std::bad_alloc" alone). The file is sparse
+// and the address space is limited, so nothing of that size is ever written or allocated.
+TEST(CliRun, OutOfMemoryNamesWhatWasBeingLoaded) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer reserves its shadow memory and aborts on a failed allocation";
+#else
+  passim::ModelConfig c;
+  c.dim = 1024;
+  c.hidden_dim = 4096;
+  c.n_layers = 32;
+  c.n_heads = 16;
+  c.n_kv_heads = 16;
+  c.vocab_size = 32000;
+  c.seq_len = 2048;
+  c.shared_classifier = true;
+  const std::uint64_t bytes = 28 + passim::llama2c_param_count(c) * sizeof(float);
+  ASSERT_GT(bytes, std::uint64_t{2} << 30);
+  const ScratchDir dir;
+  const auto path = dir / "huge.bin";
+  std::vector<std::uint8_t> header(28);
+  const std::int32_t fields[7] = {c.dim,        c.hidden_dim, c.n_layers, c.n_heads,
+                                  c.n_kv_heads, c.vocab_size, c.seq_len};
+  std::memcpy(header.data(), fields, sizeof fields);
+  write_bytes(path, header);
+  std::filesystem::resize_file(path, bytes);  // a hole: no disk space used
+  CliResult r;
+  {
+    const AddressSpaceLimit limit(std::uint64_t{512} << 20);
+    ASSERT_TRUE(limit.ok()) << "cannot lower RLIMIT_AS";
+    r = run_cli({"run", "-b", "float", "-m", path.string(), "-n", "2"});
+  }
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "passim: error: out of memory while loading the model " + path.string() + "\n");
+#endif
 }

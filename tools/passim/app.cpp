@@ -13,6 +13,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <new>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
@@ -173,11 +174,9 @@ Calibration run_calibration(const FloatModel& fm, const Tokenizer& tok, const st
   return c;
 }
 
-/// Loads the model and its tokenizer, and quantises it when `need_quant` and it is a float
-/// model. `text`: the options of a command that evaluates a text, checked against the
-/// tokenizer before any quantising.
-Loaded load(const ModelOptions& o, bool need_float, bool need_quant, std::ostream& err,
-            const TextOptions* text = nullptr) {
+/// The steps of `load()`; `doing` says what is being done, for an out-of-memory message.
+Loaded load_steps(const ModelOptions& o, bool need_float, bool need_quant, std::ostream& err,
+                  const TextOptions* text, std::string& doing) {
   Loaded L;
   const auto builtin = default_model_bytes();
   if (o.model.empty() && builtin.empty()) {
@@ -199,6 +198,7 @@ Loaded load(const ModelOptions& o, bool need_float, bool need_quant, std::ostrea
         "--batchnorm {}: only for the integer backends (cpu, rtl); the float backend runs the "
         "model's BatchNorm as trained", o.batchnorm));
   }
+  doing = fmt::format("loading the model {}", model_name(o));
   // The format is told by the file's first bytes, never by its name.
   if (o.model.empty() || is_gguf_file(o.model)) {
     const GgufFile file =
@@ -242,7 +242,9 @@ Loaded load(const ModelOptions& o, bool need_float, bool need_quant, std::ostrea
     L.model_sha256 = L.float_model->sha256;
   }
   if (!L.tokenizer) {
-    L.tokenizer = load_tokenizer(find_tokenizer(o), L.config.vocab_size);
+    const std::string path = find_tokenizer(o);
+    doing = fmt::format("loading the tokenizer {}", path);
+    L.tokenizer = load_tokenizer(path, L.config.vocab_size);
   }
   if (text != nullptr) {
     check_text_options(*L.tokenizer, *text, model_name(o));
@@ -268,11 +270,14 @@ Loaded load(const ModelOptions& o, bool need_float, bool need_quant, std::ostrea
   }
   if (need_quant && !L.quant_model) {
     fmt::print(err, "quantising {} in memory\n", model_name(o));
+    doing = fmt::format("quantising the model {}", model_name(o));
     QuantOptions qo;
     qo.batchnorm = folded ? BatchNormMode::kFolded : BatchNormMode::kUnfused;
     try {
       L.quant_model = quantize(*L.float_model, run_calibration(*L.float_model, *L.tokenizer,
                                                                o.calib_text, err), qo);
+    } catch (const std::bad_alloc&) {
+      throw;  // not the model's fault
     } catch (const std::exception& e) {
       // Weights or activations outside what int8 with int32 requantisation can represent.
       throw std::runtime_error(
@@ -285,6 +290,20 @@ Loaded load(const ModelOptions& o, bool need_float, bool need_quant, std::ostrea
     }
   }
   return L;
+}
+
+/// Loads the model and its tokenizer, and quantises it when `need_quant` and it is a float
+/// model. `text`: the options of a command that evaluates a text, checked against the
+/// tokenizer before any quantising. Running out of memory is reported with what was being
+/// loaded.
+Loaded load(const ModelOptions& o, bool need_float, bool need_quant, std::ostream& err,
+            const TextOptions* text = nullptr) {
+  std::string doing = "loading";
+  try {
+    return load_steps(o, need_float, need_quant, err, text, doing);
+  } catch (const std::bad_alloc&) {
+    throw std::runtime_error(fmt::format("out of memory while {}", doing));
+  }
 }
 
 std::unique_ptr<Backend> make_backend(const std::string& name, const Loaded& L,
@@ -739,11 +758,18 @@ PerplexityResult evaluate_text(Backend& backend, const Tokenizer& tok, const Tex
       throw std::runtime_error(fmt::format("{} (model {}): {}", t.path, model, e.what()));
     }
   };
+  const auto reading = [&](const auto& read) {
+    try {
+      return read();
+    } catch (const std::bad_alloc&) {
+      throw std::runtime_error(fmt::format("out of memory while reading the text {}", t.path));
+    }
+  };
   if (!tok.is_char_level()) {
-    const auto docs = read_documents(t.path);
+    const auto docs = reading([&] { return read_documents(t.path); });
     return with_context([&] { return perplexity(backend, tok, docs); });
   }
-  const auto bytes = read_file(t.path, std::uint64_t{1} << 30);
+  const auto bytes = reading([&] { return read_file(t.path, std::uint64_t{1} << 30); });
   return with_context([&] {
     const std::string text = text_split(
         {reinterpret_cast<const char*>(bytes.data()), bytes.size()}, t.split);
@@ -1085,6 +1111,9 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   } catch (const UsageError& e) {
     fmt::print(err, "passim: error: {}\nRun with --help for more information.\n", e.what());
     return 2;
+  } catch (const std::bad_alloc&) {
+    fmt::print(err, "passim: error: out of memory\n");
+    return 1;
   } catch (const std::exception& e) {
     fmt::print(err, "passim: error: {}\n", e.what());
     return 1;
