@@ -115,6 +115,26 @@ TEST(CliRun, ReportWritesJson) {
   EXPECT_TRUE(j.at("timings").contains("tokens_per_second"));
 }
 
+// run.c prints "achieved tok/s" only when more than one position ran (its clock starts after
+// the first); one step printed "achieved tok/s: 0.0".
+TEST(CliRun, TokensPerSecondOnlyWhenMoreThanOnePositionRan) {
+  PASSIM_REQUIRE_DATA();
+  const ScratchDir dir;
+  const auto report = dir / "one.json";
+  const auto one = run_cli({"run", "-b", "float", "-m", model(), "-z", tokenizer(), "-i",
+                            "Once upon a time", "-n", "1", "--report", report.string()});
+  ASSERT_EQ(one.code, 0) << one.err;
+  EXPECT_TRUE(contains_all(one.err, {"backend float: 1 position in"})) << one.err;
+  EXPECT_EQ(one.err.find("tok/s"), std::string::npos) << one.err;
+  EXPECT_TRUE(read_json(report).at("timings").at("tokens_per_second").is_null());
+  const auto two = run_cli({"run", "-b", "float", "-m", model(), "-z", tokenizer(), "-i",
+                            "Once upon a time", "-n", "2", "--report", report.string()});
+  ASSERT_EQ(two.code, 0) << two.err;
+  EXPECT_TRUE(contains_all(two.err, {"backend float: 2 positions in", "achieved tok/s: "}))
+      << two.err;
+  EXPECT_TRUE(read_json(report).at("timings").at("tokens_per_second").is_number());
+}
+
 TEST(CliRun, ReportOrTraceNeverOverwriteAnInput) {
   PASSIM_REQUIRE_DATA();
   ScratchDir dir;

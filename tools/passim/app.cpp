@@ -662,8 +662,12 @@ int cmd_run(const RunOptions& o, std::ostream& out, std::ostream& err, const Rtl
     // The prompt against the model's context, its tokenizer, or (float) an overflow.
     throw std::runtime_error(fmt::format("{}: {}", model_name(o.model), e.what()));
   }
-  fmt::print(err, "backend {}: {} positions in {:.3f} s, achieved tok/s: {:.1f}\n",
-             backend->name(), r.steps, r.seconds, r.tokens_per_second);
+  // As run.c: no tokens/s figure unless more than one position ran (its clock starts after
+  // the first).
+  const bool timed = r.steps > 1;
+  fmt::print(err, "backend {}: {} position{} in {:.3f} s{}\n", backend->name(), r.steps,
+             r.steps == 1 ? "" : "s", r.seconds,
+             timed ? fmt::format(", achieved tok/s: {:.1f}", r.tokens_per_second) : "");
   json cycles;
   if (session) {
     session->close_trace();
@@ -692,7 +696,7 @@ int cmd_run(const RunOptions& o, std::ostream& out, std::ostream& err, const Rtl
     j["generated_tokens"] = r.generated_tokens;
     j["text"] = r.text;
     j["timings"] = {{"positions", r.steps}, {"seconds", r.seconds},
-                    {"tokens_per_second", r.tokens_per_second}};
+                    {"tokens_per_second", timed ? json(r.tokens_per_second) : json(nullptr)}};
     if (session) {
       const hw::HwConfig& h = session->hw();
       const std::string canon = fmt::format(

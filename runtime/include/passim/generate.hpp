@@ -27,7 +27,8 @@ struct GenerateResult {
   std::string text;                   ///< exactly what run.c prints, final newline included
   int steps = 0;                      ///< positions actually run
   double seconds = 0;                 ///< wall time of the whole loop
-  double tokens_per_second = 0;       ///< run.c's figure: excludes the first position
+  double tokens_per_second = 0;       ///< run.c's figure: excludes the first position;
+                                      ///< 0 when fewer than 2 ran (run.c prints none then)
 };
 
 /// Validates `opts.steps` against the model: steps <= 0 or > seq_len is clamped to seq_len
