@@ -50,9 +50,11 @@ module psm_rmsnorm #(
 
   rmsnorm_state_e state_d, state_q;
 
-  // Twin of passim::requantize(x, {mult, shift}, 8) in fixed_point.hpp: exact product, ONE
-  // rounding (half up: add 2^(shift-1), arithmetic shift), then saturation to int8.
-  // TODO: replace by an instance of rtl/common/psm_requant.sv (out_bits = 8) once it exists.
+  // RMSNorm's own requantisation step, the twin of passim::requantize(x, {mult, shift, 0}, 8)
+  // in fixed_point.hpp: exact product, ONE rounding (half up: add 2^(shift-1), arithmetic
+  // shift), then saturation to int8; bit-exact with rmsnorm_i8() (tests/sim/rmsnorm_rtl_test.cpp).
+  // It is combinational, not the 2-cycle pipeline rtl/common/psm_requant.sv, so pass 1 writes
+  // in the cycle the gain arrives (3 cycles per word).
   function automatic logic signed [7:0] requantize_i8(input logic signed [31:0] x,
                                                       input logic [30:0] mult,
                                                       input logic [5:0] shift);
