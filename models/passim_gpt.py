@@ -25,7 +25,17 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-DEFAULT_DATA = "/work/shared/data/text/tinyshakespeare.txt"
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def data_dir():
+    """The shared data folder: $PASSIM_DATA (relative to the repository if not absolute),
+    else ../shared/data next to the repository, as in the top-level CMakeLists.txt."""
+    return os.path.normpath(os.path.join(REPO_ROOT,
+                                         os.environ.get("PASSIM_DATA", "../shared/data")))
+
+
+DEFAULT_DATA = os.path.join(data_dir(), "text", "tinyshakespeare.txt")
 DEFAULT_OUT_DIR = "/tmp/passim-models"
 
 # Shape shared by both models.
