@@ -578,7 +578,7 @@ int cmd_run(const RunOptions& o, std::ostream& out, std::ostream& err, const Rtl
                      {"calibration text", o.model.calib_text}},
                     OutputKind::kReplaced);
   if (!o.rtl.trace_path.empty()) {
-    // A waveform takes 15-30 MB per position: refuse an almost full file system up front
+    // A waveform takes 10-30 MB per position: refuse an almost full file system up front
     // (the FST writer cannot report a full disk once it runs).
     constexpr std::uintmax_t kMinFreeMb = 64;
     std::error_code ec;
@@ -586,7 +586,7 @@ int cmd_run(const RunOptions& o, std::ostream& out, std::ostream& err, const Rtl
     if (!ec && sp.available < (kMinFreeMb << 20)) {
       throw std::runtime_error(fmt::format(
           "--trace {}: expected at least {} MB free on its file system, found {} MB (a "
-          "waveform takes 15-30 MB per position)",
+          "waveform takes 10-30 MB per position)",
           o.rtl.trace_path, kMinFreeMb, sp.available >> 20));
     }
   }
