@@ -286,11 +286,11 @@ TEST(CliRun, UnknownBackendIsUsageError) {
 }
 
 // Without --model, run uses the built-in LayerNorm character GPT (no file on disk needed);
-// a build without it says that --model is required.
+// a build without it says that --model is required (a usage error, exit 2).
 TEST(CliRun, WithoutModelRunsTheBuiltInModel) {
   const auto r = run_cli({"run", "--backend", "float", "--prompt", "ROMEO:", "--steps", "40"});
   if (passim::app::default_model_bytes().empty()) {
-    EXPECT_EQ(r.code, 1);
+    EXPECT_EQ(r.code, 2);
     EXPECT_TRUE(contains_all(r.err, {"--model", "default model"}));
     return;
   }

@@ -180,7 +180,7 @@ Loaded load_steps(const ModelOptions& o, bool need_float, bool need_quant, std::
   Loaded L;
   const auto builtin = default_model_bytes();
   if (o.model.empty() && builtin.empty()) {
-    throw std::runtime_error(
+    throw UsageError(
         "--model: required (this passim was built without its default model; give a llama2.c "
         ".bin, a GGUF file or a passim .psm file)");
   }
