@@ -485,6 +485,9 @@ module psm_matmul #(
       acc_valid_q && arr_valid |-> acc_row_q != out_row_q);
   WriteWhenIdle_A: assert property (@(posedge clk_i) disable iff (rst_i)
       busy_o |-> !rq_we_i);
+  // Past RqDepth a write would wrap onto a real column's word in its lane RAM.
+  RqAddrInRange_A: assert property (@(posedge clk_i) disable iff (rst_i)
+      rq_we_i |-> 32'(rq_addr_i) < RqDepth);
 `endif
 
 endmodule : psm_matmul

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-# psm_matmul: Verilated in two configurations (tiny 2x4, 4x4), each tested against
+# psm_matmul: Verilated in three configurations (tiny 2x4, 4x4, 3x5), each tested against
 # passim::kernels::matmul_i8 + passim::requantize by tests/sim/matmul_rtl_test.cpp.
 # Included from tests/sim/CMakeLists.txt (PASSIM_RTL_DIR is set there).
 
@@ -34,7 +34,7 @@ function(passim_matmul_test name)
     PSM_MM_OUT_DEPTH=${out_depth} PSM_MM_RQ_DEPTH=${rq_depth})
 endfunction()
 
-# Both RTL configurations keep the module's default depths (InDepth 256, WgtDepth 256,
+# The RTL configurations keep the module's default depths (InDepth 256, WgtDepth 256,
 # AccDepth 64, OutDepth 256, RqDepth 64).
 set(PASSIM_MATMUL_DEPTHS 256 256 64 256 64)
 

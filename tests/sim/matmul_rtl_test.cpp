@@ -252,6 +252,19 @@ PSM_MM_TEST(MostRowsFillsAccumulator) {
   ASSERT_NO_FATAL_FAILURE(check_job(drv, random_job(rng, s, 32, false), seed));
 }
 
+PSM_MM_TEST(WidestOutputUsesEveryRequantEntry) {
+  // n = RqDepth: every requantisation entry is used, including the last, partly used word of
+  // each lane's parameter RAM when RqDepth is not a multiple of C (64 on 3x5: word 12).
+  MatmulShape s{2, kR + 1, kCfg.rq_depth};
+  PSM_MM_REQUIRE_FITS(s);
+  const std::uint32_t seed = 6464;
+  auto rng = seeded(seed);
+  Driver drv(kCfg, seed + 1);
+  for (int bits : {8, 16}) {
+    ASSERT_NO_FATAL_FAILURE(check_job(drv, random_job(rng, s, bits, true), seed));
+  }
+}
+
 PSM_MM_TEST(RandomShapesAndModes) {
   const std::uint32_t seed = 20250101;
   auto rng = seeded(seed);
