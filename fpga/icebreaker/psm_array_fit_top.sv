@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 // Place-and-route check of the tiny systolic array (psm_systolic_array, 2 x 4 by default) on
 // the iCEBreaker's iCE40 UP5K (sg48). The array's ports are far wider than the package's pins,
-// so they are reached through two scan chains clocked by the board's 12 MHz oscillator:
-//   - scan_en_i high: every cycle shifts scan_i into the stimulus register (MSB first) and
-//     the result register out on scan_o;
-//   - step_i high (with scan_en_i low): applies the stimulus to the array for one cycle
-//     (weight row loads, activation valid/swap, the activation vector);
-//   - every cycle with out_valid: the array's de-skewed int32 outputs land in the result
-//     register, so every PE and the de-skew stay live through synthesis.
-// This top checks fit and timing; it is not a host interface (see fpga/README.md).
+// so they are reached through two scan chains, driven from pins that may be slow and are
+// asynchronous to the board's 12 MHz oscillator (each pin is synchronised, edges detected):
+//   - scan_en_i high: each rising edge of scan_clk_i shifts scan_i into the stimulus register
+//     (last bit in = bit 0) and the result register one bit towards scan_o (MSB first);
+//   - a rising edge of step_i (with scan_en_i low) applies the stimulus for one cycle: weight
+//     row loads, activation valid and swap flags, the activation vector;
+//   - with scan_en_i low, each valid result row of the array (R + C - 1 cycles after a step)
+//     overwrites the result register, so it holds the last row; rows that arrive while
+//     scan_en_i is high are dropped.
+// Every PE, the skew and the de-skew stay live through synthesis. This top checks fit and
+// timing; it is not a host interface (fpga/README.md).
 module psm_array_fit_top #(
   parameter int unsigned ArrayRows = 2,
   parameter int unsigned ArrayCols = 4
@@ -16,10 +19,12 @@ module psm_array_fit_top #(
   input  logic clk_i,       // 12 MHz oscillator
   input  logic btn_ni,      // user button, active low: reset
   input  logic scan_en_i,
+  input  logic scan_clk_i,
   input  logic scan_i,
   input  logic step_i,
   output logic scan_o,
-  output logic led_no       // red LED, active low: lit while out_valid was the last capture
+  output logic led_no       // red LED, active low: lit while scan_o is high (after a capture:
+                            // the result register holds a valid row)
 );
   localparam int unsigned DataWidth = 8;
   localparam int unsigned AccWidth  = 32;
@@ -28,20 +33,24 @@ module psm_array_fit_top #(
   // Result: {out_valid, out[C x 32]}
   localparam int unsigned ResultBits = 1 + ArrayCols*AccWidth;
 
-  // Pins are asynchronous to clk_i: two flip-flops each, then a synchronous active-high reset.
-  logic [1:0] rst_sync_q, en_sync_q, scan_sync_q, step_sync_q;
-  logic       rst, scan_en, scan_in, step;
+  // Two flip-flops per pin, a third for the edge detectors; the button becomes a synchronous
+  // active-high reset.
+  logic [1:0] rst_sync_q, en_sync_q, data_sync_q;
+  logic [2:0] sclk_sync_q, step_sync_q;
+  logic       rst, scan_en, scan_in, shift, step;
 
-  always_ff @(posedge clk_i) begin  // control: reset
+  always_ff @(posedge clk_i) begin  // synchronisers: no reset
     rst_sync_q  <= {rst_sync_q[0], !btn_ni};
     en_sync_q   <= {en_sync_q[0], scan_en_i};
-    scan_sync_q <= {scan_sync_q[0], scan_i};
-    step_sync_q <= {step_sync_q[0], step_i};
+    data_sync_q <= {data_sync_q[0], scan_i};
+    sclk_sync_q <= {sclk_sync_q[1:0], scan_clk_i};
+    step_sync_q <= {step_sync_q[1:0], step_i};
   end
   assign rst     = rst_sync_q[1];
   assign scan_en = en_sync_q[1];
-  assign scan_in = scan_sync_q[1];
-  assign step    = step_sync_q[1] && !scan_en;
+  assign scan_in = data_sync_q[1];
+  assign shift   = scan_en && sclk_sync_q[1] && !sclk_sync_q[2];
+  assign step    = !scan_en && step_sync_q[1] && !step_sync_q[2];
 
   logic [StimBits-1:0]   stim_q;
   logic [ResultBits-1:0] result_q;
@@ -78,14 +87,15 @@ module psm_array_fit_top #(
   );
 
   always_ff @(posedge clk_i) begin  // data: no reset
-    if (scan_en) begin
-      stim_q   <= {stim_q[StimBits-2:0], scan_in};
-      result_q <= {result_q[ResultBits-2:0], 1'b0};
-    end else if (out_valid) begin
-      result_q <= {1'b1, out};
-    end
+    if (shift) stim_q <= {stim_q[StimBits-2:0], scan_in};
+  end
+
+  always_ff @(posedge clk_i) begin  // control: reset
+    if (rst)                        result_q <= '0;
+    else if (shift)                 result_q <= {result_q[ResultBits-2:0], 1'b0};
+    else if (!scan_en && out_valid) result_q <= {1'b1, out};
   end
 
   assign scan_o = result_q[ResultBits-1];
   assign led_no = !result_q[ResultBits-1];
-endmodule
+endmodule : psm_array_fit_top
