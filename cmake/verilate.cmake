@@ -50,3 +50,25 @@ function(passim_sim_test name)
   endif()
   gtest_discover_tests(${name} ${discover_args} PROPERTIES LABELS sim DISCOVERY_TIMEOUT 120)
 endfunction()
+
+# passim_yosys_netlist(<netlist.v> SCRIPT <yosys commands> DEPENDS <files...> COMMENT <text>):
+# a netlist that Yosys writes from SCRIPT (which must write <netlist.v>). verilate() reads its
+# sources at configure time, so the first configure synthesises once; later builds
+# re-synthesise when a file in DEPENDS changes.
+function(passim_yosys_netlist netlist)
+  # SCRIPT's commands are separated by semicolons, which CMake splits into list items.
+  cmake_parse_arguments(Y "" "COMMENT" "SCRIPT;DEPENDS" ${ARGN})
+  list(JOIN Y_SCRIPT ";" script)
+  if(NOT EXISTS ${netlist})
+    message(STATUS "${Y_COMMENT} (first configure)")
+    execute_process(COMMAND ${YOSYS} -q -p "${script}" COMMAND_ERROR_IS_FATAL ANY)
+  endif()
+  if(NOT EXISTS ${netlist})
+    message(FATAL_ERROR "Yosys did not write ${netlist}; the script must write it: ${script}")
+  endif()
+  add_custom_command(OUTPUT ${netlist}
+    COMMAND ${YOSYS} -q -p "${script}"
+    DEPENDS ${Y_DEPENDS}
+    COMMENT "${Y_COMMENT}"
+    VERBATIM)
+endfunction()

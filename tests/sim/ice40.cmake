@@ -55,15 +55,9 @@ function(passim_ice40_netlist target)
   endif()
   string(APPEND script "; synth_ice40 -dsp -flatten -top ${N_TOP}; splitnets")
   string(APPEND script "; write_verilog -noattr ${netlist}")
-  if(NOT EXISTS ${netlist})
-    message(STATUS "Synthesising ${N_TOP} for iCE40 with Yosys (${target})")
-    execute_process(COMMAND ${YOSYS} -q -p "${script}" COMMAND_ERROR_IS_FATAL ANY)
-  endif()
-  add_custom_command(OUTPUT ${netlist}
-    COMMAND ${YOSYS} -q -p "${script}"
+  passim_yosys_netlist(${netlist} SCRIPT "${script}"
     DEPENDS ${N_SOURCES} ${CMAKE_CURRENT_FUNCTION_LIST_FILE}
-    COMMENT "Synthesising ${N_TOP} for iCE40 with Yosys (${target})"
-    VERBATIM)
+    COMMENT "Synthesising ${N_TOP} for iCE40 with Yosys (${target})")
   # Gate-level C++ is large and only tests run it: compiled at -O0.
   add_library(${target} STATIC)
   verilate(${target}

@@ -29,16 +29,9 @@ set(PASSIM_MATMUL_TINY_SYN ${CMAKE_CURRENT_BINARY_DIR}/psm_matmul_tiny_syn.v)
 passim_matmul_tiny_yosys_script(passim_matmul_tiny_ys
   "write_verilog -noattr ${PASSIM_MATMUL_TINY_SYN}")
 
-# verilate() reads its sources at configure time, so the first configure synthesises once.
-if(NOT EXISTS ${PASSIM_MATMUL_TINY_SYN})
-  message(STATUS "Synthesising psm_matmul (2x4) with Yosys for the netlist test")
-  execute_process(COMMAND ${YOSYS} -q -p "${passim_matmul_tiny_ys}" COMMAND_ERROR_IS_FATAL ANY)
-endif()
-add_custom_command(OUTPUT ${PASSIM_MATMUL_TINY_SYN}
-  COMMAND ${YOSYS} -q -p "${passim_matmul_tiny_ys}"
+passim_yosys_netlist(${PASSIM_MATMUL_TINY_SYN} SCRIPT "${passim_matmul_tiny_ys}"
   DEPENDS ${PASSIM_MATMUL_RTL}
-  COMMENT "Synthesising psm_matmul (2x4) with Yosys"
-  VERBATIM)
+  COMMENT "Synthesising psm_matmul (2x4) with Yosys")
 
 # The netlist is generated gate-level Verilog: no -Wall lint gate, just -fno-dfg. It is about
 # 50k gates (the four 32x31-bit requantiser multipliers are most of it) and Verilates into
