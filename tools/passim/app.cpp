@@ -695,6 +695,8 @@ int cmd_run(const RunOptions& o, std::ostream& out, std::ostream& err, const Rtl
     j["prompt_tokens"] = r.prompt_tokens;
     j["generated_tokens"] = r.generated_tokens;
     j["text"] = r.text;
+    // The last position's logits, exact: a Q.16 int32 logit is a float without rounding.
+    j["final_logits"] = std::vector<float>(backend->logits().begin(), backend->logits().end());
     j["timings"] = {{"positions", r.steps}, {"seconds", r.seconds},
                     {"tokens_per_second", timed ? json(r.tokens_per_second) : json(nullptr)}};
     if (session) {
