@@ -106,7 +106,7 @@ def normalise(value):
     return value
 
 
-def observe(passim, name, case, work):
+def observe(passim, name, case, work, data, models):
     """Runs one case and returns what the golden set keeps of it."""
     _, args, kind = case
     args = list(args)
@@ -131,7 +131,10 @@ def observe(passim, name, case, work):
             for r in records]
     if kind == "report":
         report.pop("text", None)  # the text file's path
-    return {"stdout": p.stdout.decode(errors="replace"), "report": normalise(report)}
+    stdout = p.stdout.decode(errors="replace")
+    for folder, name in ((data, "<data>"), (models, "<models>")):  # paths differ by machine
+        stdout = stdout.replace(folder, name)
+    return {"stdout": stdout, "report": normalise(report)}
 
 
 def first_difference(a, b, where="$"):
@@ -178,7 +181,7 @@ def main():
             why = available(case[0], data)
             if why:
                 raise SystemExit(f"{name}: cannot record: {why}")
-            got = observe(passim, name, case, work)
+            got = observe(passim, name, case, work, data, models)
             with open(os.path.join(HERE, "data", name + ".json"), "w") as f:
                 json.dump({"case": name, "observed": got}, f, separators=(",", ":"),
                           sort_keys=True)
@@ -193,7 +196,7 @@ def main():
         print(f"{which}: skipped: {why}")
         return SKIP
     recorded = json.load(open(os.path.join(HERE, "data", which + ".json")))["observed"]
-    got = observe(passim, which, case, work)
+    got = observe(passim, which, case, work, data, models)
     diff = first_difference(recorded, got)
     if diff:
         print(f"{which}: differs from the golden set at {diff}")
