@@ -7,11 +7,14 @@
 
 #include <benchmark/benchmark.h>
 
-#include "passim/checkpoint.hpp"
-#include "passim/cpu_backend.hpp"
-#include "passim/float_model.hpp"
-#include "passim/generate.hpp"
-#include "passim/quant_model.hpp"
+#include "passim/eval/calibrate.hpp"
+#include "passim/eval/generate.hpp"
+#include "passim/io/llama2c.hpp"
+#include "passim/model/float_backend.hpp"
+#include "passim/model/weights.hpp"
+#include "passim/quant/cpu_backend.hpp"
+#include "passim/quant/quant_model.hpp"
+#include "passim/quant/quantize.hpp"
 
 namespace {
 

@@ -5,7 +5,8 @@
 
 #include <benchmark/benchmark.h>
 
-#include "passim/kernels.hpp"
+#include "passim/kernels/matmul.hpp"
+#include "passim/kernels/softmax.hpp"
 
 namespace {
 

@@ -18,9 +18,12 @@
 
 #include <benchmark/benchmark.h>
 
-#include "passim/checkpoint.hpp"
-#include "passim/compiler.hpp"
-#include "passim/quant_model.hpp"
+#include "passim/compiler/compiler.hpp"
+#include "passim/device/device_backend.hpp"
+#include "passim/eval/calibrate.hpp"
+#include "passim/io/llama2c.hpp"
+#include "passim/quant/quant_model.hpp"
+#include "passim/quant/quantize.hpp"
 #include "passim/sim/sim_device.hpp"
 
 namespace {

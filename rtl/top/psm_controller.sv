@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Controller: copies PROG_LEN instructions from DRAM into the program memory, then runs them
 // in order, issuing each to its unit (DMA, matmul or vector) as soon as that unit is idle.
-// Golden model: passim::CpuDevice::run() in runtime/src/cpu_device.cpp (docs/isa.md,
+// Golden model: passim::CpuDevice::run() in runtime/src/device/cpu_device.cpp (docs/isa.md,
 // "Execution model").
 //
 // Per instruction: StRead (program-memory read) then StIssue (decode, operand check, issue

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // DMA engine: DMA_LOAD / DMA_STORE (docs/isa.md) between DRAM, reached through ONE memory
 // port of 64-bit beats, and the input, weight, vector and param memories.
-// Golden model: passim::CpuDevice::dma() in runtime/src/cpu_device.cpp.
+// Golden model: passim::CpuDevice::dma() in runtime/src/device/cpu_device.cpp.
 //
 // Row r of an instruction covers DRAM bytes [dram_addr + r * dram_stride, + row_len << elem_size)
 // at any byte alignment, and scratchpad words spad_addr + r * W .. + W - 1 with

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Decodes one instruction: which unit runs it, and whether its operands are legal
 // (docs/isa.md "STATUS.error codes"). Purely combinational.
-// Golden model: the operand checks of passim::CpuDevice in runtime/src/cpu_device.cpp.
+// Golden model: the operand checks of passim::CpuDevice in runtime/src/device/cpu_device.cpp.
 //
 // Checks, in order of precedence: the opcode (ErrBadOpcode), then sizes and enumerations
 // (ErrBadOperand: a size is 0 or too large, a bad mem, elem_size, out_bits, op_class, odd

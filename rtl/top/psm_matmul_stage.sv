@@ -3,7 +3,7 @@
 // straight from the ISA's input and weight memories (its read ports use the ISA layouts; this
 // wrapper adds a_addr and w_addr); the requantisation steps are copied into psm_matmul first
 // (it reads C of them per cycle), and the result rows are copied out to the vector scratchpad.
-// Golden model: passim::CpuDevice::matmul() in runtime/src/cpu_device.cpp.
+// Golden model: passim::CpuDevice::matmul() in runtime/src/device/cpu_device.cpp.
 //
 // With KT = ceil(k / R), NW = ceil(n / C), NV = ceil(n / L):
 //   copy in   param[rq_addr + c] (when requant_en) -> psm_matmul requant entry c, c < n:

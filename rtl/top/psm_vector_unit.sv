@@ -2,7 +2,7 @@
 // The vector unit: runs one vector instruction (SOFTMAX, RMSNORM, LAYERNORM, BATCHNORM, SILU,
 // GELU, ROPE, ADD, MUL, EMBED, ATTN_SCORE, ATTN_VALUE; docs/isa.md) on the matching row unit of
 // rtl/vector and rtl/norm, and shares their vector-scratchpad and parameter-memory ports.
-// Golden model: passim::CpuDevice::vector_op() in runtime/src/cpu_device.cpp.
+// Golden model: passim::CpuDevice::vector_op() in runtime/src/device/cpu_device.cpp.
 //
 // Sequence: read the instruction's constant parameters (RMSNORM, LAYERNORM: eps at param_addr;
 // BATCHNORM: its step at param_addr; SILU, GELU: to_q10 and out_rq at param_addr,

@@ -2,8 +2,8 @@
 // Attention scores (ATTN_SCORE) and the weighted sum of values (ATTN_VALUE) for one head,
 // from the KV cache rows in the vector scratchpad.
 // Golden model: the ATTN_SCORE / ATTN_VALUE cases of passim::CpuDevice::vector_op() in
-// runtime/src/cpu_device.cpp (the two halves of passim::kernels::attention_i8() in
-// runtime/src/kernels/attention.cpp).
+// runtime/src/device/cpu_device.cpp (the two halves of passim::kernels::attention_i8() in
+// runtime/src/kernels/attn.cpp).
 //
 //   ATTN_SCORE s[t]   = requantize(sum_i q[i] * k_t[i], rq, 32)   for t < rows, i < len
 //   ATTN_VALUE out[i] = requantize(sum_t p[t] * v_t[i], rq, 8)    for i < len, t < rows

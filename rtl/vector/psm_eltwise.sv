@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Elementwise vector ops ADD, MUL and EMBED on rows in the vector scratchpad, one word at a time.
 // Golden model: passim::kernels::add_i16(), mul_i8() and embed_i16() in
-// runtime/src/kernels/elementwise.cpp, as called by passim::CpuDevice::vector_op().
+// runtime/src/kernels/eltwise.cpp, as called by passim::CpuDevice::vector_op().
 //
 //   ADD   out[i] = saturate(a[i] + b[i], 16)                 computed as
 //                = requantize(a[i] + b[i], {1, 0}, 16)       (mult 1, shift 0: no rounding)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Rotary position embedding (RoPE) of 12-bit query/key heads in the vector scratchpad.
-// Golden model: passim::kernels::rope_i16() in runtime/src/kernels/elementwise.cpp, as called
+// Golden model: passim::kernels::rope_i16() in runtime/src/kernels/rope.cpp, as called
 // by passim::CpuDevice::vector_op().
 //
 // Each row is one head of len (even) values; pair j = (v[2j], v[2j+1]) rotates by the Q1.14

@@ -8,9 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "passim/checkpoint.hpp"
-#include "passim/quant_model.hpp"
-#include "passim/tokenizer.hpp"
+#include "passim/io/llama2c.hpp"
+#include "passim/io/tokenizer.hpp"
+#include "passim/model/weights.hpp"
+#include "passim/quant/quant_model.hpp"
 
 namespace passim::test {
 

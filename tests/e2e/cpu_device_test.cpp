@@ -12,10 +12,13 @@
 #include <string>
 #include <vector>
 
-#include "passim/device.hpp"
+#include "passim/device/cpu_device.hpp"
+#include "passim/device/device.hpp"
 #include "passim/fixed_point.hpp"
 #include "passim/hw/spec.hpp"
-#include "passim/kernels.hpp"
+#include "passim/kernels/batchnorm.hpp"
+#include "passim/kernels/gelu.hpp"
+#include "passim/kernels/layernorm.hpp"
 
 namespace {
 

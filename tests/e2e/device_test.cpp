@@ -5,11 +5,15 @@
 
 #include <gtest/gtest.h>
 
-#include "passim/checkpoint.hpp"
-#include "passim/compiler.hpp"
-#include "passim/cpu_backend.hpp"
-#include "passim/generate.hpp"
-#include "passim/quant_model.hpp"
+#include "passim/compiler/compiler.hpp"
+#include "passim/device/cpu_device.hpp"
+#include "passim/device/device_backend.hpp"
+#include "passim/eval/calibrate.hpp"
+#include "passim/eval/generate.hpp"
+#include "passim/io/llama2c.hpp"
+#include "passim/quant/cpu_backend.hpp"
+#include "passim/quant/quant_model.hpp"
+#include "passim/quant/quantize.hpp"
 #include "test_data.hpp"
 
 namespace {

@@ -5,10 +5,11 @@
 
 #include <gtest/gtest.h>
 
-#include "passim/checkpoint.hpp"
-#include "passim/float_model.hpp"
-#include "passim/generate.hpp"
-#include "passim/io.hpp"
+#include "passim/eval/generate.hpp"
+#include "passim/eval/perplexity.hpp"
+#include "passim/io/file.hpp"
+#include "passim/io/llama2c.hpp"
+#include "passim/model/float_backend.hpp"
 #include "reference_cases.hpp"
 #include "test_data.hpp"
 

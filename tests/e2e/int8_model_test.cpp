@@ -6,12 +6,17 @@
 
 #include <gtest/gtest.h>
 
-#include "passim/checkpoint.hpp"
-#include "passim/cpu_backend.hpp"
-#include "passim/float_model.hpp"
-#include "passim/generate.hpp"
-#include "passim/io.hpp"
-#include "passim/quant_model.hpp"
+#include "passim/eval/calibrate.hpp"
+#include "passim/eval/generate.hpp"
+#include "passim/eval/perplexity.hpp"
+#include "passim/io/file.hpp"
+#include "passim/io/llama2c.hpp"
+#include "passim/io/psm.hpp"
+#include "passim/model/float_backend.hpp"
+#include "passim/model/weights.hpp"
+#include "passim/quant/cpu_backend.hpp"
+#include "passim/quant/quant_model.hpp"
+#include "passim/quant/quantize.hpp"
 #include "test_data.hpp"
 
 namespace {

@@ -10,9 +10,10 @@
 
 #include <gtest/gtest.h>
 
-#include "passim/checkpoint.hpp"
-#include "passim/float_model.hpp"
-#include "passim/model_config.hpp"
+#include "passim/io/llama2c.hpp"
+#include "passim/model/config.hpp"
+#include "passim/model/float_backend.hpp"
+#include "passim/model/weights.hpp"
 #include "scratch_dir.hpp"
 #include "test_data.hpp"
 

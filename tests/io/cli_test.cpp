@@ -20,9 +20,10 @@
 #include "app.hpp"
 #include "default_model.hpp"
 #include "op_records.hpp"
-#include "passim/model_config.hpp"
-#include "passim/quant_model.hpp"
-#include "passim/tokenizer.hpp"
+#include "passim/io/psm.hpp"
+#include "passim/io/tokenizer.hpp"
+#include "passim/model/config.hpp"
+#include "passim/quant/quant_model.hpp"
 #include "scratch_dir.hpp"
 #include "test_data.hpp"
 

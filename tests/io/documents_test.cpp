@@ -5,7 +5,8 @@
 
 #include <gtest/gtest.h>
 
-#include "passim/generate.hpp"
+#include "passim/eval/generate.hpp"
+#include "passim/eval/perplexity.hpp"
 #include "scratch_dir.hpp"
 #include "test_data.hpp"
 

@@ -2,7 +2,7 @@
 // A llama GGUF file as float model and tokenizer: stories260K.gguf gives the same weights,
 // tokenizer and token ids as stories260K.bin + tok512.bin, and tiny GGUF files built in the
 // test check the mapping and every rejection.
-#include "passim/gguf_model.hpp"
+#include "passim/io/gguf_model.hpp"
 
 #include <gtest/gtest.h>
 
@@ -17,16 +17,21 @@
 #include <vector>
 
 #include "gguf_writer.hpp"
-#include "passim/checkpoint.hpp"
-#include "passim/compiler.hpp"
-#include "passim/cpu_backend.hpp"
-#include "passim/device.hpp"
-#include "passim/float_model.hpp"
-#include "passim/generate.hpp"
-#include "passim/gguf.hpp"
-#include "passim/io.hpp"
-#include "passim/quant_model.hpp"
-#include "passim/tokenizer.hpp"
+#include "passim/compiler/compiler.hpp"
+#include "passim/device/cpu_device.hpp"
+#include "passim/device/device.hpp"
+#include "passim/device/device_backend.hpp"
+#include "passim/eval/calibrate.hpp"
+#include "passim/eval/generate.hpp"
+#include "passim/io/file.hpp"
+#include "passim/io/gguf.hpp"
+#include "passim/io/llama2c.hpp"
+#include "passim/io/tokenizer.hpp"
+#include "passim/model/float_backend.hpp"
+#include "passim/model/weights.hpp"
+#include "passim/quant/cpu_backend.hpp"
+#include "passim/quant/quant_model.hpp"
+#include "passim/quant/quantize.hpp"
 #include "scratch_dir.hpp"
 #include "test_data.hpp"
 

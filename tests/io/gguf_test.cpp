@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // GGUF reader: well-formed files built in the test, the real stories260K.gguf, and malformed
 // files that must be rejected with a message naming the file and the field.
-#include "passim/gguf.hpp"
+#include "passim/io/gguf.hpp"
 
 #include <gtest/gtest.h>
 

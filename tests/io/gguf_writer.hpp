@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "passim/gguf.hpp"
+#include "passim/io/gguf.hpp"
 
 namespace passim::test {
 

@@ -9,9 +9,14 @@
 
 #include <gtest/gtest.h>
 
-#include "passim/checkpoint.hpp"
-#include "passim/io.hpp"
-#include "passim/quant_model.hpp"
+#include "passim/eval/calibrate.hpp"
+#include "passim/io/file.hpp"
+#include "passim/io/llama2c.hpp"
+#include "passim/io/psm.hpp"
+#include "passim/model/weights.hpp"
+#include "passim/quant/calibration.hpp"
+#include "passim/quant/quant_model.hpp"
+#include "passim/quant/quantize.hpp"
 #include "scratch_dir.hpp"
 #include "test_data.hpp"
 

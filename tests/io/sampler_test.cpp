@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "passim/sampler.hpp"
+#include "passim/eval/sampler.hpp"
 
 namespace {
 

@@ -16,7 +16,7 @@
 
 #include <gtest/gtest.h>
 
-#include "passim/io.hpp"
+#include "passim/io/file.hpp"
 
 namespace passim::test {
 

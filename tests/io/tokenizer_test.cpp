@@ -10,9 +10,10 @@
 
 #include <gtest/gtest.h>
 
-#include "passim/generate.hpp"
-#include "passim/io.hpp"
-#include "passim/tokenizer.hpp"
+#include "passim/eval/generate.hpp"
+#include "passim/eval/perplexity.hpp"
+#include "passim/io/file.hpp"
+#include "passim/io/tokenizer.hpp"
 #include "scratch_dir.hpp"
 #include "test_data.hpp"
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "kernel_test_util.hpp"
-#include "passim/kernels.hpp"
+#include "passim/kernels/gelu.hpp"
 
 namespace {
 

@@ -11,7 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "kernel_test_util.hpp"
-#include "passim/kernels.hpp"
+#include "passim/kernels/matmul.hpp"
 
 namespace {
 

@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "kernel_test_util.hpp"
-#include "passim/kernels.hpp"
+#include "passim/kernels/rmsnorm.hpp"
 
 namespace {
 

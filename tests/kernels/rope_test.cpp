@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "kernel_test_util.hpp"
-#include "passim/kernels.hpp"
+#include "passim/kernels/rope.hpp"
 
 namespace {
 
@@ -29,7 +29,7 @@ double rope_angle(std::size_t pos, std::size_t j, std::size_t head_size) {
   return double(static_cast<float>(pos) * freq);
 }
 
-/// One position's Q1.14 tables, rounded to nearest like runtime/src/quantize.cpp.
+/// One position's Q1.14 tables, rounded to nearest like runtime/src/quant/quantize.cpp.
 void rope_tables(std::size_t pos, std::size_t head_size, std::vector<std::int16_t>& cos,
                  std::vector<std::int16_t>& sin) {
   cos.resize(head_size / 2);

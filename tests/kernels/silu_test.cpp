@@ -10,7 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "kernel_test_util.hpp"
-#include "passim/kernels.hpp"
+#include "passim/kernels/silu.hpp"
 
 namespace {
 
@@ -87,7 +87,7 @@ TEST(SiluI16, MatchesDoubleReference) {
                               SiluScales{4, 2}, SiluScales{12, 6}}) {
     const double s_x = sc.in_range / 32767.0;
     const double s_out = sc.out_range / 32767.0;
-    // As the quantiser builds them (runtime/src/quantize.cpp).
+    // As the quantiser builds them (runtime/src/quant/quantize.cpp).
     const Requant to_q10 = passim::make_requant(s_x * 1024.0);
     const Requant out_rq = passim::make_requant(s_x / (double(kSigOne) * s_out));
     std::vector<std::int16_t> x;

@@ -14,7 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "kernel_test_util.hpp"
-#include "passim/kernels.hpp"
+#include "passim/kernels/softmax.hpp"
 
 namespace {
 

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "accel_harness.hpp"
+#include "passim/device/cpu_device.hpp"
 #include "passim/sim/sim_device.hpp"
 
 namespace {

@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "accel_harness.hpp"
+#include "passim/device/cpu_device.hpp"
 #include "passim/sim/host.hpp"
 #include "passim/sim/sim_device.hpp"
 

@@ -12,6 +12,7 @@
 #include "Vpsm_attn_l2.h"
 #include "Vpsm_attn_l3.h"
 #include "elt_check.hpp"
+#include "passim/device/cpu_device.hpp"
 #include "passim/fixed_point.hpp"
 
 namespace {

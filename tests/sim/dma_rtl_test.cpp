@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "accel_harness.hpp"
+#include "passim/device/cpu_device.hpp"
 #include "passim/sim/accel_model.hpp"
 #include "passim/sim/host.hpp"
 

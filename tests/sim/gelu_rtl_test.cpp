@@ -17,7 +17,7 @@
 #include "Vpsm_gelu_l4.h"
 #include "Vpsm_gelu_phi.h"
 #include "passim/fixed_point.hpp"
-#include "passim/kernels.hpp"
+#include "passim/kernels/gelu.hpp"
 #include "vec_harness.hpp"
 #include "vec_traced_run.hpp"
 

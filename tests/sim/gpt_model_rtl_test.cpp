@@ -12,12 +12,16 @@
 #include <gtest/gtest.h>
 
 #include "accel_harness.hpp"
-#include "passim/compiler.hpp"
-#include "passim/cpu_backend.hpp"
-#include "passim/generate.hpp"
-#include "passim/gguf.hpp"
-#include "passim/gguf_model.hpp"
-#include "passim/quant_model.hpp"
+#include "passim/compiler/compiler.hpp"
+#include "passim/device/device_backend.hpp"
+#include "passim/eval/calibrate.hpp"
+#include "passim/eval/generate.hpp"
+#include "passim/io/gguf.hpp"
+#include "passim/io/gguf_model.hpp"
+#include "passim/model/weights.hpp"
+#include "passim/quant/cpu_backend.hpp"
+#include "passim/quant/quant_model.hpp"
+#include "passim/quant/quantize.hpp"
 #include "passim/sim/sim_device.hpp"
 #include "test_data.hpp"
 

@@ -17,7 +17,8 @@
 #include "Vpsm_layernorm_l2.h"
 #include "Vpsm_layernorm_l4.h"
 #include "passim/fixed_point.hpp"
-#include "passim/kernels.hpp"
+#include "passim/kernels/layernorm.hpp"
+#include "passim/kernels/batchnorm.hpp"
 #include "vec_harness.hpp"
 #include "vec_traced_run.hpp"
 

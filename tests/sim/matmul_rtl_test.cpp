@@ -23,7 +23,7 @@
 
 #include "matmul_driver.hpp"
 #include "passim/fixed_point.hpp"
-#include "passim/kernels.hpp"
+#include "passim/kernels/matmul.hpp"
 #include PSM_MM_HEADER
 #ifdef PSM_MM_WITH_REQUANT_MODEL
 #include "Vpsm_requant.h"

@@ -17,7 +17,7 @@
 #include "Vpsm_rmsnorm_l2.h"
 #include "Vpsm_rsqrt.h"
 #include "passim/fixed_point.hpp"
-#include "passim/kernels.hpp"
+#include "passim/kernels/rmsnorm.hpp"
 #include "vec_harness.hpp"
 
 namespace {

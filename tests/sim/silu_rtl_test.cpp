@@ -12,8 +12,9 @@
 #include "Vpsm_silu_l2.h"
 #include "Vpsm_silu_l3.h"
 #include "elt_check.hpp"
+#include "passim/device/cpu_device.hpp"
 #include "passim/fixed_point.hpp"
-#include "passim/kernels.hpp"
+#include "passim/kernels/silu.hpp"
 
 namespace {
 
@@ -39,7 +40,7 @@ struct SiluModel {
   static constexpr std::size_t kLanes = L;
 };
 
-/// The two Requant steps, as the quantiser builds them (runtime/src/quantize.cpp) for a gate
+/// The two Requant steps, as the quantiser builds them (runtime/src/quant/quantize.cpp) for a gate
 /// range of +-in_range and an output range of +-out_range (real units).
 struct SiluSteps {
   Requant to_q10;

@@ -20,7 +20,7 @@
 #include "Vpsm_softmax_l2.h"
 #include "Vpsm_softmax_l4.h"
 #include "passim/fixed_point.hpp"
-#include "passim/kernels.hpp"
+#include "passim/kernels/softmax.hpp"
 #include "vec_harness.hpp"
 
 namespace {

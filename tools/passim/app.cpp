@@ -25,17 +25,24 @@
 #include <fmt/ostream.h>
 #include <nlohmann/json.hpp>
 
-#include "passim/checkpoint.hpp"
-#include "passim/compiler.hpp"
-#include "passim/cpu_backend.hpp"
-#include "passim/float_model.hpp"
-#include "passim/generate.hpp"
-#include "passim/gguf.hpp"
-#include "passim/gguf_model.hpp"
-#include "passim/io.hpp"
-#include "passim/kernels.hpp"
-#include "passim/quant_model.hpp"
-#include "passim/tokenizer.hpp"
+#include "passim/compiler/compiler.hpp"
+#include "passim/eval/calibrate.hpp"
+#include "passim/eval/generate.hpp"
+#include "passim/eval/perplexity.hpp"
+#include "passim/io/file.hpp"
+#include "passim/io/gguf.hpp"
+#include "passim/io/gguf_model.hpp"
+#include "passim/io/llama2c.hpp"
+#include "passim/io/psm.hpp"
+#include "passim/io/tokenizer.hpp"
+#include "passim/kernels/softmax.hpp"
+#include "passim/model/activations.hpp"
+#include "passim/model/float_backend.hpp"
+#include "passim/model/weights.hpp"
+#include "passim/quant/calibration.hpp"
+#include "passim/quant/cpu_backend.hpp"
+#include "passim/quant/quant_model.hpp"
+#include "passim/quant/quantize.hpp"
 
 namespace passim::app {
 

@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "passim/device.hpp"
+#include "passim/device/device.hpp"
 #include "passim/hw/spec.hpp"
 
 namespace passim::app {

@@ -9,7 +9,8 @@
 
 #include <fmt/format.h>
 
-#include "passim/compiler.hpp"
+#include "passim/compiler/compiler.hpp"
+#include "passim/device/device_backend.hpp"
 #include "passim/sim/sim_device.hpp"
 
 namespace passim::app {

@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "op_records.hpp"
-#include "passim/backend.hpp"
-#include "passim/device.hpp"
-#include "passim/kernels.hpp"
-#include "passim/quant_model.hpp"
+#include "passim/model/backend.hpp"
+#include "passim/device/device.hpp"
+#include "passim/kernels/softmax.hpp"
+#include "passim/quant/quant_model.hpp"
 
 namespace passim::app {
 

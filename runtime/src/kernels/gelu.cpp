@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // Golden integer GELU (I-BERT i-GELU, erf by a clipped quadratic).
 // RTL twin: rtl/vector/psm_gelu.sv.
+#include "passim/kernels/gelu.hpp"
+
 #include <algorithm>
 #include <cassert>
 #include <cstdlib>
 
-#include "passim/kernels.hpp"
 
 namespace passim::kernels {
 

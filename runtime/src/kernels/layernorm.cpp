@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// Golden LayerNorm: three passes (mean; variance; normalise), and the one-pass
-// inference BatchNorm that shares its last pass. RTL twin: rtl/norm/psm_layernorm.sv.
-#include <cassert>
+// Golden LayerNorm: three passes (mean; variance; normalise). RTL twin: rtl/norm/psm_layernorm.sv.
+#include "passim/kernels/layernorm.hpp"
 
-#include "passim/kernels.hpp"
+#include <cassert>
 
 namespace passim::kernels {
 
@@ -51,17 +50,6 @@ void layernorm_i8(std::span<const std::int16_t> x, const LayerNormParams& p,
     const std::int32_t d = std::int32_t{x[i]} - m;
     const std::int32_t dg = d * std::int32_t{p.gain[i]};
     const std::int64_t y = std::int64_t{requantize(dg, r, 32)} + p.bias[i];
-    out[i] = static_cast<std::int8_t>(saturate(y, 8));
-  }
-}
-
-void batchnorm_i8(std::span<const std::int16_t> x, const BatchNormParams& p,
-                  std::span<std::int8_t> out) {
-  assert(p.gain.size() == x.size() && p.bias.size() == x.size() && out.size() >= x.size() &&
-         p.rq.bias == 0);
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    const std::int32_t xg = std::int32_t{x[i]} * std::int32_t{p.gain[i]};  // |xg| <= 2^30
-    const std::int64_t y = std::int64_t{requantize(xg, p.rq, 32)} + p.bias[i];
     out[i] = static_cast<std::int8_t>(saturate(y, 8));
   }
 }

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Golden int8 matmul and the requantisation of its accumulators.
 // RTL twins: rtl/matmul/psm_systolic_array.sv, rtl/common/psm_requant.sv.
+#include "passim/kernels/matmul.hpp"
+
 #include <cassert>
 
-#include "passim/kernels.hpp"
 
 namespace passim::kernels {
 

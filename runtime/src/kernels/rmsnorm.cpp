@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Golden RMSNorm: two passes (sum of squares; normalise). RTL twin: rtl/norm/psm_rmsnorm.sv.
+#include "passim/kernels/rmsnorm.hpp"
+
 #include <cassert>
 
-#include "passim/kernels.hpp"
 
 namespace passim::kernels {
 

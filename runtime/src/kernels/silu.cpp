@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Golden integer SiLU through the I-BERT exponential. RTL twin: rtl/vector/psm_silu.sv.
+#include "passim/kernels/silu.hpp"
+
 #include <cassert>
 #include <cstdlib>
 
-#include "passim/kernels.hpp"
 
 namespace passim::kernels {
 

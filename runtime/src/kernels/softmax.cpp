@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // Golden integer Softmax (I-BERT Alg. 2 exponential): the 3-pass version and the online 2-pass
 // version (Milakov & Gimelshein 2018, Alg. 3). RTL twin: rtl/vector/psm_softmax.sv.
+#include "passim/kernels/softmax.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cassert>
 #include <limits>
 
-#include "passim/hw/spec.hpp"
-#include "passim/kernels.hpp"
 
 namespace passim::kernels {
 
@@ -64,12 +64,12 @@ void softmax_i16(std::span<const std::int32_t> x, std::span<std::uint32_t> e_scr
 void softmax_online_i16(std::span<const std::int32_t> x, std::size_t lanes,
                         std::span<std::int16_t> out) {
   assert(!x.empty() && x.size() < (std::size_t{1} << 16) && out.size() >= x.size());
-  assert(lanes >= 1 && lanes <= hw::kMaxLanes);
+  assert(lanes >= 1 && lanes <= kMaxSoftmaxLanes);
   // Pass 1: per-lane running maximum and sum. When x raises the lane's maximum, the old sum is
   // rescaled by exp(m_old - x) and x contributes exp(0) = kExpOne. An empty lane keeps
   // (INT32_MIN, 0), which adds nothing below. s_l <= (elements of lane l) * kExpOne < 2^38.
-  std::array<std::int32_t, hw::kMaxLanes> lane_max{};
-  std::array<std::uint64_t, hw::kMaxLanes> lane_sum{};
+  std::array<std::int32_t, kMaxSoftmaxLanes> lane_max{};
+  std::array<std::uint64_t, kMaxSoftmaxLanes> lane_sum{};
   lane_max.fill(std::numeric_limits<std::int32_t>::min());
   for (std::size_t i = 0; i < x.size(); ++i) {
     std::int32_t& m = lane_max[i % lanes];

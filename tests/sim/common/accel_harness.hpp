@@ -18,7 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "passim/device.hpp"
+#include "passim/device/cpu_device.hpp"
+#include "passim/device/device.hpp"
 #include "passim/fixed_point.hpp"
 #include "passim/hw/spec.hpp"
 

@@ -19,7 +19,8 @@
 #include <gtest/gtest.h>
 
 #include "elt_harness.hpp"
-#include "passim/device.hpp"
+#include "passim/device/cpu_device.hpp"
+#include "passim/device/device.hpp"
 #include "passim/hw/spec.hpp"
 #include "vec_scratchpad.hpp"
 

@@ -20,7 +20,7 @@
 #include <verilated.h>
 
 #include "passim/fixed_point.hpp"
-#include "passim/kernels.hpp"
+#include "passim/kernels/matmul.hpp"
 
 namespace passim::sim {
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "passim/device.hpp"
+#include "passim/device/device.hpp"
 #include "passim/hw/spec.hpp"
 
 namespace passim::sim {

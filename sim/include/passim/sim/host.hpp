@@ -8,7 +8,7 @@
 #include <functional>
 #include <string>
 
-#include "passim/device.hpp"
+#include "passim/device/device.hpp"
 #include "passim/sim/accel_model.hpp"
 
 namespace passim::sim {

@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "passim/device.hpp"
+#include "passim/device/device.hpp"
 #include "passim/sim/accel_model.hpp"
 
 namespace passim::sim {

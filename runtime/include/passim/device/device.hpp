@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file The accelerator as the runtime sees it: a DRAM, a program, a run.
+/// `CpuDevice` (device/cpu_device.hpp) executes programs with the golden kernels; the
+/// Verilated accelerator (`passim::sim::SimDevice`, in sim/) implements the same interface.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "passim/fixed_point.hpp"
+#include "passim/hw/spec.hpp"
+
+namespace passim {
+
+/// The hardware's record of one unit instruction (psm_accel's trace port, rtl/top/psm_trace.sv).
+/// BARRIER, END and NOP have no unit and no record.
+struct InstrRecord {
+  std::uint32_t index = 0;         ///< instruction index in the program (0 = first)
+  std::uint8_t unit = 0;           ///< 0 DMA, 1 matmul, 2 vector
+  std::uint64_t cycles = 0;        ///< cycles the unit was busy with it
+  std::uint64_t stall_cycles = 0;  ///< of those, cycles it waited (DMA: on the memory port)
+  std::uint64_t passes = 0;        ///< passes it made (docs/isa.md "passes" column)
+};
+
+/// What a run reports. Cycle numbers come only from hardware counters and the hardware's
+/// trace: a device without them (CpuDevice) leaves `has_cycles` false and `counters` and
+/// `records` empty.
+struct RunStats {
+  bool has_cycles = false;
+  std::vector<std::uint64_t> counters;  ///< indexed like passim::hw counter indices
+  std::uint64_t instructions = 0;       ///< instructions executed
+  /// One record per DMA, matmul and vector instruction of this run, in the order they
+  /// ended (instructions on different units may end out of program order).
+  std::vector<InstrRecord> records;
+};
+
+/// An accelerator with its own DRAM, driven through programs (docs/isa.md).
+class Device {
+ public:
+  virtual ~Device() = default;
+  [[nodiscard]] virtual std::string_view name() const noexcept = 0;
+  [[nodiscard]] virtual const hw::HwConfig& hw() const noexcept = 0;
+  /// Size of the device DRAM in bytes.
+  [[nodiscard]] virtual std::uint64_t dram_bytes() const noexcept = 0;
+  /// Host writes/reads of device DRAM. Throws std::out_of_range outside the DRAM.
+  virtual void write_dram(std::uint64_t addr, std::span<const std::uint8_t> bytes) = 0;
+  virtual void read_dram(std::uint64_t addr, std::span<std::uint8_t> bytes) const = 0;
+  /// Runs `len` instructions stored at DRAM address `prog_addr` until END.
+  /// Throws std::runtime_error naming the instruction index on an invalid instruction.
+  virtual RunStats run(std::uint64_t prog_addr, std::uint32_t len) = 0;
+};
+
+/// The passes instruction `in` makes on a `cfg` accelerator, as its `passes_<class>` counter
+/// and its trace record count them (docs/isa.md, the opcodes' "passes" column): DMA one per
+/// row, MATMUL one per weight tile (ceil(k / R) * ceil(n / C)), SOFTMAX 3 per row (2 with
+/// `online`), RMSNORM 2, LAYERNORM 3, BATCHNORM, GELU and the other row opcodes 1 per row,
+/// ATTN_SCORE / ATTN_VALUE one per cached position; BARRIER, END and NOP 0.
+[[nodiscard]] std::uint64_t instr_passes(const hw::Instr& in, const hw::HwConfig& cfg) noexcept;
+
+}  // namespace passim

@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file The interface every inference backend implements (float, cpu, later rtl).
+#pragma once
+
+#include <span>
+#include <string_view>
+
+#include "passim/model/config.hpp"
+
+namespace passim {
+
+/// Runs a decoder-only Transformer one position at a time, keeping its own KV cache.
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  /// "float", "cpu", ...
+  [[nodiscard]] virtual std::string_view name() const noexcept = 0;
+  [[nodiscard]] virtual const ModelConfig& config() const noexcept = 0;
+  /// Feeds `token` at position `pos` (0 <= pos < seq_len; positions must be fed in order
+  /// from 0 after `reset`). Afterwards `logits` holds the next-token logits.
+  virtual void forward(int token, int pos) = 0;
+  /// Next-token logits (vocab), in real units (integer backends dequantise exactly).
+  [[nodiscard]] virtual std::span<const float> logits() const noexcept = 0;
+  /// Forgets the KV cache: the next call must be forward(token, 0).
+  virtual void reset() = 0;
+};
+
+}  // namespace passim

@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file The integer forward pass on the host CPU, calling the golden kernels directly.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "passim/model/backend.hpp"
+#include "passim/kernels/layernorm.hpp"
+#include "passim/kernels/batchnorm.hpp"
+#include "passim/kernels/softmax.hpp"
+#include "passim/quant/quant_model.hpp"
+
+namespace passim {
+
+/// The int8 input of the matmuls after a GPT norm: `layernorm_i8`, `batchnorm_i8`, or for a
+/// folded BatchNorm the per-tensor step requantize(x, n.rq, 8). x: (dim) int16, out: (dim).
+void gpt_norm_i8(const QuantModel& m, const QuantNorm& n, std::span<const std::int16_t> x,
+                 std::span<std::int8_t> out);
+
+/// Integer-only forward pass of a `QuantModel` (docs/numerics.md): int8 weights, int8 matmul
+/// inputs, 12-bit queries/keys, int16 residual stream and FFN gate/up, int32 accumulators,
+/// integer RMSNorm, Softmax, SiLU and RoPE. Logits are int32 in Q.16; `logits()` returns them as float, which is exact
+/// while |logit| < 256.
+class CpuBackend final : public Backend {
+ public:
+  /// Keeps a reference to `model`, which must outlive the backend. `softmax` picks the
+  /// attention Softmax: three-pass (default) or online in the order of `softmax.lanes` lanes,
+  /// which is what the accelerator with that many lanes computes.
+  explicit CpuBackend(const QuantModel& model, kernels::SoftmaxOptions softmax = {});
+
+  [[nodiscard]] std::string_view name() const noexcept override { return "cpu"; }
+  [[nodiscard]] const ModelConfig& config() const noexcept override { return model_.config; }
+  void forward(int token, int pos) override;
+  [[nodiscard]] std::span<const float> logits() const noexcept override { return logits_f32_; }
+  void reset() override {}
+
+  /// The raw int32 logits (vocab), Q.16.
+  [[nodiscard]] std::span<const std::int32_t> logits_i32() const noexcept { return logits_; }
+  /// Attention probabilities (Q0.15) of head `h` at the last forward, (pos + 1);
+  /// valid only when probability capture is on.
+  [[nodiscard]] std::span<const std::int16_t> attention_row(int layer, int h) const;
+  /// Keep every layer's attention probabilities of the last forward (tests).
+  void capture_attention(bool on) noexcept { capture_ = on; }
+  /// Called with the int16 residual stream (dim) after the embedding (layer -1) and after
+  /// every layer (0 .. n_layers - 1), at each forward; empty to switch off.
+  using ResidualObserver = std::function<void(int layer, std::span<const std::int16_t> x)>;
+  void set_residual_observer(ResidualObserver obs) { residual_observer_ = std::move(obs); }
+
+ private:
+  void attention_block(std::size_t l, std::size_t pos);
+  void ffn_block(std::size_t l);
+  void forward_gpt(int token, std::size_t pos);
+
+  const QuantModel& model_;
+  kernels::SoftmaxOptions softmax_;
+  std::vector<std::int16_t> x_, branch_;              // (dim) residual stream, int16
+  std::vector<std::int8_t> xn_, att_, hid_;          // int8 matmul inputs: (dim) (dim) (hidden)
+  std::vector<std::int16_t> q_;                      // (dim) kQkBits-bit queries
+  std::vector<std::int16_t> gate_, up_;              // (hidden) int16
+  std::vector<std::int32_t> acc_;                    // (max(dim, hidden, vocab)) int32
+  std::vector<std::int16_t> key_cache_;              // (n_layers, seq_len, kv_dim) kQkBits
+  std::vector<std::int8_t> value_cache_;             // (n_layers, seq_len, kv_dim) int8
+  std::vector<std::int32_t> scores_;                  // (seq_len)
+  std::vector<std::uint32_t> exps_;                   // (seq_len)
+  std::vector<std::int16_t> probs_;                   // (seq_len) Q0.15
+  std::vector<std::uint32_t> head_acc_;               // (head_size)
+  std::vector<std::int16_t> captured_;                // (n_layers, n_heads, seq_len)
+  std::vector<std::int32_t> logits_;                  // (vocab) Q.16
+  std::vector<float> logits_f32_;
+  bool capture_ = false;
+  int last_pos_ = 0;
+  ResidualObserver residual_observer_;
+};
+
+}  // namespace passim

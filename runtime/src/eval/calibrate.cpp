@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: Apache-2.0
+// Calibration runs: the float reference over documents, recording activation ranges.
+#include "passim/eval/calibrate.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "passim/eval/sampler.hpp"
+#include "passim/model/float_backend.hpp"
+
+namespace passim {
+
+namespace {
+
+/// Records max |x| per activation kind and layer.
+class AbsMaxObserver final : public ActivationObserver {
+ public:
+  explicit AbsMaxObserver(Calibration& calib) : calib_(calib) {}
+  void observe(Act act, int layer, std::span<const float> values) override {
+    auto& slot = calib_.absmax[std::size_t(act)][std::size_t(layer + 1)];
+    slot.resize(std::max(slot.size(), values.size()), 0.0f);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      slot[i] = std::max(slot[i], std::fabs(values[i]));
+    }
+  }
+
+ private:
+  Calibration& calib_;
+};
+
+constexpr float kMinRange = 1e-6f;  // a tensor that never left zero still gets a valid scale
+
+}  // namespace
+
+Calibration calibrate(const FloatModel& model, const std::vector<std::vector<int>>& docs) {
+  Calibration calib;
+  for (auto& v : calib.absmax) {
+    v.assign(std::size_t(model.config.n_layers + 1), {});
+  }
+  FloatBackend fb(model);
+  AbsMaxObserver obs(calib);
+  fb.set_observer(&obs);
+  for (const auto& ids : docs) {
+    if (ids.size() > std::size_t(model.config.seq_len)) {
+      throw std::runtime_error(fmt::format(
+          "calibration: expected documents of at most seq_len = {} tokens, found {}",
+          model.config.seq_len, ids.size()));
+    }
+    for (std::size_t t = 0; t < ids.size(); ++t) {
+      fb.forward(ids[t], static_cast<int>(t));
+      ++calib.positions;
+    }
+  }
+  return calib;
+}
+
+std::vector<std::vector<int>> self_generated_calibration(const FloatModel& model, int positions) {
+  const int n = std::min(positions, model.config.seq_len);
+  std::vector<std::vector<int>> docs;
+  FloatBackend fb(model);
+  std::vector<float> scratch(std::size_t(model.config.vocab_size));
+  for (std::uint64_t seed = 0; seed < 4; ++seed) {  // run 0 is greedy, runs 1-3 sample
+    Sampler sampler(model.config.vocab_size, seed == 0 ? 0.0f : 1.0f, 0.0f,
+                    std::max<std::uint64_t>(seed, 1));
+    std::vector<int> ids{model.config.bos_token};
+    for (int pos = 0; pos + 1 < n; ++pos) {
+      fb.forward(ids.back(), pos);
+      std::copy(fb.logits().begin(), fb.logits().end(), scratch.begin());
+      const int next = sampler.sample(scratch);
+      if (next == model.config.bos_token && model.config.bos_ends_text) {
+        break;
+      }
+      ids.push_back(next);
+    }
+    docs.push_back(std::move(ids));
+  }
+  return docs;
+}
+
+}  // namespace passim

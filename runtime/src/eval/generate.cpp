@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: Apache-2.0
+// Generation loop, perplexity and backend agreement.
+#include "passim/eval/generate.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "passim/eval/sampler.hpp"
+
+namespace passim {
+
+namespace {
+/// "1 byte", "7 bytes".
+std::string bytes_text(std::size_t n) { return fmt::format("{} byte{}", n, n == 1 ? "" : "s"); }
+}  // namespace
+
+int clamp_steps(int steps, int seq_len, const std::function<void(std::string_view)>& notice) {
+  if (steps <= 0 || steps > seq_len) {
+    if (notice) {
+      notice(fmt::format("notice: --steps {} is outside 1..{} (seq_len); using {}", steps,
+                         seq_len, seq_len));
+    }
+    return seq_len;
+  }
+  return steps;
+}
+
+GenerateResult generate(Backend& backend, const Tokenizer& tok, const GenerateOptions& opts,
+                        const std::function<void(std::string_view)>& on_text) {
+  const ModelConfig& c = backend.config();
+  GenerateResult res;
+  // At least bytes / max_piece_bytes tokens: refuse a far too long prompt before encoding it.
+  const std::size_t min_tokens = opts.prompt.size() / tok.max_piece_bytes();
+  if (min_tokens > std::size_t(c.seq_len)) {
+    throw std::runtime_error(fmt::format(
+        "prompt: expected at most seq_len = {} tokens (BOS included), found at least {} tokens "
+        "(the prompt has {} bytes; no piece of the vocabulary has more than {})",
+        c.seq_len, min_tokens, opts.prompt.size(), bytes_text(tok.max_piece_bytes())));
+  }
+  res.prompt_tokens = tok.encode(opts.prompt, true, false);
+  const int n_prompt = static_cast<int>(res.prompt_tokens.size());
+  if (n_prompt > c.seq_len) {
+    throw std::runtime_error(fmt::format(
+        "prompt: expected at most seq_len = {} tokens (BOS included), found {} tokens",
+        c.seq_len, n_prompt));
+  }
+  const int steps = opts.steps;
+  if (steps < 1 || steps > c.seq_len) {
+    throw std::runtime_error(
+        fmt::format("steps: expected 1..{}, found {}", c.seq_len, steps));
+  }
+  backend.reset();
+  Sampler sampler(c.vocab_size, opts.temperature, opts.top_p, opts.seed);
+  std::vector<float> scratch(std::size_t(c.vocab_size));
+  using Clock = std::chrono::steady_clock;
+  const auto t0 = Clock::now();
+  Clock::time_point t_first{};
+  int token = res.prompt_tokens[0];
+  int pos = 0;
+  while (pos < steps) {
+    backend.forward(token, pos);
+    int next = 0;
+    if (pos < n_prompt - 1) {
+      next = res.prompt_tokens[std::size_t(pos) + 1];
+    } else {
+      const auto logits = backend.logits();
+      std::copy(logits.begin(), logits.end(), scratch.begin());
+      next = sampler.sample(scratch);
+      res.generated_tokens.push_back(next);
+    }
+    ++pos;
+    if (next == c.bos_token && c.bos_ends_text) {
+      break;
+    }
+    const std::string piece = tok.decode(token, next);
+    res.text += piece;
+    if (on_text && !piece.empty()) {
+      on_text(piece);
+    }
+    token = next;
+    if (pos == 1) {
+      t_first = Clock::now();
+    }
+  }
+  res.text += '\n';
+  if (on_text) {
+    on_text("\n");
+  }
+  const auto t1 = Clock::now();
+  res.steps = pos;
+  res.seconds = std::chrono::duration<double>(t1 - t0).count();
+  const double after_first = std::chrono::duration<double>(t1 - t_first).count();
+  if (pos > 1 && after_first > 0) {
+    res.tokens_per_second = double(pos - 1) / after_first;
+  }
+  return res;
+}
+
+}  // namespace passim

@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: Apache-2.0
+// Sampling as in llama2.c run.c.
+#include "passim/eval/sampler.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace passim {
+
+int argmax(std::span<const float> v) noexcept {
+  int best = 0;
+  for (std::size_t i = 1; i < v.size(); ++i) {
+    if (v[i] > v[std::size_t(best)]) {
+      best = static_cast<int>(i);
+    }
+  }
+  return best;
+}
+
+void softmax_f32(std::span<float> x) noexcept {
+  float max_val = x[0];
+  for (std::size_t i = 1; i < x.size(); ++i) {
+    max_val = std::max(max_val, x[i]);
+  }
+  float sum = 0.0f;
+  for (float& v : x) {
+    v = std::exp(v - max_val);
+    sum += v;
+  }
+  for (float& v : x) {
+    v /= sum;
+  }
+}
+
+Sampler::Sampler(int vocab_size, float temperature, float top_p, std::uint64_t seed)
+    : vocab_size_(vocab_size), temperature_(temperature), top_p_(top_p), state_(seed) {
+  if (!std::isfinite(temperature) || temperature < 0.0f || !std::isfinite(top_p)) {
+    throw std::invalid_argument("sampler: temperature must be finite and >= 0, top_p finite");
+  }
+  if (seed == 0) {
+    throw std::invalid_argument("sampler: seed must be non-zero (xorshift state 0 is stuck)");
+  }
+  candidates_.reserve(std::size_t(vocab_size));
+}
+
+std::uint32_t Sampler::random_u32() noexcept {  // xorshift*, as run.c
+  state_ ^= state_ >> 12;
+  state_ ^= state_ << 25;
+  state_ ^= state_ >> 27;
+  return static_cast<std::uint32_t>((state_ * 0x2545F4914F6CDD1Dull) >> 32);
+}
+
+float Sampler::random_f32() noexcept {
+  return static_cast<float>(random_u32() >> 8) / 16777216.0f;
+}
+
+int Sampler::sample(std::span<float> logits) {
+  const int greedy = argmax(logits);
+  if (temperature_ == 0.0f) {
+    return greedy;
+  }
+  for (float& v : logits) {
+    v /= temperature_;
+  }
+  softmax_f32(logits);
+  const float coin = random_f32();
+  // A temperature so small that the scaled logits overflow leaves no usable distribution:
+  // that limit is greedy decoding.
+  if (!std::all_of(logits.begin(), logits.end(), [](float p) { return std::isfinite(p); })) {
+    return greedy;
+  }
+  if (top_p_ <= 0.0f || top_p_ >= 1.0f) {
+    float cdf = 0.0f;
+    for (std::size_t i = 0; i < logits.size(); ++i) {
+      cdf += logits[i];
+      if (coin < cdf) {
+        return static_cast<int>(i);
+      }
+    }
+    return vocab_size_ - 1;
+  }
+  // Nucleus sampling: drop tokens that cannot be in the nucleus, sort the rest by probability
+  // (descending, stable like glibc's merge-sort qsort), cut at top_p.
+  const float cutoff = (1.0f - top_p_) / static_cast<float>(vocab_size_ - 1);
+  candidates_.clear();
+  for (std::size_t i = 0; i < logits.size(); ++i) {
+    if (logits[i] >= cutoff) {
+      candidates_.push_back({logits[i], static_cast<int>(i)});
+    }
+  }
+  if (candidates_.empty()) {
+    return greedy;
+  }
+  std::stable_sort(candidates_.begin(), candidates_.end(),
+                   [](const ProbIndex& a, const ProbIndex& b) { return a.prob > b.prob; });
+  float cumulative = 0.0f;
+  std::size_t last = candidates_.size() - 1;
+  for (std::size_t i = 0; i < candidates_.size(); ++i) {
+    cumulative += candidates_[i].prob;
+    if (cumulative > top_p_) {
+      last = i;
+      break;
+    }
+  }
+  const float r = coin * cumulative;
+  float cdf = 0.0f;
+  for (std::size_t i = 0; i <= last; ++i) {
+    cdf += candidates_[i].prob;
+    if (r < cdf) {
+      return candidates_[i].index;
+    }
+  }
+  return candidates_[last].index;
+}
+
+}  // namespace passim

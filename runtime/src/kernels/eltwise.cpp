@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: Apache-2.0
+// Golden elementwise ops of the eltwise unit: residual add, product, embedding.
+// RTL twin: rtl/vector/psm_eltwise.sv (ADD, MUL, EMBED).
+#include "passim/kernels/eltwise.hpp"
+
+#include <cassert>
+
+namespace passim::kernels {
+
+void add_i16(std::span<const std::int16_t> a, std::span<const std::int16_t> b,
+             std::span<std::int16_t> out) {
+  assert(a.size() == b.size() && out.size() >= a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    out[i] = static_cast<std::int16_t>(saturate(std::int32_t{a[i]} + std::int32_t{b[i]}, 16));
+  }
+}
+
+void mul_i8(std::span<const std::int16_t> a, std::span<const std::int16_t> b,
+            std::span<const Requant> rq, std::span<std::int8_t> out) {
+  assert(a.size() == b.size() && rq.size() == a.size() && out.size() >= a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    out[i] =
+        static_cast<std::int8_t>(requantize(std::int32_t{a[i]} * std::int32_t{b[i]}, rq[i], 8));
+  }
+}
+
+void embed_i16(std::span<const std::int8_t> row, Requant rq, std::span<std::int16_t> out) {
+  assert(out.size() >= row.size());
+  for (std::size_t i = 0; i < row.size(); ++i) {
+    out[i] = static_cast<std::int16_t>(requantize(row[i], rq, 16));
+  }
+}
+
+}  // namespace passim::kernels

@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: Apache-2.0
+// Golden rotary position embedding. RTL twin: rtl/vector/psm_rope.sv.
+#include "passim/kernels/rope.hpp"
+
+#include <cassert>
+
+namespace passim::kernels {
+
+void rope_i16(std::span<std::int16_t> vec, std::size_t head_size,
+             std::span<const std::int16_t> cos, std::span<const std::int16_t> sin) {
+  assert(head_size % 2 == 0 && vec.size() % head_size == 0);
+  assert(cos.size() >= head_size / 2 && sin.size() >= head_size / 2);
+  for (std::size_t base = 0; base < vec.size(); base += head_size) {
+    for (std::size_t j = 0; j < head_size / 2; ++j) {
+      const std::int32_t v0 = vec[base + 2 * j];
+      const std::int32_t v1 = vec[base + 2 * j + 1];
+      const std::int32_t c = cos[j];
+      const std::int32_t s = sin[j];
+      // |v * c| <= 2^15 * 2^14, so each sum fits int64 exactly before the one rounding.
+      const std::int64_t r0 = std::int64_t{v0} * c - std::int64_t{v1} * s;
+      const std::int64_t r1 = std::int64_t{v0} * s + std::int64_t{v1} * c;
+      vec[base + 2 * j] = static_cast<std::int16_t>(saturate(round_shift(r0, kRopeFracBits), kQkBits));
+      vec[base + 2 * j + 1] =
+          static_cast<std::int16_t>(saturate(round_shift(r1, kRopeFracBits), kQkBits));
+    }
+  }
+}
+
+}  // namespace passim::kernels
