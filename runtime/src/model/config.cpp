@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Validation of Transformer hyper-parameters.
+#include "passim/model/backend.hpp"
 #include "passim/model/config.hpp"
 
 #include <stdexcept>
@@ -115,6 +116,18 @@ std::uint64_t llama2c_param_count(const ModelConfig& c) {
     n += vocab * dim;
   }
   return n;
+}
+
+void check_token_position(const ModelConfig& c, int token, int pos) {
+  if (token < 0 || token >= c.vocab_size) {
+    throw std::out_of_range(
+        fmt::format("token: expected 0..{}, found {}", c.vocab_size - 1, token));
+  }
+  if (pos < 0 || pos >= c.seq_len) {
+    throw std::out_of_range(
+        fmt::format("position: expected 0..{} (the context length), found {}", c.seq_len - 1,
+                    pos));
+  }
 }
 
 }  // namespace passim

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// Float32 reference forward pass (llama2.c run.c semantics).
+// Float32 reference forward pass of a model description (llama2.c run.c semantics for llama
+// blocks).
 #include "passim/model/float_backend.hpp"
 
-#include <cassert>
 #include <cmath>
 #include <stdexcept>
 
@@ -93,7 +93,8 @@ void add_bias(Eigen::Ref<Vec> v, const float* b) {
 
 }  // namespace
 
-FloatBackend::FloatBackend(const FloatModel& model) : model_(model) {
+FloatBackend::FloatBackend(const FloatModel& model) : model_(model), desc_(describe(model.config)) {
+  require_pre_norm_causal(desc_, "float backend");
   const ModelConfig& c = model.config;
   x_ = Vec::Zero(c.dim);
   xb_ = Vec::Zero(c.dim);
@@ -119,206 +120,194 @@ std::span<const float> FloatBackend::attention_row(int h) const noexcept {
 }
 
 void FloatBackend::forward(int token, int pos) {
-  const ModelConfig& c = model_.config;
+  check_token_position(model_.config, token, pos);
+  last_pos_ = pos;
+  embed(token, std::size_t(pos));  // x (dim)
+  for (std::size_t l = 0; l < desc_.layers.size(); ++l) {
+    attention_block(l, std::size_t(pos));  // x (dim) += attention(norm(x))
+    ffn_block(l);                          // x (dim) += ffn(norm(x))
+  }
+  head(pos);  // logits (vocab)
+}
+
+void FloatBackend::embed(int token, std::size_t pos) {
   const FloatWeights& w = model_.weights;
-  assert(token >= 0 && token < c.vocab_size && pos >= 0 && pos < c.seq_len);
-  if (c.arch == Arch::kGpt) {
-    forward_gpt(token, pos);
+  const std::size_t dim = desc_.dim;
+  // x (dim) = token embedding row (+ the learned position row)
+  x_ = Eigen::Map<const Vec>(w.token_embedding.data() + std::size_t(token) * dim,
+                             Eigen::Index(dim));
+  if (desc_.embedding.positions == PositionKind::kLearned) {
+    x_ += Eigen::Map<const Vec>(w.pos_embedding.data() + pos * dim, Eigen::Index(dim));
+  }
+  observe(Act::kResidual, -1, x_);
+}
+
+void FloatBackend::norm(NormSite site, std::size_t l, const Vec& in, Vec& out) {
+  const FloatWeights& w = model_.weights;
+  const std::size_t off = site == NormSite::kFinal ? 0 : l * desc_.dim;
+  const LayerDesc* layer = site == NormSite::kFinal ? nullptr : &desc_.layers[l];
+  const NormKind kind = layer == nullptr                 ? desc_.head.norm
+                        : site == NormSite::kAttention ? layer->attention.norm.kind
+                                                       : layer->ffn.norm.kind;
+  auto pick = [&](const std::vector<float>& att, const std::vector<float>& ffn,
+                  const std::vector<float>& fin) {
+    const std::vector<float>& v = site == NormSite::kAttention ? att
+                                  : site == NormSite::kFfn     ? ffn
+                                                               : fin;
+    return v.empty() ? nullptr : v.data() + off;
+  };
+  const float* gain = pick(w.rms_att, w.rms_ffn, w.rms_final);
+  if (kind == NormKind::kRms) {
+    rmsnorm(out, in, gain);
     return;
   }
-  const std::size_t dim = std::size_t(c.dim);
-  const std::size_t hidden = std::size_t(c.hidden_dim);
-  const std::size_t kv_dim = c.kv_dim();
-  const std::size_t hs = c.head_size();
-  const std::size_t kv_mul = std::size_t(c.n_heads / c.n_kv_heads);
-  const std::size_t upos = std::size_t(pos);
-  last_pos_ = pos;
+  gpt_norm(out, in, kind, model_.config.norm_eps, gain,
+           pick(w.att_norm_bias, w.ffn_norm_bias, w.final_norm_bias),
+           pick(w.att_norm_mean, w.ffn_norm_mean, w.final_norm_mean),
+           pick(w.att_norm_var, w.ffn_norm_var, w.final_norm_var));
+}
 
-  // x (dim) = token embedding row
-  x_ = Eigen::Map<const Vec>(w.token_embedding.data() + std::size_t(token) * dim, c.dim);
-  observe(Act::kResidual, -1, x_);
-
-  for (int l = 0; l < c.n_layers; ++l) {
-    const std::size_t ul = std::size_t(l);
-    // ---- attention ----
-    rmsnorm(xb_, x_, w.rms_att.data() + ul * dim);  // xb (dim)
-    observe(Act::kAttnNorm, l, xb_);
-    const std::size_t loff = ul * std::size_t(c.seq_len) * kv_dim;
-    Eigen::Map<Vec> k(key_cache_.data() + loff + upos * kv_dim, Eigen::Index(kv_dim));
-    Eigen::Map<Vec> v(value_cache_.data() + loff + upos * kv_dim, Eigen::Index(kv_dim));
-    matvec(q_, w.wq.data() + ul * dim * dim, xb_, dim, dim);         // q (dim)
-    matvec(k, w.wk.data() + ul * kv_dim * dim, xb_, kv_dim, dim);    // k (kv_dim)
-    matvec(v, w.wv.data() + ul * kv_dim * dim, xb_, kv_dim, dim);    // v (kv_dim)
-    observe(Act::kQ, l, q_);
-    observe(Act::kK, l, k);
-    observe(Act::kV, l, v);
-    // RoPE on q (all heads) and k (kv heads), pairs (2i, 2i+1)
-    for (std::size_t i = 0; i < dim; i += 2) {
-      const std::size_t head_dim = i % hs;
-      const float freq =
-          1.0f / std::pow(10000.0f, static_cast<float>(head_dim) / static_cast<float>(hs));
-      const float val = static_cast<float>(pos) * freq;
-      const float fcr = std::cos(val);
-      const float fci = std::sin(val);
-      const int rotn = i < kv_dim ? 2 : 1;
-      for (int r = 0; r < rotn; ++r) {
-        float* vec = r == 0 ? q_.data() : k.data();
-        const float v0 = vec[i];
-        const float v1 = vec[i + 1];
-        vec[i] = v0 * fcr - v1 * fci;
-        vec[i + 1] = v0 * fci + v1 * fcr;
-      }
-    }
-    observe(Act::kQ, l, q_);
-    observe(Act::kK, l, k);
-    // multi-head attention over positions 0..pos; att column h (pos + 1)
-    for (int h = 0; h < c.n_heads; ++h) {
-      const std::size_t uh = std::size_t(h);
-      const float* qh = q_.data() + uh * hs;
-      float* att = att_.col(h).data();
-      for (std::size_t t = 0; t <= upos; ++t) {
-        const float* kt = key_cache_.data() + loff + t * kv_dim + (uh / kv_mul) * hs;
-        float score = 0.0f;
-        for (std::size_t i = 0; i < hs; ++i) {
-          score += qh[i] * kt[i];
-        }
-        att[t] = score / std::sqrt(static_cast<float>(hs));
-      }
-      softmax(att, upos + 1);
-      float* xbh = xb_.data() + uh * hs;  // xb (dim): head h's slice
-      std::fill(xbh, xbh + hs, 0.0f);
-      for (std::size_t t = 0; t <= upos; ++t) {
-        const float* vt = value_cache_.data() + loff + t * kv_dim + (uh / kv_mul) * hs;
-        const float a = att[t];
-        for (std::size_t i = 0; i < hs; ++i) {
-          xbh[i] += a * vt[i];
-        }
-      }
-    }
-    observe(Act::kAttnOut, l, xb_);
-    matvec(xb2_, w.wo.data() + ul * dim * dim, xb_, dim, dim);  // xb2 (dim)
-    observe(Act::kResidual, l, xb2_);
-    x_ += xb2_;
-    observe(Act::kResidual, l, x_);
-
-    // ---- feed-forward (SwiGLU) ----
-    rmsnorm(xb_, x_, w.rms_ffn.data() + ul * dim);
-    observe(Act::kFfnNorm, l, xb_);
-    matvec(hb_, w.w1.data() + ul * hidden * dim, xb_, hidden, dim);   // hb (hidden)
-    matvec(hb2_, w.w3.data() + ul * hidden * dim, xb_, hidden, dim);  // hb2 (hidden)
-    observe(Act::kH1, l, hb_);
-    observe(Act::kH3, l, hb2_);
-    for (Eigen::Index i = 0; i < hb_.size(); ++i) {
-      hb_[i] = hb_[i] * (1.0f / (1.0f + std::exp(-hb_[i])));
-    }
-    observe(Act::kSilu, l, hb_);
-    hb_ = hb_.cwiseProduct(hb2_);
-    observe(Act::kHidden, l, hb_);
-    matvec(xb_, w.w2.data() + ul * dim * hidden, hb_, dim, hidden);  // xb (dim)
-    observe(Act::kResidual, l, xb_);
-    x_ += xb_;
-    observe(Act::kResidual, l, x_);
+void FloatBackend::attention_block(std::size_t l, std::size_t pos) {
+  const AttentionDesc& a = desc_.layers[l].attention;
+  const FloatWeights& w = model_.weights;
+  const std::size_t dim = desc_.dim, q_dim = a.q_dim(), kv_dim = a.kv_dim();
+  const int layer = int(l);
+  if (a.norm.kind != NormKind::kRms) {  // LayerNorm and BatchNorm quantise from its range
+    observe(Act::kAttnNormIn, layer, x_);
   }
+  norm(NormSite::kAttention, l, x_, xb_);  // xb (dim)
+  observe(Act::kAttnNorm, layer, xb_);
+  const std::size_t loff = l * desc_.embedding.max_positions * kv_dim;
+  Eigen::Map<Vec> k(key_cache_.data() + loff + pos * kv_dim, Eigen::Index(kv_dim));
+  Eigen::Map<Vec> v(value_cache_.data() + loff + pos * kv_dim, Eigen::Index(kv_dim));
+  matvec(q_, w.wq.data() + l * q_dim * dim, xb_, q_dim, dim);  // q (q_dim)
+  matvec(k, w.wk.data() + l * kv_dim * dim, xb_, kv_dim, dim);  // k (kv_dim)
+  matvec(v, w.wv.data() + l * kv_dim * dim, xb_, kv_dim, dim);  // v (kv_dim)
+  if (a.bias) {
+    add_bias(q_, w.bq.data() + l * q_dim);
+    add_bias(k, w.bk.data() + l * kv_dim);
+    add_bias(v, w.bv.data() + l * kv_dim);
+  }
+  observe(Act::kQ, layer, q_);
+  observe(Act::kK, layer, k);
+  observe(Act::kV, layer, v);
+  if (a.rope) {
+    rope(l, pos, k);
+    observe(Act::kQ, layer, q_);
+    observe(Act::kK, layer, k);
+  }
+  attend(l, pos);  // xb (q_dim)
+  observe(Act::kAttnOut, layer, xb_);
+  matvec(xb2_, w.wo.data() + l * dim * q_dim, xb_, dim, q_dim);  // xb2 (dim)
+  if (a.bias) {
+    add_bias(xb2_, w.bo.data() + l * dim);
+  }
+  observe(Act::kResidual, layer, xb2_);
+  x_ += xb2_;
+  observe(Act::kResidual, layer, x_);
+}
 
-  rmsnorm(x_, x_, w.rms_final.data());
-  observe(Act::kFinalNorm, -1, x_);
-  matvec(logits_, w.classifier().data(), x_, std::size_t(c.vocab_size), dim);  // (vocab)
-  if (!logits_.allFinite()) {
-    // Finite weights can still overflow float32 (e.g. a huge norm gain): never sample from it.
-    throw std::runtime_error(fmt::format(
-        "float forward at position {}: non-finite logits (the weights overflow float32 "
-        "arithmetic)", pos));
+void FloatBackend::rope(std::size_t l, std::size_t pos, Eigen::Ref<Vec> k) {
+  // RoPE on q (all heads) and k (kv heads), pairs (2i, 2i+1), as run.c computes it.
+  const AttentionDesc& a = desc_.layers[l].attention;
+  const std::size_t hs = a.head_size, kv_dim = a.kv_dim();
+  for (std::size_t i = 0; i < a.q_dim(); i += 2) {
+    const std::size_t head_dim = i % hs;
+    const float freq =
+        1.0f / std::pow(10000.0f, static_cast<float>(head_dim) / static_cast<float>(hs));
+    const float val = static_cast<float>(pos) * freq;
+    const float fcr = std::cos(val);
+    const float fci = std::sin(val);
+    const int rotn = i < kv_dim ? 2 : 1;
+    for (int r = 0; r < rotn; ++r) {
+      float* vec = r == 0 ? q_.data() : k.data();
+      const float v0 = vec[i];
+      const float v1 = vec[i + 1];
+      vec[i] = v0 * fcr - v1 * fci;
+      vec[i + 1] = v0 * fci + v1 * fcr;
+    }
   }
 }
 
-void FloatBackend::forward_gpt(int token, int pos) {
-  const ModelConfig& c = model_.config;
-  const FloatWeights& w = model_.weights;
-  const std::size_t dim = std::size_t(c.dim), hidden = std::size_t(c.hidden_dim);
-  const std::size_t hs = c.head_size(), upos = std::size_t(pos);
-  const bool bn = c.norm == NormKind::kBatch;
-  last_pos_ = pos;
-  auto stat = [&](const std::vector<float>& v, std::size_t off) {
-    return bn ? v.data() + off : nullptr;
-  };
-
-  // x (dim) = token embedding + position embedding
-  x_ = Eigen::Map<const Vec>(w.token_embedding.data() + std::size_t(token) * dim, c.dim) +
-       Eigen::Map<const Vec>(w.pos_embedding.data() + upos * dim, c.dim);
-  observe(Act::kResidual, -1, x_);
-  for (int l = 0; l < c.n_layers; ++l) {
-    const std::size_t ul = std::size_t(l), lo = ul * dim;
-    // ---- attention ----
-    observe(Act::kAttnNormIn, l, x_);
-    gpt_norm(xb_, x_, c.norm, c.norm_eps, w.rms_att.data() + lo, w.att_norm_bias.data() + lo,
-             stat(w.att_norm_mean, lo), stat(w.att_norm_var, lo));
-    observe(Act::kAttnNorm, l, xb_);
-    const std::size_t loff = ul * std::size_t(c.seq_len) * dim;
-    Eigen::Map<Vec> k(key_cache_.data() + loff + upos * dim, Eigen::Index(dim));
-    Eigen::Map<Vec> v(value_cache_.data() + loff + upos * dim, Eigen::Index(dim));
-    matvec(q_, w.wq.data() + ul * dim * dim, xb_, dim, dim);
-    add_bias(q_, w.bq.data() + lo);
-    matvec(k, w.wk.data() + ul * dim * dim, xb_, dim, dim);
-    add_bias(k, w.bk.data() + lo);
-    matvec(v, w.wv.data() + ul * dim * dim, xb_, dim, dim);
-    add_bias(v, w.bv.data() + lo);
-    observe(Act::kQ, l, q_);
-    observe(Act::kK, l, k);
-    observe(Act::kV, l, v);
-    for (int h = 0; h < c.n_heads; ++h) {
-      const std::size_t uh = std::size_t(h);
-      const float* qh = q_.data() + uh * hs;
-      float* att = att_.col(h).data();
-      for (std::size_t t = 0; t <= upos; ++t) {
-        const float* kt = key_cache_.data() + loff + t * dim + uh * hs;
-        float score = 0.0f;
-        for (std::size_t i = 0; i < hs; ++i) {
-          score += qh[i] * kt[i];
-        }
-        att[t] = score / std::sqrt(static_cast<float>(hs));
+void FloatBackend::attend(std::size_t l, std::size_t pos) {
+  // Multi-head attention over positions 0..pos (causal); att column h (pos + 1).
+  const AttentionDesc& a = desc_.layers[l].attention;
+  const std::size_t hs = a.head_size, kv_dim = a.kv_dim(), group = a.group();
+  const std::size_t loff = l * desc_.embedding.max_positions * kv_dim;
+  for (std::size_t h = 0; h < a.n_heads; ++h) {
+    const float* qh = q_.data() + h * hs;
+    float* att = att_.col(Eigen::Index(h)).data();
+    const std::size_t kv_off = (h / group) * hs;
+    for (std::size_t t = 0; t <= pos; ++t) {
+      const float* kt = key_cache_.data() + loff + t * kv_dim + kv_off;
+      float score = 0.0f;
+      for (std::size_t i = 0; i < hs; ++i) {
+        score += qh[i] * kt[i];
       }
-      softmax(att, upos + 1);
-      float* xbh = xb_.data() + uh * hs;
-      std::fill(xbh, xbh + hs, 0.0f);
-      for (std::size_t t = 0; t <= upos; ++t) {
-        const float* vt = value_cache_.data() + loff + t * dim + uh * hs;
-        for (std::size_t i = 0; i < hs; ++i) {
-          xbh[i] += att[t] * vt[i];
-        }
+      att[t] = score / std::sqrt(static_cast<float>(hs));
+    }
+    softmax(att, pos + 1);
+    float* xbh = xb_.data() + h * hs;  // xb (q_dim): head h's slice
+    std::fill(xbh, xbh + hs, 0.0f);
+    for (std::size_t t = 0; t <= pos; ++t) {
+      const float* vt = value_cache_.data() + loff + t * kv_dim + kv_off;
+      const float p = att[t];
+      for (std::size_t i = 0; i < hs; ++i) {
+        xbh[i] += p * vt[i];
       }
     }
-    observe(Act::kAttnOut, l, xb_);
-    matvec(xb2_, w.wo.data() + ul * dim * dim, xb_, dim, dim);
-    add_bias(xb2_, w.bo.data() + lo);
-    observe(Act::kResidual, l, xb2_);
-    x_ += xb2_;
-    observe(Act::kResidual, l, x_);
+  }
+}
 
-    // ---- feed-forward (GELU) ----
-    observe(Act::kFfnNormIn, l, x_);
-    gpt_norm(xb_, x_, c.norm, c.norm_eps, w.rms_ffn.data() + lo, w.ffn_norm_bias.data() + lo,
-             stat(w.ffn_norm_mean, lo), stat(w.ffn_norm_var, lo));
-    observe(Act::kFfnNorm, l, xb_);
-    matvec(hb_, w.w1.data() + ul * hidden * dim, xb_, hidden, dim);
-    add_bias(hb_, w.b1.data() + ul * hidden);
-    observe(Act::kH1, l, hb_);
+void FloatBackend::ffn_block(std::size_t l) {
+  const FfnDesc& f = desc_.layers[l].ffn;
+  const FloatWeights& w = model_.weights;
+  const std::size_t dim = desc_.dim, hidden = f.hidden;
+  const int layer = int(l);
+  if (f.norm.kind != NormKind::kRms) {
+    observe(Act::kFfnNormIn, layer, x_);
+  }
+  norm(NormSite::kFfn, l, x_, xb_);  // xb (dim)
+  observe(Act::kFfnNorm, layer, xb_);
+  matvec(hb_, w.w1.data() + l * hidden * dim, xb_, hidden, dim);  // hb (hidden)
+  if (f.kind == FfnKind::kSwiGlu) {
+    matvec(hb2_, w.w3.data() + l * hidden * dim, xb_, hidden, dim);  // hb2 (hidden)
+    observe(Act::kH1, layer, hb_);
+    observe(Act::kH3, layer, hb2_);
+    for (Eigen::Index i = 0; i < hb_.size(); ++i) {
+      hb_[i] = hb_[i] * (1.0f / (1.0f + std::exp(-hb_[i])));  // silu(gate)
+    }
+    observe(Act::kSilu, layer, hb_);
+    hb_ = hb_.cwiseProduct(hb2_);
+  } else {
+    if (f.bias) {
+      add_bias(hb_, w.b1.data() + l * hidden);
+    }
+    observe(Act::kH1, layer, hb_);
     for (Eigen::Index i = 0; i < hb_.size(); ++i) {
       const double u = hb_[i];
-      hb_[i] = float(0.5 * u * (1.0 + std::erf(u / std::sqrt(2.0))));
+      hb_[i] = float(0.5 * u * (1.0 + std::erf(u / std::sqrt(2.0))));  // exact erf GELU
     }
-    observe(Act::kHidden, l, hb_);
-    matvec(xb_, w.w2.data() + ul * dim * hidden, hb_, dim, hidden);
-    add_bias(xb_, w.b2.data() + lo);
-    observe(Act::kResidual, l, xb_);
-    x_ += xb_;
-    observe(Act::kResidual, l, x_);
   }
-  observe(Act::kFinalNormIn, -1, x_);
-  gpt_norm(xb_, x_, c.norm, c.norm_eps, w.rms_final.data(), w.final_norm_bias.data(),
-           stat(w.final_norm_mean, 0), stat(w.final_norm_var, 0));
+  observe(Act::kHidden, layer, hb_);
+  matvec(xb_, w.w2.data() + l * dim * hidden, hb_, dim, hidden);  // xb (dim)
+  if (f.bias) {
+    add_bias(xb_, w.b2.data() + l * dim);
+  }
+  observe(Act::kResidual, layer, xb_);
+  x_ += xb_;
+  observe(Act::kResidual, layer, x_);
+}
+
+void FloatBackend::head(int pos) {
+  if (desc_.head.norm != NormKind::kRms) {
+    observe(Act::kFinalNormIn, -1, x_);
+  }
+  norm(NormSite::kFinal, 0, x_, xb_);  // xb (dim)
   observe(Act::kFinalNorm, -1, xb_);
-  matvec(logits_, w.classifier().data(), xb_, std::size_t(c.vocab_size), dim);
+  matvec(logits_, model_.weights.classifier().data(), xb_, desc_.head.classes, desc_.dim);
   if (!logits_.allFinite()) {
+    // Finite weights can still overflow float32 (e.g. a huge norm gain): never sample from it.
     throw std::runtime_error(fmt::format(
         "float forward at position {}: non-finite logits (the weights overflow float32 "
         "arithmetic)", pos));

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/// \file Float32 reference forward pass of a Llama-style model (Eigen), the accuracy baseline.
+/// \file The float32 reference forward pass (Eigen), the accuracy baseline of the integer model.
 #pragma once
 
 #include <span>
@@ -7,20 +7,22 @@
 
 #include <Eigen/Core>
 
-#include "passim/model/backend.hpp"
 #include "passim/model/activations.hpp"
+#include "passim/model/backend.hpp"
+#include "passim/model/description.hpp"
 #include "passim/model/weights.hpp"
 
 namespace passim {
 
-/// Float32 forward pass with llama2.c `run.c` semantics (llama blocks), or of a GPT block
-/// (Arch::kGpt: PyTorch semantics: LayerNorm with the biased variance, BatchNorm with the
-/// running statistics, exact erf GELU, learned positions, biases). Every dot product accumulates
-/// sequentially in float32 in run.c's order, so greedy tokens match run.c exactly; Eigen
-/// holds the tensors and does the elementwise work.
+/// Float32 forward pass of a model's description (model/description.hpp): llama2.c `run.c`
+/// semantics for RMSNorm/RoPE/SwiGLU blocks, PyTorch semantics for the others (LayerNorm with
+/// the biased variance, BatchNorm with the running statistics, exact erf GELU, learned
+/// positions, biases). Every dot product accumulates sequentially in float32 in run.c's order,
+/// so greedy tokens match run.c exactly; Eigen holds the tensors and does the elementwise work.
 class FloatBackend final : public Backend {
  public:
-  /// Keeps a reference to `model`, which must outlive the backend.
+  /// Keeps a reference to `model`, which must outlive the backend. Throws std::runtime_error
+  /// for a description it does not run (post-norm blocks, unmasked attention).
   explicit FloatBackend(const FloatModel& model);
 
   [[nodiscard]] std::string_view name() const noexcept override { return "float"; }
@@ -34,18 +36,28 @@ class FloatBackend final : public Backend {
 
   /// Attach an observer (or nullptr); it sees each activation as it is produced.
   void set_observer(ActivationObserver* obs) noexcept { observer_ = obs; }
-  /// Softmax probabilities of head `h` at the last forward, (pos + 1).
+  /// Softmax probabilities of head `h` of the last layer at the last forward, (pos + 1).
   [[nodiscard]] std::span<const float> attention_row(int h) const noexcept;
 
  private:
+  /// Where a norm's weights sit: before attention or the FFN of `layer`, or the final norm.
+  enum class NormSite { kAttention, kFfn, kFinal };
+
   void observe(Act act, int layer, Eigen::Ref<const Eigen::VectorXf> v) const;
-  void forward_gpt(int token, int pos);
+  void embed(int token, std::size_t pos);
+  void norm(NormSite site, std::size_t layer, const Eigen::VectorXf& in, Eigen::VectorXf& out);
+  void attention_block(std::size_t layer, std::size_t pos);
+  void rope(std::size_t layer, std::size_t pos, Eigen::Ref<Eigen::VectorXf> k);
+  void attend(std::size_t layer, std::size_t pos);
+  void ffn_block(std::size_t layer);
+  void head(int pos);
 
   const FloatModel& model_;
+  ModelDesc desc_;
   ActivationObserver* observer_ = nullptr;
   int last_pos_ = 0;
   Eigen::VectorXf x_, xb_, xb2_, q_, hb_, hb2_, logits_;  // (dim) ... (hidden) (vocab)
-  Eigen::MatrixXf att_;                                   // (n_heads, seq_len) row-major use
+  Eigen::MatrixXf att_;                                   // (seq_len, n_heads): column h
   std::vector<float> key_cache_, value_cache_;            // (n_layers, seq_len, kv_dim)
 };
 

@@ -7,28 +7,31 @@
 #include <span>
 #include <vector>
 
-#include "passim/model/backend.hpp"
-#include "passim/kernels/layernorm.hpp"
-#include "passim/kernels/batchnorm.hpp"
 #include "passim/kernels/softmax.hpp"
+#include "passim/model/backend.hpp"
+#include "passim/model/description.hpp"
 #include "passim/quant/quant_model.hpp"
 
 namespace passim {
 
-/// The int8 input of the matmuls after a GPT norm: `layernorm_i8`, `batchnorm_i8`, or for a
-/// folded BatchNorm the per-tensor step requantize(x, n.rq, 8). x: (dim) int16, out: (dim).
-void gpt_norm_i8(const QuantModel& m, const QuantNorm& n, std::span<const std::int16_t> x,
-                 std::span<std::int8_t> out);
+/// The int8 matmul input after a norm of kind `kind` (docs/numerics.md): `rmsnorm_i8`,
+/// `layernorm_i8`, `batchnorm_i8`, or for a BatchNorm folded into the next matmul the
+/// per-tensor step requantize(x, n.rq, 8) that the DMA applies.
+///   x: (dim) int16   out: (dim) int8
+void norm_i8(const QuantModel& m, NormKind kind, const QuantNorm& n,
+             std::span<const std::int16_t> x, std::span<std::int8_t> out);
 
-/// Integer-only forward pass of a `QuantModel` (docs/numerics.md): int8 weights, int8 matmul
-/// inputs, 12-bit queries/keys, int16 residual stream and FFN gate/up, int32 accumulators,
-/// integer RMSNorm, Softmax, SiLU and RoPE. Logits are int32 in Q.16; `logits()` returns them as float, which is exact
-/// while |logit| < 256.
+/// Integer-only forward pass of a `QuantModel` walking its description (model/description.hpp,
+/// docs/numerics.md): int8 weights, int8 matmul inputs, 12-bit queries/keys, int16 residual
+/// stream and SwiGLU gate/up, int32 accumulators, integer norms, Softmax, SiLU, GELU and RoPE.
+/// Logits are int32 in Q.16; `logits()` returns them as float, which is exact while
+/// |logit| < 256.
 class CpuBackend final : public Backend {
  public:
   /// Keeps a reference to `model`, which must outlive the backend. `softmax` picks the
   /// attention Softmax: three-pass (default) or online in the order of `softmax.lanes` lanes,
-  /// which is what the accelerator with that many lanes computes.
+  /// which is what the accelerator with that many lanes computes. Throws std::runtime_error
+  /// for a description it does not run (post-norm blocks, unmasked attention).
   explicit CpuBackend(const QuantModel& model, kernels::SoftmaxOptions softmax = {});
 
   [[nodiscard]] std::string_view name() const noexcept override { return "cpu"; }
@@ -50,16 +53,20 @@ class CpuBackend final : public Backend {
   void set_residual_observer(ResidualObserver obs) { residual_observer_ = std::move(obs); }
 
  private:
+  void embed(int token, std::size_t pos);
   void attention_block(std::size_t l, std::size_t pos);
+  void attend(std::size_t l, std::size_t pos, std::span<const std::int16_t> k_cache,
+              std::span<const std::int8_t> v_cache);
   void ffn_block(std::size_t l);
-  void forward_gpt(int token, std::size_t pos);
+  void head();
 
   const QuantModel& model_;
+  ModelDesc desc_;
   kernels::SoftmaxOptions softmax_;
   std::vector<std::int16_t> x_, branch_;              // (dim) residual stream, int16
-  std::vector<std::int8_t> xn_, att_, hid_;          // int8 matmul inputs: (dim) (dim) (hidden)
-  std::vector<std::int16_t> q_;                      // (dim) kQkBits-bit queries
-  std::vector<std::int16_t> gate_, up_;              // (hidden) int16
+  std::vector<std::int8_t> xn_, att_, hid_;          // int8 matmul inputs: (dim) (q_dim) (hidden)
+  std::vector<std::int16_t> q_;                      // (q_dim) kQkBits-bit queries
+  std::vector<std::int16_t> gate_, up_;              // (hidden) int16 SwiGLU gate and up
   std::vector<std::int32_t> acc_;                    // (max(dim, hidden, vocab)) int32
   std::vector<std::int16_t> key_cache_;              // (n_layers, seq_len, kv_dim) kQkBits
   std::vector<std::int8_t> value_cache_;             // (n_layers, seq_len, kv_dim) int8
