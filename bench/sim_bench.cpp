@@ -50,7 +50,7 @@ void run_steps(benchmark::State& state, MakeDevice make, const hw::HwConfig& cfg
   sim::SimOptions opts;
   opts.dram_bytes = (probe.dram_bytes() + 4095) / 4096 * 4096;
   auto device = make(opts);
-  DeviceBackend backend(model, *device);
+  DeviceBackend backend(probe, *device);
   const int steps = static_cast<int>(state.range(0));
   const std::uint64_t c0 = device->cycles();
   for (auto _ : state) {

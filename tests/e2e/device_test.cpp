@@ -45,7 +45,7 @@ TEST_P(CompiledModel, MatchesCpuBackendBitForBit) {
   ASSERT_NE(cfg, nullptr);
   passim::ModelCompiler probe(*model_, *cfg);
   passim::CpuDevice device(*cfg, probe.dram_bytes());
-  passim::DeviceBackend dev(*model_, device);
+  passim::DeviceBackend dev(probe, device);
   passim::CpuBackend cpu(*model_);
   for (const char* prompt : {"Once upon a time", "The cat"}) {
     passim::GenerateOptions opts;

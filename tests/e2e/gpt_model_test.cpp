@@ -131,7 +131,7 @@ TEST_P(RandomGpt, CompiledProgramsMatchCpuBackend) {
     ASSERT_NE(cfg, nullptr);
     passim::ModelCompiler probe(qm, *cfg);
     passim::CpuDevice device(*cfg, probe.dram_bytes());
-    passim::DeviceBackend dev(qm, device);
+    passim::DeviceBackend dev(probe, device);
     passim::CpuBackend cpu(qm);
     passim::GenerateOptions opts;
     opts.prompt = "abcja";

@@ -19,7 +19,6 @@
 
 #include "app.hpp"
 #include "default_model.hpp"
-#include "op_records.hpp"
 #include "passim/io/psm.hpp"
 #include "passim/io/tokenizer.hpp"
 #include "passim/model/config.hpp"
@@ -752,51 +751,6 @@ namespace {
 using passim::InstrRecord;
 namespace hw = passim::hw;
 
-hw::Instr matmul_instr(std::uint32_t layer, std::uint32_t m, std::uint32_t k, std::uint32_t n) {
-  hw::Instr in = hw::make_instr(hw::Opcode::kMatmul, layer);
-  hw::set_field(in, hw::fields::matmul::kM, m);
-  hw::set_field(in, hw::fields::matmul::kK, k);
-  hw::set_field(in, hw::fields::matmul::kN, n);
-  return in;
-}
-
-// The report's per-op records: records of instructions with the same layer, opcode, class
-// and shape are summed (with their count and MACs), across runs too; others stay apart.
-TEST(OpRecordTable, SumsRecordsOfTheSameLayerOpClassAndShape) {
-  hw::Instr attn = hw::make_instr(hw::Opcode::kAttnScore, 1);
-  hw::set_field(attn, hw::fields::attn_score::kRows, 5);
-  hw::set_field(attn, hw::fields::attn_score::kLen, 8);
-  const std::vector<hw::Instr> prog = {matmul_instr(1, 1, 64, 8),
-                                       hw::make_instr(hw::Opcode::kBarrier, 1),
-                                       attn,
-                                       matmul_instr(1, 1, 64, 8),
-                                       matmul_instr(2, 1, 64, 8),
-                                       matmul_instr(1, 1, 64, 16),
-                                       hw::make_instr(hw::Opcode::kEnd, 0)};
-  // {index, unit, cycles, stall_cycles, passes}; index 99 is outside the program: ignored
-  const std::vector<InstrRecord> recs = {{0, 1, 100, 0, 32}, {2, 2, 40, 0, 5},   {3, 1, 110, 0, 32},
-                                         {4, 1, 120, 0, 32}, {5, 1, 200, 0, 64}, {99, 0, 7, 7, 1}};
-  passim::app::OpRecordTable table;
-  table.add(prog, recs);
-  table.add(prog, std::vector<InstrRecord>{{0, 1, 90, 0, 32}});
-  const auto& rows = table.records();
-  ASSERT_EQ(rows.size(), 4u) << "same shape in layers 1 and 2, another n, and ATTN_SCORE";
-  EXPECT_EQ(rows[0].op, hw::Opcode::kMatmul);
-  EXPECT_EQ(rows[0].layer, 1u);
-  EXPECT_EQ(rows[0].count, 3u);
-  EXPECT_EQ(rows[0].cycles, 300u);
-  EXPECT_EQ(rows[0].passes, 96u);
-  EXPECT_EQ(rows[0].macs, 3u * 64 * 8);
-  ASSERT_EQ(rows[0].shape.size(), 3u);
-  EXPECT_EQ(rows[0].shape[2].first, "n");
-  EXPECT_EQ(rows[0].shape[2].second, 8u);
-  EXPECT_EQ(rows[1].op, hw::Opcode::kAttnScore);
-  EXPECT_EQ(rows[1].op_class, std::uint32_t(hw::OpClass::kMatmul));
-  EXPECT_EQ(rows[1].macs, 5u * 8);
-  EXPECT_EQ(rows[2].layer, 2u);
-  EXPECT_EQ(rows[3].shape[2].second, 16u);
-  EXPECT_EQ(rows[3].cycles, 200u);
-}
 
 }  // namespace
 

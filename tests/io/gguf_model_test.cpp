@@ -217,8 +217,9 @@ TEST_F(GgufStories, CompiledProgramTokensEqualBin) {
   const passim::QuantModel qb = quantized(*bin_);
   const passim::hw::HwConfig* cfg = passim::hw::find_config("small");
   ASSERT_NE(cfg, nullptr);
-  passim::CpuDevice device(*cfg, passim::ModelCompiler(qa, *cfg).dram_bytes());
-  passim::DeviceBackend from_gguf(qa, device);
+  const passim::ModelCompiler compiled(qa, *cfg);
+  passim::CpuDevice device(*cfg, compiled.dram_bytes());
+  passim::DeviceBackend from_gguf(compiled, device);
   passim::CpuBackend from_bin(qb);
   passim::GenerateOptions opts;
   opts.prompt = "Once upon a time";

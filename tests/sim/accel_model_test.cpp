@@ -103,12 +103,12 @@ void check_model(const hw::HwConfig& cfg, ModelFactory make_model,
   const auto fm = load_llama2c(test::model_path());
   const QuantModel model = quantize(fm, calibrate(fm, self_generated_calibration(fm, 64)));
   const Tokenizer tok = Tokenizer::load(test::tokenizer_path(), 512);
-  const ModelCompiler probe(model, cfg);
+  const ModelCompiler probe(model, cfg, CompileOptions{softmax});
   sim::SimOptions opts;
   opts.dram_bytes = (probe.dram_bytes() + 4095) / 4096 * 4096;
   sim::SimDevice sim(make_model(false), opts);
   CheckedDevice checked(sim);
-  DeviceBackend dev(model, checked, CompileOptions{softmax});
+  DeviceBackend dev(probe, checked);
   CpuBackend cpu(model, kernels::SoftmaxOptions{softmax, cfg.lanes});
   const int steps = steps_from_env(16);
   int positions = 0;

@@ -99,12 +99,12 @@ void check_gpt(const Case& c) {
   qo.batchnorm = c.bn;
   const QuantModel model = quantize(fm, calibrate(fm, self_generated_calibration(fm, 64)), qo);
   const hw::HwConfig& cfg = hw::kTiny;
-  const ModelCompiler probe(model, cfg);
+  const ModelCompiler probe(model, cfg, CompileOptions{c.softmax});
   sim::SimOptions opts;
   opts.dram_bytes = (probe.dram_bytes() + 4095) / 4096 * 4096;
   sim::SimDevice simdev(sim::make_accel_model_tiny(false), opts);
   PassCheckingDevice checked(simdev);
-  DeviceBackend dev(model, checked, CompileOptions{c.softmax});
+  DeviceBackend dev(probe, checked);
   CpuBackend cpu(model, kernels::SoftmaxOptions{c.softmax, cfg.lanes});
   int positions = 0;
   for (const char* prompt : {"ROMEO:", "JULIET:\nO Romeo"}) {

@@ -633,10 +633,12 @@ int cmd_run(const RunOptions& o, std::ostream& out, std::ostream& err, const Rtl
   Loaded L = load(o.model, is_float, !is_float, err);
   std::unique_ptr<RtlSession> session;
   std::unique_ptr<Backend> owned;
+  std::optional<ModelCompiler> compiled;
   if (is_rtl) {
-    // The config's vector scratchpad bounds the KV window: say so before simulating.
-    const int window = ModelCompiler(*L.quant_model, *hw::find_config(o.rtl.config))
-                           .max_positions();
+    // The model is compiled once; the config's vector scratchpad bounds the KV window: say so
+    // before simulating.
+    compiled.emplace(*L.quant_model, *hw_cfg, CompileOptions{softmax.mode});
+    const int window = compiled->max_positions();
     const int wanted = o.steps <= 0 || o.steps > L.config.seq_len ? L.config.seq_len : o.steps;
     if (wanted > window) {
       throw std::runtime_error(fmt::format(
@@ -647,7 +649,7 @@ int cmd_run(const RunOptions& o, std::ostream& out, std::ostream& err, const Rtl
     }
     RtlOptions ro = o.rtl;
     ro.softmax = softmax.mode;
-    session = rtl(*L.quant_model, ro);
+    session = rtl(*compiled, ro);
   } else {
     owned = make_backend(o.model.backend, L, softmax);
   }

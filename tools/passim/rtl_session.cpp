@@ -28,40 +28,11 @@ extern "C" void on_trace_bus_error(int /*signal*/) {
   ::_exit(1);
 }
 
-/// Forwards to a SimDevice and sums the records of every run, joined with the program it
-/// ran (read back from DRAM), into an OpRecordTable.
-class RecordingDevice final : public Device {
- public:
-  explicit RecordingDevice(sim::SimDevice& dev) : dev_(dev) {}
-  [[nodiscard]] std::string_view name() const noexcept override { return "rtl"; }
-  [[nodiscard]] const hw::HwConfig& hw() const noexcept override { return dev_.hw(); }
-  [[nodiscard]] std::uint64_t dram_bytes() const noexcept override { return dev_.dram_bytes(); }
-  void write_dram(std::uint64_t a, std::span<const std::uint8_t> b) override {
-    dev_.write_dram(a, b);
-  }
-  void read_dram(std::uint64_t a, std::span<std::uint8_t> b) const override {
-    dev_.read_dram(a, b);
-  }
-  RunStats run(std::uint64_t prog_addr, std::uint32_t len) override {
-    RunStats s = dev_.run(prog_addr, len);
-    std::vector<hw::Instr> prog(len);
-    dev_.read_dram(prog_addr, {reinterpret_cast<std::uint8_t*>(prog.data()), prog.size() * 16});
-    table_.add(prog, s.records);
-    return s;
-  }
-  [[nodiscard]] const OpRecordTable& table() const noexcept { return table_; }
-
- private:
-  sim::SimDevice& dev_;
-  OpRecordTable table_;
-};
-
 class SimSession final : public RtlSession {
  public:
-  SimSession(const QuantModel& model, const RtlOptions& o)
-      : device_(make_model(o), options(model, o)),
-        recording_(device_),
-        backend_(model, recording_, CompileOptions{o.softmax}) {
+  SimSession(const ModelCompiler& compiled, const RtlOptions& o)
+      : device_(make_model(o), options(compiled, o)), backend_(compiled, device_, "rtl") {
+    device_.add_observer(&records_);
     if (!o.trace_path.empty()) {
       std::signal(SIGBUS, on_trace_bus_error);
     }
@@ -70,7 +41,7 @@ class SimSession final : public RtlSession {
   Backend& backend() override { return backend_; }
   const hw::HwConfig& hw() const override { return device_.hw(); }
   std::vector<std::uint64_t> counters() const override { return backend_.stats().counters; }
-  std::vector<OpRecord> op_records() const override { return recording_.table().records(); }
+  std::vector<OpRecord> op_records() const override { return records_.records(); }
   void close_trace() override { device_.close_trace(); }
 
  private:
@@ -89,29 +60,25 @@ class SimSession final : public RtlSession {
         "--config: expected tiny, small or base (the configurations this simulator was built "
         "for), found {}", o.config));
   }
-  static sim::SimOptions options(const QuantModel& model, const RtlOptions& o) {
+  static sim::SimOptions options(const ModelCompiler& compiled, const RtlOptions& o) {
     sim::SimOptions s;
-    const hw::HwConfig* cfg = hw::find_config(o.config);
-    if (cfg != nullptr) {
-      s.dram_bytes = std::max<std::uint64_t>(s.dram_bytes,
-                                             ModelCompiler(model, *cfg).dram_bytes());
-    }
+    s.dram_bytes = std::max<std::uint64_t>(s.dram_bytes, compiled.dram_bytes());
     s.trace_path = o.trace_path;
     s.max_cycles = o.max_cycles;
-    s.head_layer = model.config.n_layers;  // ModelCompiler's layer index of the classifier
+    s.head_layer = compiled.model().config.n_layers;  // the compiler's layer index of the head
     return s;
   }
 
   sim::SimDevice device_;
-  RecordingDevice recording_;
+  OpRecordTable records_;
   DeviceBackend backend_;
 };
 
 }  // namespace
 
 RtlFactory simulator_factory() {
-  return [](const QuantModel& model, const RtlOptions& o) -> std::unique_ptr<RtlSession> {
-    return std::make_unique<SimSession>(model, o);
+  return [](const ModelCompiler& compiled, const RtlOptions& o) -> std::unique_ptr<RtlSession> {
+    return std::make_unique<SimSession>(compiled, o);
   };
 }
 

@@ -9,9 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "op_records.hpp"
 #include "passim/model/backend.hpp"
+#include "passim/compiler/compiler.hpp"
 #include "passim/device/device.hpp"
+#include "passim/device/records.hpp"
 #include "passim/kernels/softmax.hpp"
 #include "passim/quant/quant_model.hpp"
 
@@ -41,8 +42,9 @@ struct RtlOptions {
   kernels::SoftmaxMode softmax = kernels::SoftmaxMode::kThreePass;
 };
 
+/// Makes a session that runs `compiled` (which must outlive it) on the simulator.
 using RtlFactory =
-    std::function<std::unique_ptr<RtlSession>(const QuantModel&, const RtlOptions&)>;
+    std::function<std::unique_ptr<RtlSession>(const ModelCompiler& compiled, const RtlOptions&)>;
 
 /// The configurations the simulator was built for (empty without it).
 using RtlConfigs = std::vector<std::string>;

@@ -1,21 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
-// Reference executor of the accelerator ISA (docs/isa.md) built from the golden kernels.
+// Reference executor of the accelerator ISA (docs/isa.md) built from the golden kernels: the
+// controller (rtl/top/psm_controller.sv), the DMA (rtl/top/psm_dma.sv) and the matmul unit
+// (rtl/matmul/psm_matmul.sv). The vector unit's opcodes are in cpu_vector.cpp.
+#include "passim/device/cpu_device.hpp"
+
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
-#include "passim/device/cpu_device.hpp"
+#include "passim/compiler/program.hpp"
 #include "passim/kernels/matmul.hpp"
-#include "passim/kernels/rmsnorm.hpp"
-#include "passim/kernels/layernorm.hpp"
-#include "passim/kernels/batchnorm.hpp"
-#include "passim/kernels/softmax.hpp"
-#include "passim/kernels/silu.hpp"
-#include "passim/kernels/gelu.hpp"
-#include "passim/kernels/rope.hpp"
-#include "passim/kernels/eltwise.hpp"
 
 namespace passim {
 
@@ -23,18 +19,12 @@ namespace f = hw::fields;
 using hw::get_field;
 
 namespace {
-[[noreturn]] void fail(std::uint32_t index, const std::string& what) {
+std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
+}  // namespace
+
+void CpuDevice::fail(std::uint32_t index, const std::string& what) {
   throw std::runtime_error(fmt::format("program instruction {}: {}", index, what));
 }
-std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
-
-/// A parameter entry as a Requant step (docs/isa.md "params"): mult [30:0], shift [37:32] and
-/// the signed bias [63:38] (arithmetic shift: C++20 two's complement).
-Requant decode_param(std::uint64_t p) {
-  return {static_cast<std::int32_t>(p & 0x7FFF'FFFFu), static_cast<std::int32_t>((p >> 32) & 63),
-          static_cast<std::int32_t>(static_cast<std::int64_t>(p) >> 38)};
-}
-}  // namespace
 
 std::uint64_t instr_passes(const hw::Instr& in, const hw::HwConfig& cfg) noexcept {
   const auto op = static_cast<hw::Opcode>(get_field(in, f::kOpcode));
@@ -113,36 +103,42 @@ RunStats CpuDevice::run(std::uint64_t prog_addr, std::uint32_t len) {
 
 void CpuDevice::execute(const hw::Instr& in, std::uint32_t index) {
   const auto op = static_cast<hw::Opcode>(get_field(in, f::kOpcode));
-  switch (op) {
-    case hw::Opcode::kNop:
-    case hw::Opcode::kBarrier:
-      return;
-    case hw::Opcode::kDmaLoad:
-      return dma(in, true, index);
-    case hw::Opcode::kDmaStore:
-      return dma(in, false, index);
-    case hw::Opcode::kMatmul:
+  switch (hw::unit_of(op)) {
+    case hw::Unit::kDma:
+      return dma(in, op == hw::Opcode::kDmaLoad, index);
+    case hw::Unit::kMatmul:
       return matmul(in, index);
-    case hw::Opcode::kSoftmax:
-    case hw::Opcode::kRmsnorm:
-    case hw::Opcode::kSilu:
-    case hw::Opcode::kRope:
-    case hw::Opcode::kAdd:
-    case hw::Opcode::kMul:
-    case hw::Opcode::kEmbed:
-    case hw::Opcode::kAttnScore:
-    case hw::Opcode::kAttnValue:
-    case hw::Opcode::kLayernorm:
-    case hw::Opcode::kBatchnorm:
-    case hw::Opcode::kGelu:
-      return vector_op(in, op, index);
+    case hw::Unit::kVector:
+      return vector_unit(in, op, index);
     default:
+      if (op == hw::Opcode::kNop || op == hw::Opcode::kBarrier) {
+        return;  // the units run in program order here: a BARRIER has nothing to wait for
+      }
       fail(index, fmt::format("unknown opcode {:#x}", get_field(in, f::kOpcode)));
   }
 }
 
+std::int64_t CpuDevice::slot(hw::Mem mem, std::size_t i) const {
+  switch (mem) {
+    case hw::Mem::kInput: return input_[i];
+    case hw::Mem::kWeight: return weight_[i];
+    case hw::Mem::kVector: return vector_[i];
+    default: return std::int64_t(param_[i]);
+  }
+}
+
+void CpuDevice::set_slot(hw::Mem mem, std::size_t i, std::int64_t v) {
+  switch (mem) {  // each memory keeps the low bits its elements hold
+    case hw::Mem::kInput: input_[i] = static_cast<std::int8_t>(v); break;
+    case hw::Mem::kWeight: weight_[i] = static_cast<std::int8_t>(v); break;
+    case hw::Mem::kVector: vector_[i] = static_cast<std::int32_t>(v); break;
+    default: param_[i] = static_cast<std::uint64_t>(v); break;
+  }
+}
+
 void CpuDevice::dma(const hw::Instr& in, bool load, std::uint32_t index) {
-  // dma_load and dma_store share one field layout.
+  // DMA_LOAD and DMA_STORE share one field layout. A row moves between DRAM and whole words
+  // of the memory: loads sign-extend each element and zero the tail of the last word.
   const auto mem = static_cast<hw::Mem>(get_field(in, f::dma_load::kMem));
   const std::size_t esize = std::size_t{1} << get_field(in, f::dma_load::kElemSize);
   const std::uint64_t dram = get_field(in, f::dma_load::kDramAddr);
@@ -159,59 +155,45 @@ void CpuDevice::dma(const hw::Instr& in, bool load, std::uint32_t index) {
                             int(mem), get_field(in, f::dma_load::kElemSize)));
   }
   const Requant store_rq = requant ? param_rq(0, index) : Requant{};
-  std::size_t per_word = 0;
-  std::size_t depth = 0;
-  switch (mem) {
-    case hw::Mem::kInput: per_word = cfg_.array_rows; depth = cfg_.input_depth; break;
-    case hw::Mem::kWeight: per_word = cfg_.array_cols; depth = cfg_.weight_depth; break;
-    case hw::Mem::kVector: per_word = cfg_.lanes; depth = cfg_.vector_depth; break;
-    case hw::Mem::kParam: per_word = 1; depth = cfg_.param_depth; break;
-    default: fail(index, fmt::format("DMA to unknown memory {}", int(mem)));
-  }
+  const auto [per_word, depth] = geometry(mem, index);
   const std::size_t words = ceil_div(row_len, per_word);
   if (spad + rows * words > depth) {
     fail(index, fmt::format("DMA rows {}..{} past the end of a {}-word memory", spad,
                             spad + rows * words, depth));
   }
+  std::vector<std::uint8_t> bytes(row_len * esize);
+  const int sh = int(64 - 8 * esize);
   for (std::size_t r = 0; r < rows; ++r) {
-    std::vector<std::uint8_t> bytes(row_len * esize);
-    const std::uint64_t at = dram + r * stride;
+    const std::size_t slot0 = (spad + r * words) * per_word;
     if (load) {
-      read_dram(at, bytes);
-    }
-    for (std::size_t i = 0; i < words * per_word; ++i) {
-      const std::size_t slot = (spad + r * words) * per_word + i;
-      if (load) {
-        std::int64_t v = 0;  // little-endian, sign-extended; tail of the last word is zero
+      read_dram(dram + r * stride, bytes);
+      for (std::size_t i = 0; i < words * per_word; ++i) {
+        std::uint64_t u = 0;  // little-endian, sign-extended
         if (i < row_len) {
-          std::uint64_t u = 0;
           std::memcpy(&u, bytes.data() + i * esize, esize);
-          const int sh = int(64 - 8 * esize);
-          v = esize == 8 ? std::int64_t(u) : (std::int64_t(u << sh) >> sh);
         }
-        switch (mem) {
-          case hw::Mem::kInput: input_[slot] = static_cast<std::int8_t>(v); break;
-          case hw::Mem::kWeight: weight_[slot] = static_cast<std::int8_t>(v); break;
-          case hw::Mem::kVector: vector_[slot] = static_cast<std::int32_t>(v); break;
-          default: param_[slot] = static_cast<std::uint64_t>(v); break;
-        }
-      } else if (i < row_len) {
-        std::int64_t v = 0;
-        switch (mem) {
-          case hw::Mem::kInput: v = input_[slot]; break;
-          case hw::Mem::kWeight: v = weight_[slot]; break;
-          case hw::Mem::kVector: v = vector_[slot]; break;
-          default: v = std::int64_t(param_[slot]); break;
-        }
-        if (requant) {
-          v = requantize(static_cast<std::int32_t>(v), store_rq, int(8 * esize));
-        }
-        std::memcpy(bytes.data() + i * esize, &v, esize);  // truncates (little-endian)
+        set_slot(mem, slot0 + i, esize == 8 ? std::int64_t(u) : (std::int64_t(u << sh) >> sh));
       }
+      continue;
     }
-    if (!load) {
-      write_dram(at, bytes);
+    for (std::size_t i = 0; i < row_len; ++i) {
+      std::int64_t v = slot(mem, slot0 + i);
+      if (requant) {
+        v = requantize(static_cast<std::int32_t>(v), store_rq, int(8 * esize));
+      }
+      std::memcpy(bytes.data() + i * esize, &v, esize);  // truncates (little-endian)
     }
+    write_dram(dram + r * stride, bytes);
+  }
+}
+
+CpuDevice::Geometry CpuDevice::geometry(hw::Mem mem, std::uint32_t index) const {
+  switch (mem) {
+    case hw::Mem::kInput: return {cfg_.array_rows, cfg_.input_depth};
+    case hw::Mem::kWeight: return {cfg_.array_cols, cfg_.weight_depth};
+    case hw::Mem::kVector: return {cfg_.lanes, cfg_.vector_depth};
+    case hw::Mem::kParam: return {1, cfg_.param_depth};
+    default: fail(index, fmt::format("DMA to unknown memory {}", int(mem)));
   }
 }
 
@@ -242,14 +224,27 @@ std::vector<std::int32_t> CpuDevice::vec_row(std::size_t addr, std::size_t n,
   return {p, p + n};
 }
 
-void CpuDevice::write_vec_row(std::size_t addr, std::span<const std::int32_t> v,
-                              std::uint32_t index) {
+std::vector<std::int16_t> CpuDevice::row16(std::size_t addr, std::size_t n,
+                                            std::uint32_t index) const {
+  const std::vector<std::int32_t> v = vec_row(addr, n, index);
+  return {v.begin(), v.end()};  // the low 16 bits of each lane, as the units read them
+}
+
+template <typename T>
+void CpuDevice::write_row(std::size_t addr, std::span<const T> v, std::uint32_t index) {
   if ((addr + vec_words(v.size())) > cfg_.vector_depth) {
     fail(index, fmt::format("vector row at word {} of {} elements leaves the scratchpad",
                             addr, v.size()));
   }
   std::copy(v.begin(), v.end(), vector_.begin() + std::ptrdiff_t(addr * cfg_.lanes));
 }
+
+template void CpuDevice::write_row<std::int8_t>(std::size_t, std::span<const std::int8_t>,
+                                                std::uint32_t);
+template void CpuDevice::write_row<std::int16_t>(std::size_t, std::span<const std::int16_t>,
+                                                 std::uint32_t);
+template void CpuDevice::write_row<std::int32_t>(std::size_t, std::span<const std::int32_t>,
+                                                 std::uint32_t);
 
 void CpuDevice::matmul(const hw::Instr& in, std::uint32_t index) {
   const std::size_t m = get_field(in, f::matmul::kM), k = get_field(in, f::matmul::kK);
@@ -290,152 +285,7 @@ void CpuDevice::matmul(const hw::Instr& in, std::uint32_t index) {
         row[c] = requantize(row[c], param_rq_biased(rq + c, index), out_bits);
       }
     }
-    write_vec_row(dst + r * vec_words(n), row, index);
-  }
-}
-
-void CpuDevice::vector_op(const hw::Instr& in, hw::Opcode op, std::uint32_t index) {
-  // Every vector opcode shares this operand layout (docs/isa.md).
-  const std::size_t src = get_field(in, f::rmsnorm::kSrcAddr);
-  const std::size_t src2 = get_field(in, f::rmsnorm::kSrc2Addr);
-  const std::size_t dst = get_field(in, f::rmsnorm::kDstAddr);
-  const std::size_t prm = get_field(in, f::rmsnorm::kParamAddr);
-  const std::size_t len = get_field(in, f::rmsnorm::kLen);
-  const std::size_t rows = get_field(in, f::rmsnorm::kRows);
-  if (len == 0 || rows == 0) {
-    fail(index, fmt::format("{} with len {} and rows {} (both must be >= 1)",
-                            hw::opcode_name(op), len, rows));
-  }
-  const int gain_frac_bits = int(get_field(in, f::rmsnorm::kGainFracBits));
-  if ((op == hw::Opcode::kRmsnorm || op == hw::Opcode::kLayernorm) && gain_frac_bits > 13) {
-    fail(index, fmt::format("{} gain_frac_bits {} (at most 13)", hw::opcode_name(op),
-                            gain_frac_bits));
-  }
-  auto to16 = [](const std::vector<std::int32_t>& v) {
-    return std::vector<std::int16_t>(v.begin(), v.end());
-  };
-  auto to8 = [](const std::vector<std::int32_t>& v) {
-    return std::vector<std::int8_t>(v.begin(), v.end());
-  };
-  const std::size_t stride = vec_words(len);
-  if (op == hw::Opcode::kAttnScore || op == hw::Opcode::kAttnValue) {
-    // rows = cached positions; src2 holds `rows` rows of `len` (one head of the KV cache).
-    const Requant rq = param_rq(prm, index);
-    if (op == hw::Opcode::kAttnScore) {
-      const auto q = vec_row(src, len, index);
-      std::vector<std::int32_t> s(rows);
-      for (std::size_t t = 0; t < rows; ++t) {
-        const auto kt = vec_row(src2 + t * stride, len, index);
-        std::uint32_t acc = 0;
-        for (std::size_t i = 0; i < len; ++i) {
-          acc += static_cast<std::uint32_t>(q[i] * kt[i]);
-        }
-        s[t] = requantize(static_cast<std::int32_t>(acc), rq, 32);
-      }
-      write_vec_row(dst, s, index);
-    } else {
-      const auto p = vec_row(src, rows, index);
-      std::vector<std::uint32_t> acc(len, 0);
-      for (std::size_t t = 0; t < rows; ++t) {
-        const auto vt = vec_row(src2 + t * stride, len, index);
-        for (std::size_t i = 0; i < len; ++i) {
-          acc[i] += static_cast<std::uint32_t>(p[t] * vt[i]);
-        }
-      }
-      std::vector<std::int32_t> out(len);
-      for (std::size_t i = 0; i < len; ++i) {
-        out[i] = requantize(static_cast<std::int32_t>(acc[i]), rq, 8);
-      }
-      write_vec_row(dst, out, index);
-    }
-    return;
-  }
-  for (std::size_t r = 0; r < rows; ++r) {
-    const auto x = vec_row(src + r * stride, len, index);
-    std::vector<std::int32_t> out(len);
-    switch (op) {
-      case hw::Opcode::kSoftmax: {
-        // `online`: the two-pass version in the order of this config's lanes (docs/isa.md).
-        const kernels::SoftmaxOptions opt{get_field(in, f::softmax::kOnline) != 0
-                                              ? kernels::SoftmaxMode::kOnline
-                                              : kernels::SoftmaxMode::kThreePass,
-                                          cfg_.lanes};
-        std::vector<std::uint32_t> e(len);
-        std::vector<std::int16_t> p(len);
-        kernels::softmax_row_i16(x, opt, e, p);
-        std::copy(p.begin(), p.end(), out.begin());
-        break;
-      }
-      case hw::Opcode::kRmsnorm: {
-        const auto gain = to16(vec_row(src2, len, index));
-        std::vector<std::int8_t> o(len);
-        kernels::rmsnorm_i8(to16(x), {gain, gain_frac_bits, param_u64(prm, index)}, o);
-        std::copy(o.begin(), o.end(), out.begin());
-        break;
-      }
-      case hw::Opcode::kLayernorm: {
-        // The gain row at src2, its bias row right after it (docs/isa.md).
-        const auto gain = to16(vec_row(src2, len, index));
-        const auto bias = to16(vec_row(src2 + stride, len, index));
-        std::vector<std::int8_t> o(len);
-        kernels::layernorm_i8(to16(x), {gain, bias, gain_frac_bits, param_u64(prm, index)}, o);
-        std::copy(o.begin(), o.end(), out.begin());
-        break;
-      }
-      case hw::Opcode::kBatchnorm: {
-        const auto gain = to16(vec_row(src2, len, index));
-        const auto bias = to16(vec_row(src2 + stride, len, index));
-        std::vector<std::int8_t> o(len);
-        kernels::batchnorm_i8(to16(x), {gain, bias, param_rq(prm, index)}, o);
-        std::copy(o.begin(), o.end(), out.begin());
-        break;
-      }
-      case hw::Opcode::kGelu: {
-        std::vector<std::int8_t> o(len);
-        kernels::gelu_i8(to8(x), param_rq(prm, index), param_rq(prm + 1, index), o);
-        std::copy(o.begin(), o.end(), out.begin());
-        break;
-      }
-      case hw::Opcode::kSilu: {
-        std::vector<std::int16_t> o(len);
-        kernels::silu_i16(to16(x), param_rq(prm, index), param_rq(prm + 1, index), o);
-        std::copy(o.begin(), o.end(), out.begin());
-        break;
-      }
-      case hw::Opcode::kRope: {
-        auto v = to16(x);
-        const auto cos = to16(vec_row(src2, len / 2, index));
-        const auto sin = to16(vec_row(src2 + vec_words(len / 2), len / 2, index));
-        kernels::rope_i16(v, len, cos, sin);
-        std::copy(v.begin(), v.end(), out.begin());
-        break;
-      }
-      case hw::Opcode::kAdd: {
-        std::vector<std::int16_t> o(len);
-        kernels::add_i16(to16(x), to16(vec_row(src2 + r * stride, len, index)), o);
-        std::copy(o.begin(), o.end(), out.begin());
-        break;
-      }
-      case hw::Opcode::kMul: {
-        std::vector<Requant> rq(len);
-        for (std::size_t i = 0; i < len; ++i) {
-          rq[i] = param_rq(prm + i, index);
-        }
-        std::vector<std::int8_t> o(len);
-        kernels::mul_i8(to16(x), to16(vec_row(src2 + r * stride, len, index)), rq, o);
-        std::copy(o.begin(), o.end(), out.begin());
-        break;
-      }
-      case hw::Opcode::kEmbed: {
-        std::vector<std::int16_t> o(len);
-        kernels::embed_i16(to8(x), param_rq(prm + r, index), o);
-        std::copy(o.begin(), o.end(), out.begin());
-        break;
-      }
-      default:
-        fail(index, "not a vector opcode");
-    }
-    write_vec_row(dst + r * stride, out, index);
+    write_row<std::int32_t>(dst + r * vec_words(n), row, index);
   }
 }
 

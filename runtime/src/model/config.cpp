@@ -120,11 +120,11 @@ std::uint64_t llama2c_param_count(const ModelConfig& c) {
 
 void check_token_position(const ModelConfig& c, int token, int pos) {
   if (token < 0 || token >= c.vocab_size) {
-    throw std::out_of_range(
+    throw std::runtime_error(
         fmt::format("token: expected 0..{}, found {}", c.vocab_size - 1, token));
   }
   if (pos < 0 || pos >= c.seq_len) {
-    throw std::out_of_range(
+    throw std::runtime_error(
         fmt::format("position: expected 0..{} (the context length), found {}", c.seq_len - 1,
                     pos));
   }

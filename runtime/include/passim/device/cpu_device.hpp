@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 /// \file The reference executor of the accelerator ISA (docs/isa.md): every instruction runs on
-/// the golden kernels, with no timing.
+/// the golden kernels, with no timing. Each part names its RTL twin.
 #pragma once
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -14,8 +15,9 @@
 
 namespace passim {
 
-/// Executes programs instruction by instruction with the golden kernels of
-/// runtime/src/kernels (the ISA's reference semantics, docs/isa.md). No timing.
+/// Executes programs instruction by instruction with the golden kernels of runtime/src/kernels
+/// (the ISA's reference semantics, docs/isa.md): the same kernels as the integer backend, so
+/// every piece of arithmetic exists once. No timing: `run` reports no cycles.
 class CpuDevice final : public Device {
  public:
   CpuDevice(const hw::HwConfig& cfg, std::uint64_t dram_bytes);
@@ -28,19 +30,57 @@ class CpuDevice final : public Device {
   RunStats run(std::uint64_t prog_addr, std::uint32_t len) override;
 
  private:
+  /// The operands every vector opcode shares (docs/isa.md), decoded once.
+  struct VectorArgs {
+    hw::Opcode op;
+    std::size_t src, src2, dst, param, len, rows;
+    std::size_t stride;  ///< words of one row: ceil(len / L)
+    std::uint32_t index;  ///< the instruction's index, for errors
+  };
+
+  // rtl/top/psm_controller.sv: fetch and dispatch.
   void execute(const hw::Instr& in, std::uint32_t index);
+  // rtl/top/psm_dma.sv: DMA_LOAD, DMA_STORE.
   void dma(const hw::Instr& in, bool load, std::uint32_t index);
+  /// Elements per word and words of a DMA-reachable memory.
+  struct Geometry {
+    std::size_t per_word, depth;
+  };
+  [[nodiscard]] Geometry geometry(hw::Mem mem, std::uint32_t index) const;
+  /// Element `i` of a memory (words laid out one after the other), sign-extended.
+  [[nodiscard]] std::int64_t slot(hw::Mem mem, std::size_t i) const;
+  void set_slot(hw::Mem mem, std::size_t i, std::int64_t v);
+  // rtl/matmul/psm_matmul.sv: MATMUL with the requantiser on the accumulator read path.
   void matmul(const hw::Instr& in, std::uint32_t index);
-  void vector_op(const hw::Instr& in, hw::Opcode op, std::uint32_t index);
+  // rtl/top/psm_vector_unit.sv: decodes the shared operands, then one unit per opcode.
+  void vector_unit(const hw::Instr& in, hw::Opcode op, std::uint32_t index);
+  void softmax(const VectorArgs& a, bool online);              // psm_softmax
+  void rmsnorm(const VectorArgs& a, int gain_frac_bits);       // psm_rmsnorm
+  void layernorm(const VectorArgs& a, int gain_frac_bits);     // psm_layernorm, LAYERNORM
+  void batchnorm(const VectorArgs& a);                         // psm_layernorm, BATCHNORM
+  void silu(const VectorArgs& a);                              // psm_silu
+  void gelu(const VectorArgs& a);                              // psm_gelu
+  void rope(const VectorArgs& a);                              // psm_rope
+  void eltwise(const VectorArgs& a);                           // psm_eltwise: ADD, MUL, EMBED
+  void attn_score(const VectorArgs& a);                        // psm_attn, ATTN_SCORE
+  void attn_value(const VectorArgs& a);                        // psm_attn, ATTN_VALUE
+
+  /// Throws std::runtime_error "program instruction <index>: <what>".
+  [[noreturn]] static void fail(std::uint32_t index, const std::string& what);
   [[nodiscard]] std::uint64_t param_u64(std::size_t entry, std::uint32_t index) const;
   /// The Requant step in param entry `entry`, bias 0: every unit but MATMUL ignores the bias.
   [[nodiscard]] Requant param_rq(std::size_t entry, std::uint32_t index) const;
   /// The same with its signed bias (bits [63:38]): the MATMUL read-out.
   [[nodiscard]] Requant param_rq_biased(std::size_t entry, std::uint32_t index) const;
+  /// The low 16 bits of `n` lanes of a vector-scratchpad row from word `addr` on.
+  [[nodiscard]] std::vector<std::int16_t> row16(std::size_t addr, std::size_t n,
+                                                std::uint32_t index) const;
   /// Reads `n` lane values of a vector-scratchpad row starting at word `addr`.
   [[nodiscard]] std::vector<std::int32_t> vec_row(std::size_t addr, std::size_t n,
                                                   std::uint32_t index) const;
-  void write_vec_row(std::size_t addr, std::span<const std::int32_t> v, std::uint32_t index);
+  /// Writes `v`, sign-extended to the 32-bit lanes, from word `addr` on.
+  template <typename T>
+  void write_row(std::size_t addr, std::span<const T> v, std::uint32_t index);
   [[nodiscard]] std::size_t vec_words(std::size_t n) const noexcept {
     return (n + cfg_.lanes - 1) / cfg_.lanes;
   }

@@ -37,6 +37,16 @@ struct RunStats {
   std::vector<InstrRecord> records;
 };
 
+/// Receives every program a Device runs with its stats: the report's per-instruction records
+/// reach the tools this way.
+class RunObserver {
+ public:
+  virtual ~RunObserver() = default;
+  /// `program`: the instructions that ran (END included); `stats`: the run's counters and
+  /// per-instruction records (RunStats::records index into `program`).
+  virtual void on_run(std::span<const hw::Instr> program, const RunStats& stats) = 0;
+};
+
 /// An accelerator with its own DRAM, driven through programs (docs/isa.md).
 class Device {
  public:
@@ -51,6 +61,15 @@ class Device {
   /// Runs `len` instructions stored at DRAM address `prog_addr` until END.
   /// Throws std::runtime_error naming the instruction index on an invalid instruction.
   virtual RunStats run(std::uint64_t prog_addr, std::uint32_t len) = 0;
+
+  /// Writes `program` to DRAM at `prog_addr`, runs it, and hands the program and its stats to
+  /// every observer. Throws as write_dram() and run().
+  RunStats run_program(std::uint64_t prog_addr, std::span<const hw::Instr> program);
+  /// Adds an observer of every later run_program() (not owned; must outlive its use).
+  void add_observer(RunObserver* observer) { observers_.push_back(observer); }
+
+ private:
+  std::vector<RunObserver*> observers_;
 };
 
 /// The passes instruction `in` makes on a `cfg` accelerator, as its `passes_<class>` counter

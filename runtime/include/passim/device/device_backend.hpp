@@ -12,33 +12,36 @@
 #include "passim/compiler/compiler.hpp"
 #include "passim/device/device.hpp"
 #include "passim/model/backend.hpp"
-#include "passim/quant/quant_model.hpp"
 
 namespace passim {
 
-/// A Backend that runs compiled programs on a Device (CpuDevice, or the simulated RTL).
+/// A Backend that runs a compiled model's programs on a Device.
 class DeviceBackend final : public Backend {
  public:
-  /// `model` and `device` must outlive the backend. Loads the DRAM image into the device.
-  DeviceBackend(const QuantModel& model, Device& device, CompileOptions opts = {});
+  /// `compiled` and `device` must outlive the backend. Loads the DRAM image into the device.
+  /// `name` is the backend's name in reports, e.g. "rtl" (default: the device's name); the
+  /// config's name follows it ("rtl:small"). Throws std::runtime_error when the device's DRAM
+  /// is smaller than the model needs.
+  DeviceBackend(const ModelCompiler& compiled, Device& device, std::string_view name = {});
 
   [[nodiscard]] std::string_view name() const noexcept override { return name_; }
-  [[nodiscard]] const ModelConfig& config() const noexcept override { return model_.config; }
+  [[nodiscard]] const ModelConfig& config() const noexcept override {
+    return compiled_.model().config;
+  }
   void forward(int token, int pos) override;
   [[nodiscard]] std::span<const float> logits() const noexcept override { return logits_f32_; }
   void reset() override {}
 
   [[nodiscard]] std::span<const std::int32_t> logits_i32() const noexcept { return logits_; }
   /// Counters and instruction counts summed over every run since construction. `records`
-  /// stays empty: instruction indices only mean something within their own program, so a
-  /// caller that wants them wraps the Device and reads each run's records there.
+  /// stays empty: an OpRecordTable attached to the device (Device::add_observer) collects
+  /// each run's records with the program they belong to.
   [[nodiscard]] const RunStats& stats() const noexcept { return stats_; }
-  [[nodiscard]] const ModelCompiler& compiler() const noexcept { return compiler_; }
+  [[nodiscard]] const ModelCompiler& compiler() const noexcept { return compiled_; }
 
  private:
-  const QuantModel& model_;
+  const ModelCompiler& compiled_;
   Device& device_;
-  ModelCompiler compiler_;
   std::string name_;
   std::vector<std::int32_t> logits_;
   std::vector<float> logits_f32_;

@@ -25,7 +25,7 @@ class Backend {
   virtual void reset() = 0;
 };
 
-/// Throws std::out_of_range naming the value when `token` is not in [0, vocab_size) or `pos`
+/// Throws std::runtime_error naming the value when `token` is not in [0, vocab_size) or `pos`
 /// not in [0, seq_len): the check every backend's forward() makes first.
 void check_token_position(const ModelConfig& c, int token, int pos);
 

@@ -17,7 +17,7 @@
 #include "passim/device/device.hpp"
 #include "passim/hw/spec.hpp"
 
-namespace passim::app {
+namespace passim {
 
 /// Op class names in `hw::OpClass` order (and in counter order: kCyclesMatmul + i).
 inline constexpr std::array<std::string_view, 6> kOpClassNames = {
@@ -49,12 +49,16 @@ struct OpRecord {
 };
 
 /// Sums the records of many runs (every program of every decoding step) into OpRecords,
-/// kept in the order each (layer, opcode, op class, shape) first appeared.
-class OpRecordTable {
+/// kept in the order each (layer, opcode, op class, shape) first appeared. Attach it to a
+/// Device (Device::add_observer) to collect every run_program().
+class OpRecordTable final : public RunObserver {
  public:
   /// Adds the records of one run of `prog`. A record whose index is outside `prog` is
   /// ignored.
   void add(std::span<const hw::Instr> prog, std::span<const InstrRecord> records);
+  void on_run(std::span<const hw::Instr> program, const RunStats& stats) override {
+    add(program, stats.records);
+  }
   [[nodiscard]] const std::vector<OpRecord>& records() const noexcept { return rows_; }
 
  private:
@@ -63,4 +67,4 @@ class OpRecordTable {
   std::map<Key, std::size_t> index_;
 };
 
-}  // namespace passim::app
+}  // namespace passim

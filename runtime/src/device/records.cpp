@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Per-op records: the hardware's instruction records joined with their instructions.
-#include "op_records.hpp"
+#include "passim/device/records.hpp"
 
-namespace passim::app {
+namespace passim {
 
 namespace f = hw::fields;
 using hw::Opcode;
@@ -73,4 +73,4 @@ void OpRecordTable::add(std::span<const hw::Instr> prog, std::span<const InstrRe
   }
 }
 
-}  // namespace passim::app
+}  // namespace passim

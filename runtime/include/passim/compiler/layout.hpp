@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file Where a compiled model lives on the accelerator: the DRAM image (weights,
+/// requantisation steps, tables, activations, KV cache, program area) and the regions of the
+/// vector scratchpad, for one hardware configuration.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "passim/hw/spec.hpp"
+#include "passim/model/description.hpp"
+#include "passim/quant/quant_model.hpp"
+
+namespace passim {
+
+/// A norm's DRAM: its gain row and, for LayerNorm and BatchNorm, its bias row right after
+/// (one DMA of one or two rows of int16), and a BatchNorm's requantisation step.
+struct NormDram {
+  std::uint64_t rows = 0;
+  std::uint64_t rq = 0;
+};
+
+/// DRAM byte addresses of one layer's tensors. Weights are stored transposed, W^T (in, out)
+/// row-major, the weight scratchpad's layout; requantisation steps are 8-byte parameter
+/// entries (encode_param).
+struct LayerDram {
+  NormDram attn_norm, ffn_norm;
+  std::uint64_t wq = 0, wk = 0, wv = 0, wo = 0, w1 = 0, w3 = 0, w2 = 0;
+  std::uint64_t rq_q = 0, rq_k = 0, rq_v = 0, rq_o = 0, rq_1 = 0, rq_3 = 0, rq_2 = 0;  ///< (out)
+  std::uint64_t rq_attn = 0;  ///< (n_heads, 2): the score step, then the value step
+  std::uint64_t rq_act = 0;   ///< (2): SiLU's or GELU's to_q10 and out_rq
+  std::uint64_t rq_mul = 0;   ///< SwiGLU: (hidden) the product's steps
+};
+
+/// DRAM byte addresses outside the layers.
+struct ModelDram {
+  std::uint64_t embedding = 0, rq_embed = 0;          ///< int8 (vocab, dim), (vocab) steps
+  std::uint64_t pos_embedding = 0, rq_pos = 0;        ///< learned positions: (seq_len, dim)
+  NormDram final_norm;
+  std::uint64_t cls = 0, rq_cls = 0;                  ///< int8 W^T (dim, classes), steps
+  std::uint64_t eps = 0;                              ///< the norms' eps, one u64 entry
+  std::uint64_t rope_cos = 0, rope_sin = 0;           ///< RoPE: int16 (seq_len, head_size / 2)
+  std::uint64_t xn = 0, att = 0, hid = 0;  ///< int8 round trips into the input scratchpad
+  std::uint64_t k_cache = 0, v_cache = 0;  ///< (layers, kv_heads, seq_len, head_size) int16, int8
+  std::uint64_t logits = 0;                ///< int32 Q.16 (classes)
+  std::uint64_t program = 0;               ///< prog_depth 16-byte instructions
+  std::uint64_t bytes = 0;                 ///< everything above
+};
+
+/// Vector-scratchpad word addresses. The KV window (positions 0..max_positions - 1 of one KV
+/// head, plus its scores and probabilities) takes what the fixed regions leave.
+struct VectorLayout {
+  std::size_t x = 0, xn = 0, gain = 0, q = 0, k_new = 0, v_new = 0, rope = 0, att = 0;
+  std::size_t branch = 0, gate = 0, up = 0, hid = 0, logits = 0;
+  std::size_t k_win = 0, v_win = 0, scores = 0, probs = 0;
+};
+
+/// The whole layout of a model on one configuration.
+struct Layout {
+  std::vector<std::uint8_t> image;  ///< initial DRAM contents up to the activations
+  std::vector<LayerDram> layers;
+  ModelDram dram;
+  VectorLayout vec;
+  std::size_t chunk_cols = 0;  ///< output channels per weight tile: a multiple of C and L
+  int max_positions = 0;       ///< the KV window the vector scratchpad holds
+};
+
+/// Lays out `model` (described by `desc`) for `cfg`. Throws std::runtime_error naming the
+/// config and the memory when a tile, a row or the KV window does not fit, or the model needs
+/// more DRAM than the 32-bit DMA address reaches.
+[[nodiscard]] Layout plan_layout(const QuantModel& model, const ModelDesc& desc,
+                                 const hw::HwConfig& cfg);
+
+}  // namespace passim

@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: Apache-2.0
+// The DRAM image and the vector-scratchpad regions of a compiled model.
+#include "passim/compiler/layout.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+#include <span>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "passim/compiler/program.hpp"
+
+namespace passim {
+
+namespace {
+
+std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
+
+/// Appends little-endian values to the DRAM image in 64-byte aligned regions.
+class ImageWriter {
+ public:
+  explicit ImageWriter(std::vector<std::uint8_t>& img) : img_(img) {}
+  template <typename T>
+  std::uint64_t put(std::span<const T> v) {
+    const std::uint64_t at = reserve(v.size_bytes());
+    if (!v.empty()) {  // an empty span (a folded BatchNorm's gain) may have no data pointer
+      std::memcpy(img_.data() + at, v.data(), v.size_bytes());
+    }
+    return at;
+  }
+  std::uint64_t put_rq(std::span<const Requant> rq) {
+    std::vector<std::uint64_t> e(rq.size());
+    std::transform(rq.begin(), rq.end(), e.begin(), encode_param);
+    return put<std::uint64_t>(e);
+  }
+  /// W (n, k) row-major stored transposed as W^T (k, n), the weight scratchpad's layout.
+  std::uint64_t put_transposed(std::span<const std::int8_t> w, std::size_t n, std::size_t k) {
+    std::vector<std::int8_t> t(n * k);
+    for (std::size_t o = 0; o < n; ++o) {
+      for (std::size_t i = 0; i < k; ++i) {
+        t[i * n + o] = w[o * k + i];
+      }
+    }
+    return put<std::int8_t>(t);
+  }
+  /// The gain row and, if any, the bias row right after it (one DMA of one or two rows); a
+  /// BatchNorm's step as a parameter entry.
+  NormDram put_norm(const QuantNorm& n, NormKind kind) {
+    std::vector<std::int16_t> rows(n.gain);
+    rows.insert(rows.end(), n.bias.begin(), n.bias.end());
+    NormDram d;
+    d.rows = put<std::int16_t>(rows);
+    if (kind == NormKind::kBatch) {
+      d.rq = put_rq(std::vector<Requant>{n.rq});
+    }
+    return d;
+  }
+  std::uint64_t reserve(std::uint64_t bytes) {
+    const std::uint64_t at = (img_.size() + 63) / 64 * 64;
+    img_.resize(at + bytes, 0);
+    return at;
+  }
+
+ private:
+  std::vector<std::uint8_t>& img_;
+};
+
+LayerDram put_layer(ImageWriter& w, const QuantLayer& L, const LayerDesc& ld, std::size_t dim) {
+  const AttentionDesc& a = ld.attention;
+  const std::size_t q = a.q_dim(), kv = a.kv_dim(), hidden = ld.ffn.hidden;
+  const bool swiglu = ld.ffn.kind == FfnKind::kSwiGlu;
+  LayerDram d;
+  d.attn_norm = w.put_norm(L.attn_norm, a.norm.kind);
+  d.ffn_norm = w.put_norm(L.ffn_norm, ld.ffn.norm.kind);
+  d.wq = w.put_transposed(L.wq, q, dim);
+  d.wk = w.put_transposed(L.wk, kv, dim);
+  d.wv = w.put_transposed(L.wv, kv, dim);
+  d.wo = w.put_transposed(L.wo, dim, q);
+  d.w1 = w.put_transposed(L.w1, hidden, dim);
+  if (swiglu) {
+    d.w3 = w.put_transposed(L.w3, hidden, dim);
+  }
+  d.w2 = w.put_transposed(L.w2, dim, hidden);
+  d.rq_q = w.put_rq(L.rq_q);
+  d.rq_k = w.put_rq(L.rq_k);
+  d.rq_v = w.put_rq(L.rq_v);
+  d.rq_o = w.put_rq(L.rq_o);
+  d.rq_1 = w.put_rq(L.rq_1);
+  d.rq_3 = w.put_rq(L.rq_3);
+  d.rq_2 = w.put_rq(L.rq_2);
+  std::vector<Requant> attn;
+  for (std::size_t h = 0; h < a.n_heads; ++h) {
+    attn.push_back(L.score_rq[h]);
+    attn.push_back(L.attn_out_rq[h]);
+  }
+  d.rq_attn = w.put_rq(attn);
+  d.rq_act = swiglu ? w.put_rq(std::vector<Requant>{L.silu_in_rq, L.silu_out_rq})
+                    : w.put_rq(std::vector<Requant>{L.gelu_in_rq, L.gelu_out_rq});
+  d.rq_mul = w.put_rq(L.mul_rq);
+  return d;
+}
+
+void put_model(ImageWriter& w, const QuantModel& m, const ModelDesc& desc, Layout& out) {
+  const std::size_t dim = desc.dim;
+  for (std::size_t l = 0; l < desc.layers.size(); ++l) {
+    out.layers.push_back(put_layer(w, m.layers[l], desc.layers[l], dim));
+  }
+  ModelDram& d = out.dram;
+  d.embedding = w.put<std::int8_t>(m.token_embedding);
+  d.rq_embed = w.put_rq(m.embed_rq);
+  if (desc.embedding.positions == PositionKind::kLearned) {
+    d.pos_embedding = w.put<std::int8_t>(m.pos_embedding);
+    d.rq_pos = w.put_rq(m.pos_rq);
+  }
+  d.final_norm = w.put_norm(m.final_norm, desc.head.norm);
+  d.cls = w.put_transposed(m.classifier(), desc.head.classes, dim);
+  d.rq_cls = w.put_rq(m.rq_cls);
+  const std::uint64_t eps = m.norm_eps;
+  d.eps = w.put<std::uint64_t>(std::span(&eps, 1));
+  d.rope_cos = w.put<std::int16_t>(m.rope_cos);
+  d.rope_sin = w.put<std::int16_t>(m.rope_sin);
+}
+
+void reserve_activations(ImageWriter& w, const ModelDesc& desc, const hw::HwConfig& cfg,
+                         Layout& out) {
+  const AttentionDesc& a = desc.layers.front().attention;
+  const std::size_t hidden = desc.layers.front().ffn.hidden;
+  ModelDram& d = out.dram;
+  d.xn = w.reserve(desc.dim);
+  d.att = w.reserve(a.q_dim());
+  d.hid = w.reserve(hidden);
+  const std::uint64_t cache = desc.layers.size() * a.n_kv_heads * desc.embedding.max_positions *
+                              a.head_size;
+  d.k_cache = w.reserve(cache * 2);
+  d.v_cache = w.reserve(cache);
+  d.logits = w.reserve(desc.head.classes * 4);
+  d.program = w.reserve(cfg.prog_depth * 16);
+  d.bytes = out.image.size();
+  out.image.resize(std::size_t(d.logits));  // activations, caches and programs start at zero
+  if (d.bytes > (std::uint64_t{1} << 32)) {
+    throw std::runtime_error(fmt::format("compiler: model needs {} bytes of DRAM, more than "
+                                         "the 32-bit DMA address reaches", d.bytes));
+  }
+}
+
+/// The widest weight tile: as many output channels as fit the weight scratchpad and the
+/// parameter memory, a multiple of both C and L so that each tile lands word-aligned.
+std::size_t tile_columns(const ModelDesc& desc, const hw::HwConfig& cfg) {
+  const std::size_t step = std::lcm(cfg.array_cols, cfg.lanes);
+  const AttentionDesc& a = desc.layers.front().attention;
+  const std::size_t k_max = std::max({desc.dim, desc.layers.front().ffn.hidden, a.q_dim()});
+  const std::size_t cols = std::min<std::size_t>({cfg.weight_depth / k_max * cfg.array_cols,
+                                                  cfg.param_depth, 2047}) / step * step;
+  if (cols == 0) {
+    throw std::runtime_error(fmt::format(
+        "config {}: weight scratchpad of {} words x {} cannot hold one {}-deep tile of {} "
+        "columns", cfg.name, cfg.weight_depth, cfg.array_cols, k_max, step));
+  }
+  if (ceil_div(k_max, cfg.array_rows) > cfg.input_depth) {
+    throw std::runtime_error(fmt::format("config {}: input scratchpad of {} words cannot hold "
+                                         "a row of {}", cfg.name, cfg.input_depth, k_max));
+  }
+  return cols;
+}
+
+/// The fixed vector-scratchpad regions; returns the words they take.
+std::size_t plan_fixed_regions(const ModelDesc& desc, const hw::HwConfig& cfg, Layout& out) {
+  const AttentionDesc& a = desc.layers.front().attention;
+  const FfnDesc& f = desc.layers.front().ffn;
+  auto words = [&](std::size_t n) { return ceil_div(n, cfg.lanes); };
+  std::size_t at = 0;
+  auto take = [&](std::size_t n) {
+    const std::size_t region = at;
+    at += n;
+    return region;
+  };
+  const bool bias_row = a.norm.kind != NormKind::kRms;  // LayerNorm, BatchNorm: gain and bias
+  const bool swiglu = f.kind == FfnKind::kSwiGlu;      // GELU runs in place on hid
+  VectorLayout& v = out.vec;
+  v.x = take(words(desc.dim));
+  v.xn = take(words(desc.dim));
+  v.gain = take((bias_row ? 2 : 1) * words(desc.dim));
+  v.q = take(a.n_heads * words(a.head_size));
+  v.k_new = take(a.n_kv_heads * words(a.head_size));
+  v.v_new = take(a.n_kv_heads * words(a.head_size));
+  v.rope = take(a.rope ? 2 * words(a.head_size / 2) : 0);
+  v.att = take(a.n_heads * words(a.head_size));
+  v.branch = take(words(desc.dim));
+  v.gate = take(swiglu ? words(f.hidden) : 0);
+  v.up = take(swiglu ? words(f.hidden) : 0);
+  v.hid = take(words(f.hidden));
+  out.chunk_cols = tile_columns(desc, cfg);
+  v.logits = take(words(out.chunk_cols));
+  return at;
+}
+
+/// The KV window: t rows of K and V (one head's words each) plus scores and probabilities.
+void plan_kv_window(const ModelDesc& desc, const hw::HwConfig& cfg, std::size_t at,
+                    Layout& out) {
+  auto words = [&](std::size_t n) { return ceil_div(n, cfg.lanes); };
+  if (at >= cfg.vector_depth) {
+    throw std::runtime_error(fmt::format("config {}: vector scratchpad of {} words cannot "
+                                         "hold the activations ({} words)", cfg.name,
+                                         cfg.vector_depth, at));
+  }
+  const std::size_t hw_words = words(desc.layers.front().attention.head_size);
+  const std::size_t left = cfg.vector_depth - at;
+  std::size_t t = std::min(desc.embedding.max_positions, left / (2 * hw_words));
+  while (t > 0 && 2 * t * hw_words + 2 * words(t) > left) {
+    --t;
+  }
+  if (t == 0) {
+    throw std::runtime_error(fmt::format("config {}: no room for a KV window", cfg.name));
+  }
+  out.max_positions = int(t);
+  out.vec.k_win = at;
+  out.vec.v_win = at + t * hw_words;
+  out.vec.scores = at + 2 * t * hw_words;
+  out.vec.probs = out.vec.scores + words(t);
+}
+
+}  // namespace
+
+Layout plan_layout(const QuantModel& model, const ModelDesc& desc, const hw::HwConfig& cfg) {
+  Layout out;
+  ImageWriter w(out.image);
+  put_model(w, model, desc, out);
+  reserve_activations(w, desc, cfg, out);
+  plan_kv_window(desc, cfg, plan_fixed_regions(desc, cfg, out), out);
+  return out;
+}
+
+}  // namespace passim
