@@ -117,26 +117,26 @@ TEST_P(AccelGptRtl, MatmulAddsTheBiasOfEachColumn) {
       rq.bias = c < biases.size()
                     ? biases[c]
                     : std::uniform_int_distribution<std::int32_t>(kBiasMin, kBiasMax)(rng);
-      e[c] = param_entry(rq);
+      e[c] = encode_param(rq);
     }
     ls_.write(kA, bytes_of(a));
     ls_.write(kB, bytes_of(wt));
     ls_.write(kP, bytes_of(e));
     const int esize = sh.out_bits == 32 ? 2 : sh.out_bits == 16 ? 1 : 0;
     ProgramBuilder b;
-    b.dma(true, hw::Mem::kInput, 0, kA, 0, sh.m, sh.k, sh.k);
-    b.dma(true, hw::Mem::kWeight, 0, kB, 0, sh.k, sh.n, sh.n);
-    b.dma(true, hw::Mem::kParam, 3, kP, 7, 1, sh.n, sh.n * 8);
-    ProgramBuilder::Matmul mm;
+    b.load({.mem = hw::Mem::kInput, .dram = kA, .rows = sh.m, .row_len = sh.k, .stride = sh.k});
+    b.load({.mem = hw::Mem::kWeight, .dram = kB, .rows = sh.k, .row_len = sh.n, .stride = sh.n});
+    b.load({.mem = hw::Mem::kParam, .elem_log2 = 3, .dram = kP, .spad = 7, .row_len = sh.n, .stride = sh.n * 8});
+    MatmulOp mm;
     mm.m = sh.m;
     mm.k = sh.k;
     mm.n = sh.n;
-    mm.dst_addr = 5;
+    mm.dst = 5;
     mm.rq_addr = 7;
     mm.out_bits = sh.out_bits;
     b.matmul(mm);
-    b.dma(false, hw::Mem::kVector, esize, kOut, 5, sh.m, sh.n, sh.n << esize);
-    const auto prog = b.finish();
+    b.store({.mem = hw::Mem::kVector, .elem_log2 = unsigned(esize), .dram = kOut, .spad = 5, .rows = sh.m, .row_len = sh.n, .stride = sh.n << esize});
+    const auto prog = b.program();
     run(prog, "MATMUL " + std::to_string(sh.m) + "x" + std::to_string(sh.k) + "x" +
                   std::to_string(sh.n) + " out_bits " + std::to_string(sh.out_bits));
     if (sh.out_bits == 32) {  // column 0 has the identity step and the largest bias
@@ -176,16 +176,16 @@ TEST_P(AccelGptRtl, DmaStoreRequantSaturatesToEveryWidth) {
     // x / 2 (ties up): every int32 lane reaches both ends of int8 and int16, and 3 / 2 ties.
     const Requant rq{1 << 30, 31, kBiasMax};
     ls_.write(kA, bytes_of(x));
-    ls_.write(kP, bytes_of(std::vector<std::uint64_t>{param_entry(rq)}));
+    ls_.write(kP, bytes_of(std::vector<std::uint64_t>{encode_param(rq)}));
     const std::uint32_t wl = words(len, cfg().lanes);
     ProgramBuilder b;
-    b.dma(true, hw::Mem::kVector, 2, kA, 40, rows, len, len * 4);
-    b.dma(true, hw::Mem::kParam, 3, kP, 0, 1, 1, 8);
-    b.store_requant(hw::Mem::kVector, 0, kOut + 3, 40, rows, len, len + 5);
-    b.store_requant(hw::Mem::kVector, 1, kOut + 0x1001, 40, rows, len, 2 * len + 3);
-    b.store_requant(hw::Mem::kVector, 2, kOut + 0x2002, 40 + wl, rows - 1, len, 4 * len + 2);
-    b.dma(false, hw::Mem::kVector, 1, kOut2 + 1, 40, rows, len, 2 * len + 1);
-    const auto prog = b.finish();
+    b.load({.mem = hw::Mem::kVector, .elem_log2 = 2, .dram = kA, .spad = 40, .rows = rows, .row_len = len, .stride = len * 4});
+    b.load({.mem = hw::Mem::kParam, .elem_log2 = 3, .dram = kP, .row_len = 1, .stride = 8});
+    b.store({.mem = hw::Mem::kVector, .dram = kOut + 3, .spad = 40, .rows = rows, .row_len = len, .stride = len + 5, .requant = true});
+    b.store({.mem = hw::Mem::kVector, .elem_log2 = 1, .dram = kOut + 0x1001, .spad = 40, .rows = rows, .row_len = len, .stride = 2 * len + 3, .requant = true});
+    b.store({.mem = hw::Mem::kVector, .elem_log2 = 2, .dram = kOut + 0x2002, .spad = 40 + wl, .rows = rows - 1, .row_len = len, .stride = 4 * len + 2, .requant = true});
+    b.store({.mem = hw::Mem::kVector, .elem_log2 = 1, .dram = kOut2 + 1, .spad = 40, .rows = rows, .row_len = len, .stride = 2 * len + 1});
+    const auto prog = b.program();
     const RunStats s = run(prog, "DMA_STORE requant len " + std::to_string(len));
     EXPECT_EQ(record_of(s, index_of(prog, hw::Opcode::kDmaStore)).passes, rows)
         << "one pass per row";
@@ -204,9 +204,9 @@ TEST_P(AccelGptRtl, DmaStoreRequantSaturatesToEveryWidth) {
 TEST_P(AccelGptRtl, RequantStoreFromAnotherMemoryIsABadOperand) {
   for (const hw::Mem mem : {hw::Mem::kInput, hw::Mem::kWeight, hw::Mem::kParam}) {
     ProgramBuilder b;
-    b.dma(true, hw::Mem::kVector, 2, kA, 0, 1, 4, 16);
-    b.store_requant(mem, mem == hw::Mem::kParam ? 3 : 0, kOut, 0, 1, 4, 16);
-    const auto prog = b.finish();
+    b.load({.mem = hw::Mem::kVector, .elem_log2 = 2, .dram = kA, .row_len = 4, .stride = 16});
+    b.store({.mem = mem, .elem_log2 = unsigned(mem == hw::Mem::kParam ? 3 : 0), .dram = kOut, .row_len = 4, .stride = 16, .requant = true});
+    const auto prog = b.program();
     dev_.write_dram(ls_.prog_addr(),
                     {reinterpret_cast<const std::uint8_t*>(prog.data()), prog.size() * 16});
     try {
@@ -220,9 +220,9 @@ TEST_P(AccelGptRtl, RequantStoreFromAnotherMemoryIsABadOperand) {
   }
   // The device still runs programs afterwards.
   ProgramBuilder ok;
-  ok.dma(true, hw::Mem::kVector, 2, kA, 0, 1, 4, 16);
-  ok.store_requant(hw::Mem::kVector, 0, kOut, 0, 1, 4, 4);
-  run(ok.finish(), "after errors");
+  ok.load({.mem = hw::Mem::kVector, .elem_log2 = 2, .dram = kA, .row_len = 4, .stride = 16});
+  ok.store({.mem = hw::Mem::kVector, .dram = kOut, .row_len = 4, .stride = 4, .requant = true});
+  run(ok.program(), "after errors");
 }
 
 // LAYERNORM: random rows, a constant row (its output is the bias), a row alternating +-1
@@ -248,13 +248,13 @@ TEST_P(AccelGptRtl, LayerNormRowsHaveThreePasses) {
     ls_.write(kB + 0x1000, bytes_of(bias));
     ls_.write(kP, bytes_of(std::vector<std::uint64_t>{eps}));
     ProgramBuilder b;
-    b.dma(true, hw::Mem::kVector, 1, kA, 0, rows, len, len * 2);
-    b.dma(true, hw::Mem::kVector, 1, kB, 600, 1, len, len * 2);
-    b.dma(true, hw::Mem::kVector, 1, kB + 0x1000, 600 + wl, 1, len, len * 2);
-    b.dma(true, hw::Mem::kParam, 3, kP, 9, 1, 1, 8);
-    b.vec(hw::Opcode::kLayernorm, 0, 600, 300, 9, len, rows, frac);
-    b.dma(false, hw::Mem::kVector, 0, kOut, 300, rows, len, len);
-    const auto prog = b.finish();
+    b.load({.mem = hw::Mem::kVector, .elem_log2 = 1, .dram = kA, .rows = rows, .row_len = len, .stride = len * 2});
+    b.load({.mem = hw::Mem::kVector, .elem_log2 = 1, .dram = kB, .spad = 600, .row_len = len, .stride = len * 2});
+    b.load({.mem = hw::Mem::kVector, .elem_log2 = 1, .dram = kB + 0x1000, .spad = 600 + wl, .row_len = len, .stride = len * 2});
+    b.load({.mem = hw::Mem::kParam, .elem_log2 = 3, .dram = kP, .spad = 9, .row_len = 1, .stride = 8});
+    b.vector({.op = hw::Opcode::kLayernorm, .src2 = 600, .dst = 300, .param = 9, .len = len, .rows = rows, .gain_frac_bits = unsigned(frac)});
+    b.store({.mem = hw::Mem::kVector, .dram = kOut, .spad = 300, .rows = rows, .row_len = len, .stride = len});
+    const auto prog = b.program();
     const RunStats s = run(prog, "LAYERNORM len " + std::to_string(len));
     const InstrRecord r = record_of(s, index_of(prog, hw::Opcode::kLayernorm));
     EXPECT_EQ(r.passes, 3u * rows) << "3 passes per row, len " << len;
@@ -282,15 +282,15 @@ TEST_P(AccelGptRtl, BatchNormRowsHaveOnePass) {
     ls_.write(kA, bytes_of(x));
     ls_.write(kB, bytes_of(gain));
     ls_.write(kB + 0x1000, bytes_of(bias));
-    ls_.write(kP, bytes_of(std::vector<std::uint64_t>{param_entry(rq)}));
+    ls_.write(kP, bytes_of(std::vector<std::uint64_t>{encode_param(rq)}));
     ProgramBuilder b;
-    b.dma(true, hw::Mem::kVector, 1, kA, 0, rows, len, len * 2);
-    b.dma(true, hw::Mem::kVector, 1, kB, 700, 1, len, len * 2);
-    b.dma(true, hw::Mem::kVector, 1, kB + 0x1000, 700 + wl, 1, len, len * 2);
-    b.dma(true, hw::Mem::kParam, 3, kP, 4, 1, 1, 8);
-    b.vec(hw::Opcode::kBatchnorm, 0, 700, 0, 4, len, rows);  // in place
-    b.dma(false, hw::Mem::kVector, 0, kOut, 0, rows, len, len);
-    const auto prog = b.finish();
+    b.load({.mem = hw::Mem::kVector, .elem_log2 = 1, .dram = kA, .rows = rows, .row_len = len, .stride = len * 2});
+    b.load({.mem = hw::Mem::kVector, .elem_log2 = 1, .dram = kB, .spad = 700, .row_len = len, .stride = len * 2});
+    b.load({.mem = hw::Mem::kVector, .elem_log2 = 1, .dram = kB + 0x1000, .spad = 700 + wl, .row_len = len, .stride = len * 2});
+    b.load({.mem = hw::Mem::kParam, .elem_log2 = 3, .dram = kP, .spad = 4, .row_len = 1, .stride = 8});
+    b.vector({.op = hw::Opcode::kBatchnorm, .src2 = 700, .param = 4, .len = len, .rows = rows});  // in place
+    b.store({.mem = hw::Mem::kVector, .dram = kOut, .rows = rows, .row_len = len, .stride = len});
+    const auto prog = b.program();
     const RunStats s = run(prog, "BATCHNORM len " + std::to_string(len));
     EXPECT_EQ(record_of(s, index_of(prog, hw::Opcode::kBatchnorm)).passes, rows);
     EXPECT_EQ(counter(s, hw::Counter::kPassesNorm), rows);
@@ -306,15 +306,15 @@ TEST_P(AccelGptRtl, GeluEveryInt8Input) {
   ls_.write(kA, bytes_of(x));
   for (const int log2_scale : {-3, -4, -5}) {
     const double s_in = std::ldexp(1.0, log2_scale);
-    const std::vector<std::uint64_t> rq{param_entry(make_requant(1024.0 * s_in)),
-                                        param_entry(make_requant(s_in / 65536.0 / s_in))};
+    const std::vector<std::uint64_t> rq{encode_param(make_requant(1024.0 * s_in)),
+                                        encode_param(make_requant(s_in / 65536.0 / s_in))};
     ls_.write(kP, bytes_of(rq));
     ProgramBuilder b;
-    b.dma(true, hw::Mem::kVector, 0, kA, 10, 2, 128, 128);
-    b.dma(true, hw::Mem::kParam, 3, kP, 30, 1, 2, 16);
-    b.vec(hw::Opcode::kGelu, 10, 0, 10, 30, 128, 2);
-    b.dma(false, hw::Mem::kVector, 0, kOut, 10, 2, 128, 128);
-    const auto prog = b.finish();
+    b.load({.mem = hw::Mem::kVector, .dram = kA, .spad = 10, .rows = 2, .row_len = 128, .stride = 128});
+    b.load({.mem = hw::Mem::kParam, .elem_log2 = 3, .dram = kP, .spad = 30, .row_len = 2, .stride = 16});
+    b.vector({.op = hw::Opcode::kGelu, .src = 10, .dst = 10, .param = 30, .len = 128, .rows = 2});
+    b.store({.mem = hw::Mem::kVector, .dram = kOut, .spad = 10, .rows = 2, .row_len = 128, .stride = 128});
+    const auto prog = b.program();
     const RunStats s = run(prog, "GELU scale 2^" + std::to_string(log2_scale));
     const InstrRecord r = record_of(s, index_of(prog, hw::Opcode::kGelu));
     EXPECT_EQ(r.passes, 2u) << "one pass per row";
@@ -334,41 +334,41 @@ TEST_P(AccelGptRtl, GptSequenceClassTotals) {
   ls_.write(kB, bytes_of(random_values<std::int16_t>(rng, dim, 3000, 16000)));  // gain
   ls_.write(kB + 0x400, bytes_of(random_values<std::int16_t>(rng, dim, -50, 50)));
   ls_.write(kB + 0x800, bytes_of(random_values<std::int8_t>(rng, dim * hidden, -127, 127)));
-  std::vector<std::uint64_t> e{param_entry(make_requant(1.0 / 256))};  // entry 0: DMA step
+  std::vector<std::uint64_t> e{encode_param(make_requant(1.0 / 256))};  // entry 0: DMA step
   e.push_back(std::uint64_t{1} << 12);                                 // entry 1: eps
   for (std::uint32_t c = 0; c < hidden; ++c) {                         // 2..: matmul steps
     Requant rq = make_requant(1.0 / 64);
     rq.bias = std::uniform_int_distribution<std::int32_t>(-30000, 30000)(rng);
-    e.push_back(param_entry(rq));
+    e.push_back(encode_param(rq));
   }
-  e.push_back(param_entry(make_requant(1024.0 / 16)));            // GELU to_q10
-  e.push_back(param_entry(make_requant(1.0 / 65536)));            // GELU out_rq
-  e.push_back(param_entry(make_requant(1.0 / double(1 << 20))));  // BATCHNORM step
+  e.push_back(encode_param(make_requant(1024.0 / 16)));            // GELU to_q10
+  e.push_back(encode_param(make_requant(1.0 / 65536)));            // GELU out_rq
+  e.push_back(encode_param(make_requant(1.0 / double(1 << 20))));  // BATCHNORM step
   ls_.write(kP, bytes_of(e));
   const std::uint32_t gelu_prm = 2 + hidden, bn_prm = gelu_prm + 2;
   ProgramBuilder b;
-  b.dma(true, hw::Mem::kVector, 1, kA, 0, rows, dim, dim * 2, 1);
-  b.dma(true, hw::Mem::kVector, 1, kB, 100, 1, dim, dim * 2, 1);
-  b.dma(true, hw::Mem::kVector, 1, kB + 0x400, 100 + wd, 1, dim, dim * 2, 1);
-  b.dma(true, hw::Mem::kParam, 3, kP, 0, 1, std::uint32_t(e.size()), std::uint32_t(e.size()) * 8,
-        1);
-  b.dma(true, hw::Mem::kWeight, 0, kB + 0x800, 0, dim, hidden, hidden, 1);
-  b.vec(hw::Opcode::kLayernorm, 0, 100, 200, 1, dim, rows, 12, 1);
-  b.store_requant(hw::Mem::kVector, 0, kOut, 0, rows, dim, dim, 1);  // residual -> int8
-  b.dma(false, hw::Mem::kVector, 0, kOut + 0x100, 200, rows, dim, dim, 1);
-  b.dma(true, hw::Mem::kInput, 0, kOut + 0x100, 0, rows, dim, dim, 1);
-  ProgramBuilder::Matmul mm;
+  b.set_layer(1);
+  b.load({.mem = hw::Mem::kVector, .elem_log2 = 1, .dram = kA, .rows = rows, .row_len = dim, .stride = dim * 2});
+  b.load({.mem = hw::Mem::kVector, .elem_log2 = 1, .dram = kB, .spad = 100, .row_len = dim, .stride = dim * 2});
+  b.load({.mem = hw::Mem::kVector, .elem_log2 = 1, .dram = kB + 0x400, .spad = 100 + wd, .row_len = dim, .stride = dim * 2});
+  b.load({.mem = hw::Mem::kParam, .elem_log2 = 3, .dram = kP, .row_len = std::uint32_t(e.size()), .stride = std::uint32_t(e.size()) * 8});
+  b.load({.mem = hw::Mem::kWeight, .dram = kB + 0x800, .rows = dim, .row_len = hidden, .stride = hidden});
+  b.vector({.op = hw::Opcode::kLayernorm, .src2 = 100, .dst = 200, .param = 1, .len = dim, .rows = rows, .gain_frac_bits = 12});
+  b.store({.mem = hw::Mem::kVector, .dram = kOut, .rows = rows, .row_len = dim, .stride = dim, .requant = true});  // residual -> int8
+  b.store({.mem = hw::Mem::kVector, .dram = kOut + 0x100, .spad = 200, .rows = rows, .row_len = dim, .stride = dim});
+  b.load({.mem = hw::Mem::kInput, .dram = kOut + 0x100, .rows = rows, .row_len = dim, .stride = dim});
+  MatmulOp mm;
   mm.m = rows;
   mm.k = dim;
   mm.n = hidden;
-  mm.dst_addr = 300;
+  mm.dst = 300;
   mm.rq_addr = 2;
-  b.matmul(mm, 1);
-  b.vec(hw::Opcode::kGelu, 300, 0, 300, gelu_prm, hidden, rows, 0, 1);
-  b.vec(hw::Opcode::kBatchnorm, 0, 100, 400, bn_prm, dim, rows, 0, 1);
-  b.dma(false, hw::Mem::kVector, 0, kOut2, 300, rows, hidden, hidden, 1);
-  b.dma(false, hw::Mem::kVector, 0, kOut2 + 0x100, 400, rows, dim, dim, 1);
-  const auto prog = b.finish();
+  b.matmul(mm);
+  b.vector({.op = hw::Opcode::kGelu, .src = 300, .dst = 300, .param = gelu_prm, .len = hidden, .rows = rows});
+  b.vector({.op = hw::Opcode::kBatchnorm, .src2 = 100, .dst = 400, .param = bn_prm, .len = dim, .rows = rows});
+  b.store({.mem = hw::Mem::kVector, .dram = kOut2, .spad = 300, .rows = rows, .row_len = hidden, .stride = hidden});
+  b.store({.mem = hw::Mem::kVector, .dram = kOut2 + 0x100, .spad = 400, .rows = rows, .row_len = dim, .stride = dim});
+  const auto prog = b.program();
   const RunStats s = run(prog, "GPT sequence");
   EXPECT_EQ(counter(s, hw::Counter::kPassesNorm), 3u * rows + rows) << "LAYERNORM + BATCHNORM";
   EXPECT_EQ(counter(s, hw::Counter::kPassesOtherVector), rows) << "GELU";
@@ -389,14 +389,14 @@ TEST_P(AccelGptRtl, BadNormOperandsStopTheRun) {
     }
   };
   ProgramBuilder p1;
-  p1.vec(hw::Opcode::kLayernorm, 0, 10, 20, 0, 4, 1, 14);
-  expect_error(p1.finish(), "bad_operand");
+  p1.vector({.op = hw::Opcode::kLayernorm, .src2 = 10, .dst = 20, .len = 4, .gain_frac_bits = 14});
+  expect_error(p1.program(), "bad_operand");
   ProgramBuilder p2;  // the bias row after the gain row leaves the scratchpad
-  p2.vec(hw::Opcode::kBatchnorm, 0, std::uint32_t(cfg().vector_depth) - 1, 20, 0, 1, 1);
-  expect_error(p2.finish(), "spad_range");
+  p2.vector({.op = hw::Opcode::kBatchnorm, .src2 = std::uint32_t(cfg().vector_depth) - 1, .dst = 20, .len = 1});
+  expect_error(p2.program(), "spad_range");
   ProgramBuilder p3;  // out_rq at param_addr + 1 is past the param memory
-  p3.vec(hw::Opcode::kGelu, 0, 0, 0, std::uint32_t(cfg().param_depth) - 1, 4, 1);
-  expect_error(p3.finish(), "spad_range");
+  p3.vector({.op = hw::Opcode::kGelu, .param = std::uint32_t(cfg().param_depth) - 1, .len = 4});
+  expect_error(p3.program(), "spad_range");
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -30,14 +30,14 @@ namespace {
 
 using namespace passim;
 
-/// Forwards to the device under test and checks every run's counters and records against
-/// the program it ran (read back from DRAM): classes add up, one record per unit
-/// instruction, SOFTMAX (3, or 2 with `online`) / RMSNORM (2) passes per row.
-class CheckedDevice final : public sim::test::ForwardingDevice {
+/// Observes the device under test and checks every run's counters and records against the
+/// program it ran: classes add up, one record per unit instruction, SOFTMAX (3, or 2 with
+/// `online`) / RMSNORM (2) passes per row.
+class CheckedRuns final : public RunObserver {
  public:
-  using ForwardingDevice::ForwardingDevice;
-  RunStats run(std::uint64_t prog_addr, std::uint32_t len) override {
-    const std::vector<hw::Instr> prog = program(prog_addr, len);
+  explicit CheckedRuns(const hw::HwConfig& cfg) : cfg_(cfg) {}
+  void on_run(std::span<const hw::Instr> program, const RunStats& s) override {
+    const std::vector<hw::Instr> prog(program.begin(), program.end());
     std::uint64_t softmax_rows = 0, softmax_passes = 0, norm_rows = 0;
     for (const hw::Instr& in : prog) {
       const auto op = static_cast<hw::Opcode>(hw::get_field(in, hw::fields::kOpcode));
@@ -50,7 +50,6 @@ class CheckedDevice final : public sim::test::ForwardingDevice {
         norm_rows += hw::get_field(in, hw::fields::rmsnorm::kRows);
       }
     }
-    const RunStats s = dut_.run(prog_addr, len);
     EXPECT_TRUE(s.has_cycles);
     const auto c = [&](hw::Counter k) { return s.counters.at(std::size_t(k)); };
     std::uint64_t classes = 0;
@@ -61,9 +60,9 @@ class CheckedDevice final : public sim::test::ForwardingDevice {
     EXPECT_EQ(classes, c(hw::Counter::kTotalCycles)) << "run " << runs_;
     EXPECT_EQ(c(hw::Counter::kPassesSoftmax), softmax_passes) << "run " << runs_;
     EXPECT_EQ(c(hw::Counter::kPassesNorm), 2 * norm_rows) << "run " << runs_;
-    EXPECT_EQ(s.instructions, len);
+    EXPECT_EQ(s.instructions, prog.size());
     const std::string what = "run " + std::to_string(runs_);
-    (void)sim::test::check_records(prog, s, what, &dut_.hw());
+    (void)sim::test::check_records(prog, s, what, &cfg_);
     for (const InstrRecord& r : s.records) {
       const hw::Instr& in = prog.at(r.index);
       const auto op = static_cast<hw::Opcode>(hw::get_field(in, hw::fields::kOpcode));
@@ -78,7 +77,6 @@ class CheckedDevice final : public sim::test::ForwardingDevice {
     softmax_passes_ += softmax_passes;
     norm_rows_ += norm_rows;
     ++runs_;
-    return s;
   }
   /// Passes of one SOFTMAX instruction: 3 per row, 2 with `online`.
   static std::uint64_t softmax_passes_of(const hw::Instr& in) {
@@ -86,6 +84,7 @@ class CheckedDevice final : public sim::test::ForwardingDevice {
     return (online ? 2u : 3u) * std::uint64_t{hw::get_field(in, hw::fields::softmax::kRows)};
   }
 
+  const hw::HwConfig& cfg_;
   std::uint64_t runs_ = 0, softmax_rows_ = 0, softmax_passes_ = 0, online_rows_ = 0;
   std::uint64_t norm_rows_ = 0, records_ = 0;
 };
@@ -107,8 +106,9 @@ void check_model(const hw::HwConfig& cfg, ModelFactory make_model,
   sim::SimOptions opts;
   opts.dram_bytes = (probe.dram_bytes() + 4095) / 4096 * 4096;
   sim::SimDevice sim(make_model(false), opts);
-  CheckedDevice checked(sim);
-  DeviceBackend dev(probe, checked);
+  CheckedRuns checked(cfg);
+  sim.add_observer(&checked);
+  DeviceBackend dev(probe, sim);
   CpuBackend cpu(model, kernels::SoftmaxOptions{softmax, cfg.lanes});
   const int steps = steps_from_env(16);
   int positions = 0;

@@ -63,7 +63,7 @@ std::vector<Requant> write_steps(Lockstep& ls, std::mt19937& rng, std::size_t n,
   for (std::size_t i = 0; i < n; ++i) {
     rq[i] = {std::uniform_int_distribution<std::int32_t>(1 << 30, 0x7FFF'FFFF)(rng),
              std::uniform_int_distribution<std::int32_t>(lo, hi)(rng)};
-    e[i] = param_entry(rq[i]);
+    e[i] = encode_param(rq[i]);
   }
   ls.write(at, bytes_of(e));
   return rq;
@@ -75,19 +75,19 @@ TEST(AccelRtl, DmaRoundTripsThroughTlmDram) {
   std::mt19937 rng(kSeed);
   ls.write(kA, random_values<std::uint8_t>(rng, 4096, 0, 255));
   ProgramBuilder b;
-  b.dma(true, hw::Mem::kInput, 0, kA + 1, 3, 4, 37, 41);
-  b.dma(true, hw::Mem::kWeight, 0, kA + 300, 0, 5, 22, 22);
-  b.dma(true, hw::Mem::kVector, 1, kA + 1001, 100, 3, 17, 40);
-  b.dma(true, hw::Mem::kVector, 2, kA + 2000, 200, 2, 9, 36);
-  b.dma(true, hw::Mem::kParam, 3, kA + 3003, 10, 2, 3, 29);
-  b.dma(false, hw::Mem::kInput, 0, kOut + 5, 3, 4, 38, 39);
-  b.dma(false, hw::Mem::kWeight, 0, kOut + 400, 0, 5, 24, 24);
-  b.dma(false, hw::Mem::kVector, 0, kOut + 700, 100, 3, 18, 18);
-  b.dma(false, hw::Mem::kVector, 2, kOut + 800, 200, 2, 9, 36);
-  b.dma(false, hw::Mem::kParam, 3, kOut + 1003, 10, 2, 3, 24);
-  const RunStats s = ls.run(b.finish(), "DMA round trips");
+  b.load({.mem = hw::Mem::kInput, .dram = kA + 1, .spad = 3, .rows = 4, .row_len = 37, .stride = 41});
+  b.load({.mem = hw::Mem::kWeight, .dram = kA + 300, .rows = 5, .row_len = 22, .stride = 22});
+  b.load({.mem = hw::Mem::kVector, .elem_log2 = 1, .dram = kA + 1001, .spad = 100, .rows = 3, .row_len = 17, .stride = 40});
+  b.load({.mem = hw::Mem::kVector, .elem_log2 = 2, .dram = kA + 2000, .spad = 200, .rows = 2, .row_len = 9, .stride = 36});
+  b.load({.mem = hw::Mem::kParam, .elem_log2 = 3, .dram = kA + 3003, .spad = 10, .rows = 2, .row_len = 3, .stride = 29});
+  b.store({.mem = hw::Mem::kInput, .dram = kOut + 5, .spad = 3, .rows = 4, .row_len = 38, .stride = 39});
+  b.store({.mem = hw::Mem::kWeight, .dram = kOut + 400, .rows = 5, .row_len = 24, .stride = 24});
+  b.store({.mem = hw::Mem::kVector, .dram = kOut + 700, .spad = 100, .rows = 3, .row_len = 18, .stride = 18});
+  b.store({.mem = hw::Mem::kVector, .elem_log2 = 2, .dram = kOut + 800, .spad = 200, .rows = 2, .row_len = 9, .stride = 36});
+  b.store({.mem = hw::Mem::kParam, .elem_log2 = 3, .dram = kOut + 1003, .spad = 10, .rows = 2, .row_len = 3, .stride = 24});
+  const RunStats s = ls.run(b.program(), "DMA round trips");
   EXPECT_TRUE(s.has_cycles);
-  EXPECT_EQ(s.instructions, b.finish().size());
+  EXPECT_EQ(s.instructions, b.program().size());
   EXPECT_EQ(counter(s, hw::Counter::kPassesDma), 4u + 5 + 3 + 2 + 2 + 4 + 5 + 3 + 2 + 2);
   EXPECT_GT(counter(s, hw::Counter::kMemStall), 0u) << "the DRAM has a 50 ns latency";
   EXPECT_GT(dev.sim_time_ns(), 0.0);
@@ -118,22 +118,22 @@ TEST(AccelRtl, MatmulEveryOutputMode) {
     }
     const int esize = !sh.requant || sh.out_bits > 16 ? 2 : sh.out_bits > 8 ? 1 : 0;
     ProgramBuilder b;
-    b.dma(true, hw::Mem::kInput, 0, kA, 7, sh.m, sh.k, sh.k);
-    b.dma(true, hw::Mem::kWeight, 0, kB, 3, sh.k, sh.n, sh.n);
-    b.dma(true, hw::Mem::kParam, 3, kP, 5, 1, sh.n, sh.n * 8);
-    ProgramBuilder::Matmul mm;
+    b.load({.mem = hw::Mem::kInput, .dram = kA, .spad = 7, .rows = sh.m, .row_len = sh.k, .stride = sh.k});
+    b.load({.mem = hw::Mem::kWeight, .dram = kB, .spad = 3, .rows = sh.k, .row_len = sh.n, .stride = sh.n});
+    b.load({.mem = hw::Mem::kParam, .elem_log2 = 3, .dram = kP, .spad = 5, .row_len = sh.n, .stride = sh.n * 8});
+    MatmulOp mm;
     mm.m = sh.m;
     mm.k = sh.k;
     mm.n = sh.n;
     mm.a_addr = 7;
     mm.w_addr = 3;
-    mm.dst_addr = 11;
+    mm.dst = 11;
     mm.rq_addr = 5;
     mm.out_bits = sh.out_bits;
-    mm.requant_en = sh.requant;
+    mm.requant = sh.requant;
     b.matmul(mm);
-    b.dma(false, hw::Mem::kVector, esize, kOut, 11, sh.m, sh.n, sh.n << esize);
-    const RunStats s = ls.run(b.finish(), "MATMUL m " + std::to_string(sh.m) + " k " +
+    b.store({.mem = hw::Mem::kVector, .elem_log2 = unsigned(esize), .dram = kOut, .spad = 11, .rows = sh.m, .row_len = sh.n, .stride = sh.n << esize});
+    const RunStats s = ls.run(b.program(), "MATMUL m " + std::to_string(sh.m) + " k " +
                                               std::to_string(sh.k) + " n " + std::to_string(sh.n) +
                                               " out_bits " + std::to_string(sh.out_bits));
     EXPECT_EQ(counter(s, hw::Counter::kPassesMatmul),
@@ -151,10 +151,10 @@ TEST(AccelRtl, SoftmaxRowsHaveThreePasses) {
     const std::uint32_t rows = 3;
     ls.write(kA, bytes_of(random_values<std::int32_t>(rng, rows * len, -40000, 40000)));
     ProgramBuilder b;
-    b.dma(true, hw::Mem::kVector, 2, kA, 20, rows, len, len * 4);
-    b.vec(hw::Opcode::kSoftmax, 20, 0, 20, 0, len, rows);  // in place
-    b.dma(false, hw::Mem::kVector, 1, kOut, 20, rows, len, len * 2);
-    const auto prog = b.finish();
+    b.load({.mem = hw::Mem::kVector, .elem_log2 = 2, .dram = kA, .spad = 20, .rows = rows, .row_len = len, .stride = len * 4});
+    b.vector({.op = hw::Opcode::kSoftmax, .src = 20, .dst = 20, .len = len, .rows = rows});  // in place
+    b.store({.mem = hw::Mem::kVector, .elem_log2 = 1, .dram = kOut, .spad = 20, .rows = rows, .row_len = len, .stride = len * 2});
+    const auto prog = b.program();
     const RunStats s = ls.run(prog, "SOFTMAX len " + std::to_string(len));
     EXPECT_EQ(counter(s, hw::Counter::kPassesSoftmax), 3u * rows);
     EXPECT_GT(counter(s, hw::Counter::kCyclesSoftmax), 0u);
@@ -177,12 +177,12 @@ TEST(AccelRtl, RmsNormRowsHaveTwoPasses) {
     const std::uint64_t eps = std::uniform_int_distribution<std::uint64_t>(0, 1 << 20)(rng);
     ls.write(kP, bytes_of(std::vector<std::uint64_t>{eps}));
     ProgramBuilder b;
-    b.dma(true, hw::Mem::kVector, 1, kA, 0, rows, len, len * 2);
-    b.dma(true, hw::Mem::kVector, 1, kB, 400, 1, len, len * 2);
-    b.dma(true, hw::Mem::kParam, 3, kP, 9, 1, 1, 8);
-    b.vec(hw::Opcode::kRmsnorm, 0, 400, 200, 9, len, rows, 12);
-    b.dma(false, hw::Mem::kVector, 0, kOut, 200, rows, len, len);
-    const auto prog = b.finish();
+    b.load({.mem = hw::Mem::kVector, .elem_log2 = 1, .dram = kA, .rows = rows, .row_len = len, .stride = len * 2});
+    b.load({.mem = hw::Mem::kVector, .elem_log2 = 1, .dram = kB, .spad = 400, .row_len = len, .stride = len * 2});
+    b.load({.mem = hw::Mem::kParam, .elem_log2 = 3, .dram = kP, .spad = 9, .row_len = 1, .stride = 8});
+    b.vector({.op = hw::Opcode::kRmsnorm, .src2 = 400, .dst = 200, .param = 9, .len = len, .rows = rows, .gain_frac_bits = 12});
+    b.store({.mem = hw::Mem::kVector, .dram = kOut, .spad = 200, .rows = rows, .row_len = len, .stride = len});
+    const auto prog = b.program();
     const RunStats s = ls.run(prog, "RMSNORM len " + std::to_string(len));
     EXPECT_EQ(counter(s, hw::Counter::kPassesNorm), 2u * rows);
     const InstrRecord r = record_of(s, index_of(prog, hw::Opcode::kRmsnorm));
@@ -198,15 +198,15 @@ TEST(AccelRtl, SiluRopeAddMulEmbed) {
   const std::uint32_t len = 23, rows = 3;
   {  // SILU: x as Q.8, sigmoid Q0.15
     ls.write(kA, bytes_of(random_values<std::int16_t>(rng, rows * len, -32768, 32767)));
-    const std::vector<std::uint64_t> rq{param_entry(make_requant(4.0)),
-                                        param_entry(make_requant(1.0 / 32768))};
+    const std::vector<std::uint64_t> rq{encode_param(make_requant(4.0)),
+                                        encode_param(make_requant(1.0 / 32768))};
     ls.write(kP, bytes_of(rq));
     ProgramBuilder b;
-    b.dma(true, hw::Mem::kVector, 1, kA, 0, rows, len, len * 2);
-    b.dma(true, hw::Mem::kParam, 3, kP, 30, 1, 2, 16);
-    b.vec(hw::Opcode::kSilu, 0, 0, 0, 30, len, rows);
-    b.dma(false, hw::Mem::kVector, 1, kOut, 0, rows, len, len * 2);
-    const RunStats s = ls.run(b.finish(), "SILU");
+    b.load({.mem = hw::Mem::kVector, .elem_log2 = 1, .dram = kA, .rows = rows, .row_len = len, .stride = len * 2});
+    b.load({.mem = hw::Mem::kParam, .elem_log2 = 3, .dram = kP, .spad = 30, .row_len = 2, .stride = 16});
+    b.vector({.op = hw::Opcode::kSilu, .param = 30, .len = len, .rows = rows});
+    b.store({.mem = hw::Mem::kVector, .elem_log2 = 1, .dram = kOut, .rows = rows, .row_len = len, .stride = len * 2});
+    const RunStats s = ls.run(b.program(), "SILU");
     EXPECT_EQ(counter(s, hw::Counter::kPassesOtherVector), rows);
   }
   {  // ROPE: heads of 12-bit values, Q1.14 tables of one position
@@ -222,12 +222,12 @@ TEST(AccelRtl, SiluRopeAddMulEmbed) {
     ls.write(kB + 64, bytes_of(sin));
     const std::uint32_t tab = 500;
     ProgramBuilder b;
-    b.dma(true, hw::Mem::kVector, 1, kA, 0, heads, hs, hs * 2);
-    b.dma(true, hw::Mem::kVector, 1, kB, tab, 1, half, half * 2);
-    b.dma(true, hw::Mem::kVector, 1, kB + 64, tab + words(half, dev.hw().lanes), 1, half, half * 2);
-    b.vec(hw::Opcode::kRope, 0, tab, 0, 0, hs, heads);
-    b.dma(false, hw::Mem::kVector, 1, kOut, 0, heads, hs, hs * 2);
-    ls.run(b.finish(), "ROPE");
+    b.load({.mem = hw::Mem::kVector, .elem_log2 = 1, .dram = kA, .rows = heads, .row_len = hs, .stride = hs * 2});
+    b.load({.mem = hw::Mem::kVector, .elem_log2 = 1, .dram = kB, .spad = tab, .row_len = half, .stride = half * 2});
+    b.load({.mem = hw::Mem::kVector, .elem_log2 = 1, .dram = kB + 64, .spad = tab + words(half, dev.hw().lanes), .row_len = half, .stride = half * 2});
+    b.vector({.op = hw::Opcode::kRope, .src2 = tab, .len = hs, .rows = heads});
+    b.store({.mem = hw::Mem::kVector, .elem_log2 = 1, .dram = kOut, .rows = heads, .row_len = hs, .stride = hs * 2});
+    ls.run(b.program(), "ROPE");
   }
   {  // ADD (saturating), MUL (per-channel steps), EMBED (one step per row)
     ls.write(kA, bytes_of(random_values<std::int16_t>(rng, rows * len, -32768, 32767)));
@@ -236,19 +236,19 @@ TEST(AccelRtl, SiluRopeAddMulEmbed) {
     write_steps(ls, rng, rows, 20, 30, kP + 0x1000);
     const std::uint32_t wl = words(len, dev.hw().lanes);
     ProgramBuilder b;
-    b.dma(true, hw::Mem::kVector, 1, kA, 0, rows, len, len * 2);
-    b.dma(true, hw::Mem::kVector, 1, kB, 100, rows, len, len * 2);
-    b.dma(true, hw::Mem::kParam, 3, kP, 0, 1, len, len * 8);
-    b.dma(true, hw::Mem::kParam, 3, kP + 0x1000, 100, 1, rows, rows * 8);
-    b.vec(hw::Opcode::kAdd, 0, 100, 200, 0, len, rows);
-    b.vec(hw::Opcode::kMul, 0, 100, 300, 0, len, rows);
-    b.vec(hw::Opcode::kEmbed, 100, 0, 400, 100, len, rows);  // the low 8 bits of b
-    b.dma(false, hw::Mem::kVector, 1, kOut, 200, rows, len, len * 2);
-    b.dma(false, hw::Mem::kVector, 0, kOut + 0x1000, 300, rows, len, len);
-    b.dma(false, hw::Mem::kVector, 1, kOut + 0x2000, 400, rows, len, len * 2);
-    b.vec(hw::Opcode::kAdd, 0, 100, 0, 0, len, rows);  // in place
-    b.dma(false, hw::Mem::kVector, 1, kOut + 0x3000, 0, rows, wl * 2, wl * 4);
-    const RunStats s = ls.run(b.finish(), "ADD, MUL, EMBED");
+    b.load({.mem = hw::Mem::kVector, .elem_log2 = 1, .dram = kA, .rows = rows, .row_len = len, .stride = len * 2});
+    b.load({.mem = hw::Mem::kVector, .elem_log2 = 1, .dram = kB, .spad = 100, .rows = rows, .row_len = len, .stride = len * 2});
+    b.load({.mem = hw::Mem::kParam, .elem_log2 = 3, .dram = kP, .row_len = len, .stride = len * 8});
+    b.load({.mem = hw::Mem::kParam, .elem_log2 = 3, .dram = kP + 0x1000, .spad = 100, .row_len = rows, .stride = rows * 8});
+    b.vector({.op = hw::Opcode::kAdd, .src2 = 100, .dst = 200, .len = len, .rows = rows});
+    b.vector({.op = hw::Opcode::kMul, .src2 = 100, .dst = 300, .len = len, .rows = rows});
+    b.vector({.op = hw::Opcode::kEmbed, .src = 100, .dst = 400, .param = 100, .len = len, .rows = rows});  // the low 8 bits of b
+    b.store({.mem = hw::Mem::kVector, .elem_log2 = 1, .dram = kOut, .spad = 200, .rows = rows, .row_len = len, .stride = len * 2});
+    b.store({.mem = hw::Mem::kVector, .dram = kOut + 0x1000, .spad = 300, .rows = rows, .row_len = len, .stride = len});
+    b.store({.mem = hw::Mem::kVector, .elem_log2 = 1, .dram = kOut + 0x2000, .spad = 400, .rows = rows, .row_len = len, .stride = len * 2});
+    b.vector({.op = hw::Opcode::kAdd, .src2 = 100, .len = len, .rows = rows});  // in place
+    b.store({.mem = hw::Mem::kVector, .elem_log2 = 1, .dram = kOut + 0x3000, .rows = rows, .row_len = wl * 2, .stride = wl * 4});
+    const RunStats s = ls.run(b.program(), "ADD, MUL, EMBED");
     EXPECT_EQ(counter(s, hw::Counter::kPassesOtherVector), 4u * rows);
   }
 }
@@ -263,24 +263,24 @@ TEST(AccelRtl, AttentionScoreAndValue) {
     ls.write(kA, bytes_of(random_values<std::int16_t>(rng, hs, -2048, 2047)));          // q
     ls.write(kB, bytes_of(random_values<std::int16_t>(rng, t_len * hs, -2048, 2047)));  // K
     ls.write(kB + 0x4000, bytes_of(random_values<std::int8_t>(rng, t_len * hs, -128, 127)));
-    const std::vector<std::uint64_t> rq{param_entry(make_requant(1.0 / 256)),
-                                        param_entry(make_requant(1.0 / 32768))};
+    const std::vector<std::uint64_t> rq{encode_param(make_requant(1.0 / 256)),
+                                        encode_param(make_requant(1.0 / 32768))};
     ls.write(kP, bytes_of(rq));
     const std::uint32_t q = 0, kwin = 10, vwin = kwin + t_len * wh, sc = vwin + t_len * wh;
     const std::uint32_t pr = sc + words(t_len, dev.hw().lanes),
                         out = pr + words(t_len, dev.hw().lanes);
     ProgramBuilder b;
-    b.dma(true, hw::Mem::kVector, 1, kA, q, 1, hs, hs * 2);
-    b.dma(true, hw::Mem::kVector, 1, kB, kwin, t_len, hs, hs * 2);
-    b.dma(true, hw::Mem::kVector, 0, kB + 0x4000, vwin, t_len, hs, hs);
-    b.dma(true, hw::Mem::kParam, 3, kP, 0, 1, 2, 16);
-    b.vec(hw::Opcode::kAttnScore, q, kwin, sc, 0, hs, t_len);
-    b.vec(hw::Opcode::kSoftmax, sc, 0, pr, 0, t_len, 1);
-    b.vec(hw::Opcode::kAttnValue, pr, vwin, out, 1, hs, t_len);
-    b.dma(false, hw::Mem::kVector, 2, kOut, sc, 1, t_len, t_len * 4);
-    b.dma(false, hw::Mem::kVector, 1, kOut + 0x1000, pr, 1, t_len, t_len * 2);
-    b.dma(false, hw::Mem::kVector, 0, kOut2, out, 1, hs, hs);
-    const RunStats s = ls.run(b.finish(), "ATTN t_len " + std::to_string(t_len));
+    b.load({.mem = hw::Mem::kVector, .elem_log2 = 1, .dram = kA, .spad = q, .row_len = hs, .stride = hs * 2});
+    b.load({.mem = hw::Mem::kVector, .elem_log2 = 1, .dram = kB, .spad = kwin, .rows = t_len, .row_len = hs, .stride = hs * 2});
+    b.load({.mem = hw::Mem::kVector, .dram = kB + 0x4000, .spad = vwin, .rows = t_len, .row_len = hs, .stride = hs});
+    b.load({.mem = hw::Mem::kParam, .elem_log2 = 3, .dram = kP, .row_len = 2, .stride = 16});
+    b.vector({.op = hw::Opcode::kAttnScore, .src = q, .src2 = kwin, .dst = sc, .len = hs, .rows = t_len});
+    b.vector({.op = hw::Opcode::kSoftmax, .src = sc, .dst = pr, .len = t_len});
+    b.vector({.op = hw::Opcode::kAttnValue, .src = pr, .src2 = vwin, .dst = out, .param = 1, .len = hs, .rows = t_len});
+    b.store({.mem = hw::Mem::kVector, .elem_log2 = 2, .dram = kOut, .spad = sc, .row_len = t_len, .stride = t_len * 4});
+    b.store({.mem = hw::Mem::kVector, .elem_log2 = 1, .dram = kOut + 0x1000, .spad = pr, .row_len = t_len, .stride = t_len * 2});
+    b.store({.mem = hw::Mem::kVector, .dram = kOut2, .spad = out, .row_len = hs, .stride = hs});
+    const RunStats s = ls.run(b.program(), "ATTN t_len " + std::to_string(t_len));
     EXPECT_EQ(counter(s, hw::Counter::kPassesMatmul), 2u * t_len) << "one per cached position";
   }
 }
@@ -295,20 +295,24 @@ TEST(AccelRtl, CountersAndRecordsAddUp) {
   ls.write(kB, bytes_of(random_values<std::int8_t>(rng, 64 * 8, -128, 127)));
   write_steps(ls, rng, 8, 30, 40);
   ProgramBuilder b;
-  b.dma(true, hw::Mem::kVector, 2, kA, 0, 2, 64, 256, 0);
-  b.vec(hw::Opcode::kSoftmax, 0, 0, 0, 0, 64, 2, 0, 1);
-  b.dma(true, hw::Mem::kInput, 0, kB, 0, 1, 64, 64, 2);
-  b.dma(true, hw::Mem::kWeight, 0, kB, 0, 64, 8, 8, 2);
-  b.dma(true, hw::Mem::kParam, 3, kP, 0, 1, 8, 64, 2);
-  ProgramBuilder::Matmul mm;
+  b.load({.mem = hw::Mem::kVector, .elem_log2 = 2, .dram = kA, .rows = 2, .row_len = 64, .stride = 256});
+  b.set_layer(1);
+  b.vector({.op = hw::Opcode::kSoftmax, .len = 64, .rows = 2});
+  b.set_layer(2);
+  b.load({.mem = hw::Mem::kInput, .dram = kB, .row_len = 64, .stride = 64});
+  b.load({.mem = hw::Mem::kWeight, .dram = kB, .rows = 64, .row_len = 8, .stride = 8});
+  b.load({.mem = hw::Mem::kParam, .elem_log2 = 3, .dram = kP, .row_len = 8, .stride = 64});
+  MatmulOp mm;
   mm.k = 64;
   mm.n = 8;
-  mm.dst_addr = 200;
-  b.matmul(mm, 3);
-  b.dma(false, hw::Mem::kVector, 1, kOut, 0, 2, 64, 128, 4);
+  mm.dst = 200;
+  b.set_layer(3);
+  b.matmul(mm);
+  b.set_layer(4);
+  b.store({.mem = hw::Mem::kVector, .elem_log2 = 1, .dram = kOut, .rows = 2, .row_len = 64, .stride = 128});
   b.raw(hw::make_instr(hw::Opcode::kNop, 4));
-  b.dma(false, hw::Mem::kVector, 0, kOut + 1024, 200, 1, 8, 8, 4);
-  const auto prog = b.finish();
+  b.store({.mem = hw::Mem::kVector, .dram = kOut + 1024, .spad = 200, .row_len = 8, .stride = 8});
+  const auto prog = b.program();
   const RunStats s = ls.run(prog, "counters");
   const std::uint64_t total = counter(s, hw::Counter::kTotalCycles);
   std::uint64_t classes = 0;
@@ -358,16 +362,16 @@ TEST(AccelRtl, DmaRecordsCountMemoryStalls) {
   std::mt19937 rng(kSeed);
   ls.write(kA, random_values<std::uint8_t>(rng, 1024, 0, 255));
   ProgramBuilder b;
-  b.dma(true, hw::Mem::kInput, 0, kA, 0, 2, 16, 16);
-  b.dma(true, hw::Mem::kWeight, 0, kA + 64, 0, 16, 4, 4);
-  ProgramBuilder::Matmul mm;
+  b.load({.mem = hw::Mem::kInput, .dram = kA, .rows = 2, .row_len = 16, .stride = 16});
+  b.load({.mem = hw::Mem::kWeight, .dram = kA + 64, .rows = 16, .row_len = 4, .stride = 4});
+  MatmulOp mm;
   mm.m = 2;
   mm.k = 16;
   mm.n = 4;
-  mm.requant_en = false;
+  mm.requant = false;
   b.matmul(mm);
-  b.dma(false, hw::Mem::kVector, 2, kOut, 0, 2, 4, 16);
-  const auto prog = b.finish();
+  b.store({.mem = hw::Mem::kVector, .elem_log2 = 2, .dram = kOut, .rows = 2, .row_len = 4, .stride = 16});
+  const auto prog = b.program();
   const RunStats s = ls.run(prog, "slow DRAM records");
   std::uint64_t dma_stall = 0;
   for (const InstrRecord& r : s.records) {
@@ -393,10 +397,10 @@ TEST(AccelRtl, LoopDeviceReturnsRecords) {
   std::mt19937 rng(kSeed);
   ls.write(kA, bytes_of(random_values<std::int32_t>(rng, 2 * 40, -40000, 40000)));
   ProgramBuilder b;
-  b.dma(true, hw::Mem::kVector, 2, kA, 0, 2, 40, 160);
-  b.vec(hw::Opcode::kSoftmax, 0, 0, 0, 0, 40, 2);
-  b.dma(false, hw::Mem::kVector, 1, kOut, 0, 2, 40, 80);
-  const auto prog = b.finish();
+  b.load({.mem = hw::Mem::kVector, .elem_log2 = 2, .dram = kA, .rows = 2, .row_len = 40, .stride = 160});
+  b.vector({.op = hw::Opcode::kSoftmax, .len = 40, .rows = 2});
+  b.store({.mem = hw::Mem::kVector, .elem_log2 = 1, .dram = kOut, .rows = 2, .row_len = 40, .stride = 80});
+  const auto prog = b.program();
   const RunStats s = ls.run(prog, "LoopDevice");
   ASSERT_EQ(s.records.size(), 3u);
   EXPECT_EQ(record_of(s, index_of(prog, hw::Opcode::kSoftmax)).passes, 6u);
@@ -420,27 +424,27 @@ TEST(AccelRtl, BadInstructionsStopTheRunWithTheirIndex) {
     }
   };
   ProgramBuilder p1;
-  p1.dma(true, hw::Mem::kVector, 2, kA, 0, 1, 4, 16);
+  p1.load({.mem = hw::Mem::kVector, .elem_log2 = 2, .dram = kA, .row_len = 4, .stride = 16});
   hw::Instr unknown = hw::make_instr(hw::Opcode::kNop, 0);
   hw::set_field(unknown, hw::fields::kOpcode, 0x7F);
   p1.raw(unknown);
-  expect_error(p1.finish(), "bad_opcode", 1);  // raw(): no BARRIER before it
+  expect_error(p1.program(), "bad_opcode", 1);  // raw(): no BARRIER before it
   ProgramBuilder p2;
-  ProgramBuilder::Matmul mm;
+  MatmulOp mm;
   mm.k = 0;
   p2.matmul(mm);
-  expect_error(p2.finish(), "bad_operand", 0);
+  expect_error(p2.program(), "bad_operand", 0);
   ProgramBuilder p3;
-  p3.dma(true, hw::Mem::kVector, 2, kA, std::uint32_t(dev.hw().vector_depth) - 1, 1, 8, 32);
-  expect_error(p3.finish(), "spad_range", 0);
+  p3.load({.mem = hw::Mem::kVector, .elem_log2 = 2, .dram = kA, .spad = std::uint32_t(dev.hw().vector_depth) - 1, .row_len = 8, .stride = 32});
+  expect_error(p3.program(), "spad_range", 0);
   ProgramBuilder p4;
-  p4.vec(hw::Opcode::kRope, 0, 0, 0, 0, 7, 1);
-  expect_error(p4.finish(), "bad_operand", 0);
+  p4.vector({.op = hw::Opcode::kRope, .len = 7});
+  expect_error(p4.program(), "bad_operand", 0);
   // The device still runs programs after errors.
   ProgramBuilder ok;
-  ok.dma(true, hw::Mem::kVector, 2, kA, 0, 1, 4, 16);
-  ok.dma(false, hw::Mem::kVector, 2, kOut, 0, 1, 4, 16);
-  ls.run(ok.finish(), "after errors");
+  ok.load({.mem = hw::Mem::kVector, .elem_log2 = 2, .dram = kA, .row_len = 4, .stride = 16});
+  ok.store({.mem = hw::Mem::kVector, .elem_log2 = 2, .dram = kOut, .row_len = 4, .stride = 16});
+  ls.run(ok.program(), "after errors");
 }
 
 TEST(AccelRtl, RtlWatchdogStopsALongRun) {
@@ -448,8 +452,8 @@ TEST(AccelRtl, RtlWatchdogStopsALongRun) {
   o.rtl_watchdog = 40;
   SimDevice dev(sim::make_accel_model_tiny(), o);
   ProgramBuilder b;
-  b.dma(true, hw::Mem::kVector, 2, kA, 0, 8, 64, 256);
-  const auto prog = b.finish();
+  b.load({.mem = hw::Mem::kVector, .elem_log2 = 2, .dram = kA, .rows = 8, .row_len = 64, .stride = 256});
+  const auto prog = b.program();
   dev.write_dram(0x30000, {reinterpret_cast<const std::uint8_t*>(prog.data()), prog.size() * 16});
   try {
     (void)dev.run(0x30000, std::uint32_t(prog.size()));
@@ -466,13 +470,13 @@ TEST(AccelRtl, SimulationWatchdogNamesTheBusyUnit) {
   o.max_cycles = 300;
   SimDevice dev(sim::make_accel_model_tiny(), o);
   ProgramBuilder b;
-  b.dma(true, hw::Mem::kWeight, 0, kA, 0, 64, 40, 40);
-  ProgramBuilder::Matmul mm;
+  b.load({.mem = hw::Mem::kWeight, .dram = kA, .rows = 64, .row_len = 40, .stride = 40});
+  MatmulOp mm;
   mm.k = 64;
   mm.n = 40;
-  mm.requant_en = false;
+  mm.requant = false;
   b.matmul(mm);
-  const auto prog = b.finish();
+  const auto prog = b.program();
   dev.write_dram(0x30000, {reinterpret_cast<const std::uint8_t*>(prog.data()), prog.size() * 16});
   try {
     (void)dev.run(0x30000, std::uint32_t(prog.size()));
@@ -486,8 +490,8 @@ TEST(AccelRtl, SimulationWatchdogNamesTheBusyUnit) {
     EXPECT_GE(counter(e.stats(), hw::Counter::kTotalCycles), 290u);
   }
   ProgramBuilder ok;
-  ok.dma(true, hw::Mem::kVector, 2, kA, 0, 1, 4, 16);
-  const auto p2 = ok.finish();
+  ok.load({.mem = hw::Mem::kVector, .elem_log2 = 2, .dram = kA, .row_len = 4, .stride = 16});
+  const auto p2 = ok.program();
   dev.write_dram(0x30000, {reinterpret_cast<const std::uint8_t*>(p2.data()), p2.size() * 16});
   EXPECT_NO_THROW((void)dev.run(0x30000, std::uint32_t(p2.size())));
 }
@@ -519,16 +523,16 @@ TEST(AccelRtl, GatedUnitsRecoverFromAStoppedRun) {
     Lockstep ls(dev, kDram);
     std::mt19937 rng(kSeed);
     ProgramBuilder long_dma;  // 32 KB: 4096 beats
-    long_dma.dma(true, hw::Mem::kWeight, 0, kA, 0, 512, 64, 64);
+    long_dma.load({.mem = hw::Mem::kWeight, .dram = kA, .rows = 512, .row_len = 64, .stride = 64});
     ProgramBuilder long_matmul;  // 16 x 256 x 128 on 8 x 8: 512 tiles of 16 cycles
-    ProgramBuilder::Matmul big;
+    MatmulOp big;
     big.m = 16;
     big.k = 256;
     big.n = 128;
-    big.requant_en = false;
+    big.requant = false;
     long_matmul.matmul(big);
     ProgramBuilder long_softmax;  // one 4096-element row: about 2,100 cycles
-    long_softmax.vec(hw::Opcode::kSoftmax, 0, 0, 0, 0, 4096, 1);
+    long_softmax.vector({.op = hw::Opcode::kSoftmax, .len = 4096});
     const std::pair<const char*, const ProgramBuilder*> cases[] = {
         {"dma", &long_dma}, {"matmul", &long_matmul}, {"vector", &long_softmax}};
     for (const auto& [unit, builder] : cases) {
@@ -551,20 +555,20 @@ TEST(AccelRtl, GatedUnitsRecoverFromAStoppedRun) {
       ls.write(kB, bytes_of(a));
       ls.write(kB + 0x1000, bytes_of(wt));
       ProgramBuilder ok;
-      ok.dma(true, hw::Mem::kVector, 2, kA, 20, 1, 64, 256);
-      ok.vec(hw::Opcode::kSoftmax, 20, 0, 20, 0, 64, 1);
-      ok.dma(false, hw::Mem::kVector, 1, kOut, 20, 1, 64, 128);
-      ok.dma(true, hw::Mem::kInput, 0, kB, 0, 2, 24, 24);
-      ok.dma(true, hw::Mem::kWeight, 0, kB + 0x1000, 0, 24, 12, 12);
-      ProgramBuilder::Matmul mm;
+      ok.load({.mem = hw::Mem::kVector, .elem_log2 = 2, .dram = kA, .spad = 20, .row_len = 64, .stride = 256});
+      ok.vector({.op = hw::Opcode::kSoftmax, .src = 20, .dst = 20, .len = 64});
+      ok.store({.mem = hw::Mem::kVector, .elem_log2 = 1, .dram = kOut, .spad = 20, .row_len = 64, .stride = 128});
+      ok.load({.mem = hw::Mem::kInput, .dram = kB, .rows = 2, .row_len = 24, .stride = 24});
+      ok.load({.mem = hw::Mem::kWeight, .dram = kB + 0x1000, .rows = 24, .row_len = 12, .stride = 12});
+      MatmulOp mm;
       mm.m = 2;
       mm.k = 24;
       mm.n = 12;
-      mm.dst_addr = 40;
-      mm.requant_en = false;
+      mm.dst = 40;
+      mm.requant = false;
       ok.matmul(mm);
-      ok.dma(false, hw::Mem::kVector, 2, kOut2, 40, 2, 12, 48);
-      (void)ls.run(ok.finish(), what + ", then a short program");
+      ok.store({.mem = hw::Mem::kVector, .elem_log2 = 2, .dram = kOut2, .spad = 40, .rows = 2, .row_len = 12, .stride = 48});
+      (void)ls.run(ok.program(), what + ", then a short program");
     }
   }
 }
@@ -576,8 +580,8 @@ TEST(AccelRtl, DramBandwidthLimitsTheDma) {
   SimDevice dev(sim::make_accel_model_tiny(), o);
   Lockstep ls(dev, kDram);
   ProgramBuilder b;
-  b.dma(true, hw::Mem::kVector, 2, kA, 0, 1, 512, 2048);  // 256 beats
-  const RunStats s = ls.run(b.finish(), "slow DRAM");
+  b.load({.mem = hw::Mem::kVector, .elem_log2 = 2, .dram = kA, .row_len = 512, .stride = 2048});  // 256 beats
+  const RunStats s = ls.run(b.program(), "slow DRAM");
   EXPECT_GE(counter(s, hw::Counter::kBusyDma), 256u * 8);
   EXPECT_GE(counter(s, hw::Counter::kMemStall), 256u * 6);
 }
@@ -591,8 +595,8 @@ TEST(AccelRtl, FstTraceIsWritten) {
     SimDevice dev(sim::make_accel_model_tiny(true), o);
     Lockstep ls(dev, kDram);
     ProgramBuilder b;
-    b.dma(true, hw::Mem::kVector, 2, kA, 0, 1, 16, 64);
-    ls.run(b.finish(), "traced");
+    b.load({.mem = hw::Mem::kVector, .elem_log2 = 2, .dram = kA, .row_len = 16, .stride = 64});
+    ls.run(b.program(), "traced");
   }
   ASSERT_TRUE(std::filesystem::exists(path));
   EXPECT_GT(std::filesystem::file_size(path), 1000u);
@@ -602,7 +606,7 @@ TEST(AccelRtl, FstTraceIsWritten) {
 TEST(AccelRtl, OneSimDevicePerProcess) {
   SimDevice dev(sim::make_accel_model_tiny(), options());
   ProgramBuilder b;
-  const auto prog = b.finish();
+  const auto prog = b.program();
   dev.write_dram(0, {reinterpret_cast<const std::uint8_t*>(prog.data()), 16});
   (void)dev.run(0, 1);
   EXPECT_THROW(SimDevice(sim::make_accel_model_tiny(), options()), std::runtime_error);

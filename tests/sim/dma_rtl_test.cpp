@@ -157,12 +157,12 @@ TEST(DmaRtl, LoadStoreEveryMemoryAndElementSize) {
       const std::uint32_t row_bytes = row_len << c.esize;
       const std::uint32_t stride = row_bytes + 5;
       ProgramBuilder b;
-      b.dma(true, c.mem, c.esize, 3 + row_len, 7, rows, row_len, stride);
+      b.load({.mem = c.mem, .elem_log2 = unsigned(c.esize), .dram = 3 + row_len, .spad = 7, .rows = rows, .row_len = row_len, .stride = stride});
       // Store rows padded to whole words: the tail of each row's last word must be zero.
       const std::uint32_t padded = (row_len + e - 1) / e * e;
-      b.dma(false, c.mem, c.esize, 0x3001, 7, rows, padded, (padded << c.esize) + 3);
-      b.dma(false, c.mem, c.esize, 0x5006, 7, rows, row_len, row_bytes);
-      ls.run(b.finish(), "mem " + std::to_string(int(c.mem)) + " esize " + std::to_string(c.esize) +
+      b.store({.mem = c.mem, .elem_log2 = unsigned(c.esize), .dram = 0x3001, .spad = 7, .rows = rows, .row_len = padded, .stride = (padded << c.esize) + 3});
+      b.store({.mem = c.mem, .elem_log2 = unsigned(c.esize), .dram = 0x5006, .spad = 7, .rows = rows, .row_len = row_len, .stride = row_bytes});
+      ls.run(b.program(), "mem " + std::to_string(int(c.mem)) + " esize " + std::to_string(c.esize) +
                              " row_len " + std::to_string(row_len));
     }
   }
@@ -198,10 +198,10 @@ TEST(DmaRtl, RandomRoundTripsUnderRandomLatencyAndBackPressure) {
       const int store_esize =
           mem == hw::Mem::kVector ? std::uniform_int_distribution<int>(0, 2)(rng) : esize;
       ProgramBuilder b;
-      b.dma(true, mem, esize, src, spad, rows, row_len, stride);
-      b.dma(false, mem, store_esize, dst, spad, rows, row_len, (row_len << store_esize) + 1);
+      b.load({.mem = mem, .elem_log2 = unsigned(esize), .dram = src, .spad = spad, .rows = rows, .row_len = row_len, .stride = stride});
+      b.store({.mem = mem, .elem_log2 = unsigned(store_esize), .dram = dst, .spad = spad, .rows = rows, .row_len = row_len, .stride = (row_len << store_esize) + 1});
       const RunStats s =
-          ls.run(b.finish(), "seed " + std::to_string(kSeed) + " outstanding " +
+          ls.run(b.program(), "seed " + std::to_string(kSeed) + " outstanding " +
                                  std::to_string(outstanding) + " program " + std::to_string(t));
       EXPECT_EQ(s.counters[std::size_t(hw::Counter::kPassesDma)], 2 * rows) << "one pass per row";
       if (::testing::Test::HasFailure()) {
@@ -219,9 +219,9 @@ TEST(DmaRtl, BusErrorStopsTheRunAndNamesTheInstruction) {
   PortDevice dev(16, 3, 3, 1);
   Lockstep ls(dev, kDramBytes);
   ProgramBuilder bad;
-  bad.dma(true, hw::Mem::kVector, 2, 0, 0, 1, 8, 32);
-  bad.dma(true, hw::Mem::kVector, 2, std::uint32_t(kDramBytes - 8), 0, 1, 8, 32);
-  const auto prog = bad.finish();
+  bad.load({.mem = hw::Mem::kVector, .elem_log2 = 2, .dram = 0, .row_len = 8, .stride = 32});
+  bad.load({.mem = hw::Mem::kVector, .elem_log2 = 2, .dram = std::uint32_t(kDramBytes - 8), .row_len = 8, .stride = 32});
+  const auto prog = bad.program();
   dev.write_dram(ls.prog_addr(),
                  {reinterpret_cast<const std::uint8_t*>(prog.data()), prog.size() * 16});
   try {
@@ -233,9 +233,9 @@ TEST(DmaRtl, BusErrorStopsTheRunAndNamesTheInstruction) {
   }
   EXPECT_EQ(dev.dram().outstanding(), 0u) << "every request got its response before the end";
   ProgramBuilder good;
-  good.dma(true, hw::Mem::kVector, 1, 64, 0, 2, 9, 20);
-  good.dma(false, hw::Mem::kVector, 1, 1024, 0, 2, 9, 20);
-  ls.run(good.finish(), "after the bus error");
+  good.load({.mem = hw::Mem::kVector, .elem_log2 = 1, .dram = 64, .rows = 2, .row_len = 9, .stride = 20});
+  good.store({.mem = hw::Mem::kVector, .elem_log2 = 1, .dram = 1024, .rows = 2, .row_len = 9, .stride = 20});
+  ls.run(good.program(), "after the bus error");
 }
 
 // Program errors found before any instruction runs.
@@ -266,8 +266,8 @@ TEST(DmaRtl, SoftResetAbortsARunAndTheNextRunWorks) {
   AccelModel& m = dev.model();
   MemPort& p = dev.dram();
   ProgramBuilder slow;
-  slow.dma(true, hw::Mem::kVector, 2, 0, 0, 8, 64, 256);
-  const auto prog = slow.finish();
+  slow.load({.mem = hw::Mem::kVector, .elem_log2 = 2, .dram = 0, .rows = 8, .row_len = 64, .stride = 256});
+  const auto prog = slow.program();
   dev.write_dram(ls.prog_addr(),
                  {reinterpret_cast<const std::uint8_t*>(prog.data()), prog.size() * 16});
   start_program(m, p, ls.prog_addr(), std::uint32_t(prog.size()), 0);
@@ -280,9 +280,9 @@ TEST(DmaRtl, SoftResetAbortsARunAndTheNextRunWorks) {
   EXPECT_EQ(m.unit_busy(), 0u);
   EXPECT_EQ(m.read_reg(hw::reg::kStatus, p) & 1u, 0u);
   ProgramBuilder b;
-  b.dma(true, hw::Mem::kVector, 1, 100, 3, 2, 7, 15);
-  b.dma(false, hw::Mem::kVector, 1, 2000, 3, 2, 7, 15);
-  ls.run(b.finish(), "after a soft reset");
+  b.load({.mem = hw::Mem::kVector, .elem_log2 = 1, .dram = 100, .spad = 3, .rows = 2, .row_len = 7, .stride = 15});
+  b.store({.mem = hw::Mem::kVector, .elem_log2 = 1, .dram = 2000, .spad = 3, .rows = 2, .row_len = 7, .stride = 15});
+  ls.run(b.program(), "after a soft reset");
 }
 
 // Counters keep counting across runs (start does not clear them); CTRL.clear_counters does.
@@ -293,8 +293,8 @@ TEST(DmaRtl, CountersAccumulateUntilCleared) {
   AccelModel& m = dev.model();
   MemPort& p = dev.dram();
   ProgramBuilder b;
-  b.dma(true, hw::Mem::kInput, 0, 0, 0, 1, 16, 16);
-  const auto prog = b.finish();
+  b.load({.mem = hw::Mem::kInput, .dram = 0, .row_len = 16, .stride = 16});
+  const auto prog = b.program();
   dev.write_dram(ls.prog_addr(),
                  {reinterpret_cast<const std::uint8_t*>(prog.data()), prog.size() * 16});
   const RunStats first = dev.run(ls.prog_addr(), std::uint32_t(prog.size()));  // clears
@@ -325,20 +325,20 @@ TEST(DmaRtl, OverlappingUnitsShareTheVectorScratchpad) {
   std::mt19937 rng(5);
   ls.write(0, test::random_values<std::uint8_t>(rng, 8192, 0, 255));
   ProgramBuilder setup;
-  setup.dma(true, hw::Mem::kVector, 2, 0, 0, 4, 100, 400);
-  ls.run(setup.finish(), "setup");
+  setup.load({.mem = hw::Mem::kVector, .elem_log2 = 2, .dram = 0, .rows = 4, .row_len = 100, .stride = 400});
+  ls.run(setup.program(), "setup");
   std::vector<hw::Instr> prog;
   ProgramBuilder a;
-  a.vec(hw::Opcode::kSoftmax, 0, 0, 0, 0, 100, 4);
-  prog.push_back(a.finish()[0]);
+  a.vector({.op = hw::Opcode::kSoftmax, .len = 100, .rows = 4});
+  prog.push_back(a.program()[0]);
   ProgramBuilder d;
-  d.dma(true, hw::Mem::kVector, 1, 3000, 600, 8, 60, 120);
-  prog.push_back(d.finish()[0]);
+  d.load({.mem = hw::Mem::kVector, .elem_log2 = 1, .dram = 3000, .spad = 600, .rows = 8, .row_len = 60, .stride = 120});
+  prog.push_back(d.program()[0]);
   prog.push_back(hw::make_instr(hw::Opcode::kBarrier, 0));
   ProgramBuilder st;
-  st.dma(false, hw::Mem::kVector, 1, 20000, 0, 4, 100, 200);
-  st.dma(false, hw::Mem::kVector, 2, 24000, 600, 8, 60, 240);
-  for (const auto& in : st.finish()) {
+  st.store({.mem = hw::Mem::kVector, .elem_log2 = 1, .dram = 20000, .rows = 4, .row_len = 100, .stride = 200});
+  st.store({.mem = hw::Mem::kVector, .elem_log2 = 2, .dram = 24000, .spad = 600, .rows = 8, .row_len = 60, .stride = 240});
+  for (const auto& in : st.program()) {
     prog.push_back(in);
   }
   const RunStats s = ls.run(prog, "overlap");

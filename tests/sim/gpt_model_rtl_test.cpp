@@ -30,14 +30,13 @@ namespace {
 using namespace passim;
 namespace f = hw::fields;
 
-/// Forwards to the simulated accelerator and checks every run: records against the program
-/// (one per unit instruction, class sums = counters) and passes per opcode.
-class PassCheckingDevice final : public sim::test::ForwardingDevice {
+/// Observes the simulated accelerator and checks every run: records against the program (one
+/// per unit instruction, class sums = counters) and passes per opcode.
+class PassChecker final : public RunObserver {
  public:
-  using ForwardingDevice::ForwardingDevice;
-  RunStats run(std::uint64_t prog_addr, std::uint32_t len) override {
-    const std::vector<hw::Instr> prog = program(prog_addr, len);
-    const RunStats s = dut_.run(prog_addr, len);
+  explicit PassChecker(const hw::HwConfig& cfg) : cfg_(cfg) {}
+  void on_run(std::span<const hw::Instr> program, const RunStats& s) override {
+    const std::vector<hw::Instr> prog(program.begin(), program.end());
     const std::string what = "run " + std::to_string(runs_++);
     (void)sim::test::check_records(prog, s, what);
     std::uint64_t classes = 0;
@@ -67,19 +66,19 @@ class PassCheckingDevice final : public sim::test::ForwardingDevice {
         default:
           break;
       }
-      EXPECT_EQ(r.passes, instr_passes(in, dut_.hw())) << what << " " << hw::opcode_name(op);
+      EXPECT_EQ(r.passes, instr_passes(in, cfg_)) << what << " " << hw::opcode_name(op);
     }
     for (std::size_t k = 0; k < 6; ++k) {
       cycles_[k] += s.counters.at(std::size_t(hw::Counter::kCyclesMatmul) + k);
       passes_[k] += s.counters.at(std::size_t(hw::Counter::kPassesMatmul) + k);
     }
-    return s;
   }
 
   std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> per_op_;  // count, passes
   std::array<std::uint64_t, 6> cycles_{}, passes_{};
 
  private:
+  const hw::HwConfig& cfg_;
   std::uint64_t runs_ = 0;
 };
 
@@ -103,8 +102,9 @@ void check_gpt(const Case& c) {
   sim::SimOptions opts;
   opts.dram_bytes = (probe.dram_bytes() + 4095) / 4096 * 4096;
   sim::SimDevice simdev(sim::make_accel_model_tiny(false), opts);
-  PassCheckingDevice checked(simdev);
-  DeviceBackend dev(probe, checked);
+  PassChecker checked(cfg);
+  simdev.add_observer(&checked);
+  DeviceBackend dev(probe, simdev);
   CpuBackend cpu(model, kernels::SoftmaxOptions{c.softmax, cfg.lanes});
   int positions = 0;
   for (const char* prompt : {"ROMEO:", "JULIET:\nO Romeo"}) {

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "passim/eval/perplexity.hpp"
 #include "passim/eval/sampler.hpp"
 #include "passim/model/float_backend.hpp"
 
@@ -78,6 +79,39 @@ std::vector<std::vector<int>> self_generated_calibration(const FloatModel& model
     docs.push_back(std::move(ids));
   }
   return docs;
+}
+
+std::vector<std::vector<int>> calibration_documents(
+    const ModelConfig& c, const Tokenizer& tok, const std::string& path,
+    const std::function<void(std::string_view)>& notice) {
+  std::vector<std::vector<int>> ids;
+  const auto docs = read_documents(path);
+  for (std::size_t d = 0; d < docs.size(); ++d) {
+    // Only the first seq_len tokens are used: encode only the bytes that can hold them (cut at
+    // a character boundary), not a whole long text.
+    std::string_view doc = docs[d];
+    const std::size_t keep = std::size_t(c.seq_len) * tok.max_piece_bytes();
+    if (doc.size() > keep) {
+      std::size_t cut = keep;
+      while (cut > 0 && (static_cast<unsigned char>(doc[cut]) & 0xC0) == 0x80) {
+        --cut;
+      }
+      doc = doc.substr(0, cut);
+    }
+    std::vector<int> t;
+    try {
+      t = tok.encode(doc, true, false);
+    } catch (const std::runtime_error& e) {
+      throw std::runtime_error(fmt::format("--calib-text {}: document {}: {}", path, d, e.what()));
+    }
+    if (t.size() > std::size_t(c.seq_len)) {
+      notice(fmt::format("notice: {}: calibration document {} has {} tokens; using the first {}",
+                         path, d, t.size(), c.seq_len));
+      t.resize(std::size_t(c.seq_len));
+    }
+    ids.push_back(std::move(t));
+  }
+  return ids;
 }
 
 }  // namespace passim

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "passim/eval/sampler.hpp"
+#include "passim/io/file.hpp"
 
 namespace passim {
 
@@ -18,6 +19,15 @@ std::string bytes_text(std::size_t n) { return fmt::format("{} byte{}", n, n == 
 }  // namespace
 
 double PerplexityResult::perplexity() const { return std::exp(mean_nll()); }
+
+std::vector<std::string> read_documents(const std::string& path) {
+  const auto bytes = read_file(path, std::uint64_t{1} << 30);
+  auto docs = split_documents({reinterpret_cast<const char*>(bytes.data()), bytes.size()});
+  if (docs.empty()) {
+    throw std::runtime_error(fmt::format("{}: no non-empty document in the text", path));
+  }
+  return docs;
+}
 
 std::vector<std::string> split_documents(std::string_view text) {
   static constexpr std::string_view kSep = "<|endoftext|>";

@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-/// \file Whole-accelerator test helpers: a program builder that inserts a BARRIER whenever the
-/// issuing unit changes (like ModelCompiler's emitter), and a lockstep runner that executes
-/// every program on the reference CpuDevice and on the device under test and compares the
-/// whole DRAM afterwards, byte for byte, and checks the hardware's per-instruction records
-/// against the program and the counters.
+/// \file Whole-accelerator test helpers: a lockstep runner that executes every program (built
+/// with passim::ProgramBuilder, as the compiler builds them) on the reference CpuDevice and on
+/// the device under test and compares the whole DRAM afterwards, byte for byte, and checks the
+/// hardware's per-instruction records against the program and the counters.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -18,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "passim/compiler/program.hpp"
 #include "passim/device/cpu_device.hpp"
 #include "passim/device/device.hpp"
 #include "passim/fixed_point.hpp"
@@ -27,142 +27,12 @@ namespace passim::sim::test {
 
 namespace f = hw::fields;
 
-/// A Device that forwards everything to `dut`; tests override `run` to check each run's
-/// counters and records on the way.
-class ForwardingDevice : public Device {
- public:
-  explicit ForwardingDevice(Device& dut) : dut_(dut) {}
-  [[nodiscard]] std::string_view name() const noexcept override { return dut_.name(); }
-  [[nodiscard]] const hw::HwConfig& hw() const noexcept override { return dut_.hw(); }
-  [[nodiscard]] std::uint64_t dram_bytes() const noexcept override { return dut_.dram_bytes(); }
-  void write_dram(std::uint64_t a, std::span<const std::uint8_t> b) override {
-    dut_.write_dram(a, b);
-  }
-  void read_dram(std::uint64_t a, std::span<std::uint8_t> b) const override {
-    dut_.read_dram(a, b);
-  }
-  RunStats run(std::uint64_t prog_addr, std::uint32_t len) override {
-    return dut_.run(prog_addr, len);
-  }
-
- protected:
-  /// The program of a run, read back from DRAM.
-  [[nodiscard]] std::vector<hw::Instr> program(std::uint64_t prog_addr, std::uint32_t len) const {
-    std::vector<hw::Instr> prog(len);
-    dut_.read_dram(prog_addr, {reinterpret_cast<std::uint8_t*>(prog.data()), len * 16u});
-    return prog;
-  }
-  Device& dut_;
-};
-
-/// Builds one program; `finish()` appends END.
-class ProgramBuilder {
- public:
-  /// A raw instruction (no BARRIER insertion).
-  void raw(const hw::Instr& in) { body_.push_back(in); }
-
-  void dma(bool load, hw::Mem mem, int log2_size, std::uint32_t dram, std::uint32_t spad,
-           std::uint32_t rows, std::uint32_t row_len, std::uint32_t stride,
-           std::uint32_t layer = 0) {
-    hw::Instr in = hw::make_instr(load ? hw::Opcode::kDmaLoad : hw::Opcode::kDmaStore, layer);
-    hw::set_field(in, f::dma_load::kMem, std::uint32_t(mem));
-    hw::set_field(in, f::dma_load::kElemSize, std::uint32_t(log2_size));
-    hw::set_field(in, f::dma_load::kDramAddr, dram);
-    hw::set_field(in, f::dma_load::kSpadAddr, spad);
-    hw::set_field(in, f::dma_load::kRows, rows);
-    hw::set_field(in, f::dma_load::kRowLen, row_len);
-    hw::set_field(in, f::dma_load::kDramStride, stride);
-    emit(in);
-  }
-
-  /// DMA_STORE with `requant`: each element becomes requantize(lane, param[0], 8 << log2_size).
-  void store_requant(hw::Mem mem, int log2_size, std::uint32_t dram, std::uint32_t spad,
-                     std::uint32_t rows, std::uint32_t row_len, std::uint32_t stride,
-                     std::uint32_t layer = 0) {
-    hw::Instr in = hw::make_instr(hw::Opcode::kDmaStore, layer);
-    hw::set_field(in, f::dma_store::kMem, std::uint32_t(mem));
-    hw::set_field(in, f::dma_store::kElemSize, std::uint32_t(log2_size));
-    hw::set_field(in, f::dma_store::kRequant, 1);
-    hw::set_field(in, f::dma_store::kDramAddr, dram);
-    hw::set_field(in, f::dma_store::kSpadAddr, spad);
-    hw::set_field(in, f::dma_store::kRows, rows);
-    hw::set_field(in, f::dma_store::kRowLen, row_len);
-    hw::set_field(in, f::dma_store::kDramStride, stride);
-    emit(in);
-  }
-
-  struct Matmul {
-    std::uint32_t m = 1, k = 1, n = 1;
-    std::uint32_t a_addr = 0, w_addr = 0, dst_addr = 0, rq_addr = 0;
-    std::uint32_t out_bits = 8;
-    bool requant_en = true;
-  };
-  void matmul(const Matmul& mm, std::uint32_t layer = 0) {
-    hw::Instr in = hw::make_instr(hw::Opcode::kMatmul, layer);
-    hw::set_field(in, f::matmul::kOutBits, mm.out_bits);
-    hw::set_field(in, f::matmul::kRequantEn, mm.requant_en ? 1 : 0);
-    hw::set_field(in, f::matmul::kAAddr, mm.a_addr);
-    hw::set_field(in, f::matmul::kWAddr, mm.w_addr);
-    hw::set_field(in, f::matmul::kDstAddr, mm.dst_addr);
-    hw::set_field(in, f::matmul::kRqAddr, mm.rq_addr);
-    hw::set_field(in, f::matmul::kM, mm.m);
-    hw::set_field(in, f::matmul::kK, mm.k);
-    hw::set_field(in, f::matmul::kN, mm.n);
-    emit(in);
-  }
-
-  /// A vector opcode (they share one operand layout).
-  void vec(hw::Opcode op, std::uint32_t src, std::uint32_t src2, std::uint32_t dst,
-           std::uint32_t param, std::uint32_t len, std::uint32_t rows, std::uint32_t frac = 0,
-           std::uint32_t layer = 0) {
-    hw::Instr in = hw::make_instr(op, layer);
-    hw::set_field(in, f::rmsnorm::kSrcAddr, src);
-    hw::set_field(in, f::rmsnorm::kSrc2Addr, src2);
-    hw::set_field(in, f::rmsnorm::kDstAddr, dst);
-    hw::set_field(in, f::rmsnorm::kParamAddr, param);
-    hw::set_field(in, f::rmsnorm::kLen, len);
-    hw::set_field(in, f::rmsnorm::kRows, rows);
-    if (op == hw::Opcode::kRmsnorm || op == hw::Opcode::kLayernorm) {
-      hw::set_field(in, f::rmsnorm::kGainFracBits, frac);
-    }
-    emit(in);
-  }
-
-  [[nodiscard]] std::vector<hw::Instr> finish() const {
-    std::vector<hw::Instr> p = body_;
-    p.push_back(hw::make_instr(hw::Opcode::kEnd, 0));
-    return p;
-  }
-  [[nodiscard]] std::size_t size() const noexcept { return body_.size(); }
-
- private:
-  void emit(const hw::Instr& in) {
-    const auto unit = hw::unit_of(static_cast<hw::Opcode>(hw::get_field(in, f::kOpcode)));
-    if (!body_.empty() && unit != last_unit_) {
-      body_.push_back(hw::make_instr(hw::Opcode::kBarrier, hw::get_field(in, f::kLayer)));
-    }
-    last_unit_ = unit;
-    body_.push_back(in);
-  }
-
-  std::vector<hw::Instr> body_;
-  hw::Unit last_unit_ = hw::Unit::kControl;
-};
-
 /// Little-endian bytes of a vector of integers.
 template <typename T>
 std::vector<std::uint8_t> bytes_of(const std::vector<T>& v) {
   std::vector<std::uint8_t> b(v.size() * sizeof(T));
   std::memcpy(b.data(), v.data(), b.size());
   return b;
-}
-
-/// A Requant step as a parameter-memory entry: mult [31:0], shift [37:32], the signed bias
-/// in [63:38] (docs/isa.md).
-inline std::uint64_t param_entry(Requant rq) {
-  const std::uint64_t bias_mask = (std::uint64_t{1} << kRequantBiasBits) - 1;
-  return std::uint64_t(std::uint32_t(rq.mult)) | (std::uint64_t(std::uint32_t(rq.shift)) << 32) |
-         ((std::uint64_t(std::int64_t{rq.bias}) & bias_mask) << 38);
 }
 
 /// A run's trace records summed per op class (`hw::OpClass` order).
@@ -266,9 +136,8 @@ class Lockstep {
   /// Runs on both; returns the device's stats. Any difference in DRAM fails the test with
   /// the first differing byte.
   RunStats run(const std::vector<hw::Instr>& prog, const std::string& what) {
-    write(prog_addr(), {reinterpret_cast<const std::uint8_t*>(prog.data()), prog.size() * 16});
-    (void)ref_.run(prog_addr(), std::uint32_t(prog.size()));
-    const RunStats s = dut_.run(prog_addr(), std::uint32_t(prog.size()));
+    (void)ref_.run_program(prog_addr(), prog);
+    const RunStats s = dut_.run_program(prog_addr(), prog);
     expect_same_dram(what);
     if (s.has_cycles) {
       (void)check_records(prog, s, what, &dut_.hw());

@@ -2,8 +2,12 @@
 /// \file Calibration: running the float reference over text to measure activation ranges.
 #pragma once
 
+#include <functional>
+#include <string>
+#include <string_view>
 #include <vector>
 
+#include "passim/io/tokenizer.hpp"
 #include "passim/model/weights.hpp"
 #include "passim/quant/calibration.hpp"
 
@@ -18,5 +22,13 @@ namespace passim {
 /// `positions` long. Deterministic for a given model.
 [[nodiscard]] std::vector<std::vector<int>> self_generated_calibration(const FloatModel& model,
                                                                        int positions);
+
+/// The token ids of the documents of a calibration text (split on <|endoftext|>), BOS first,
+/// each cut to `c.seq_len` tokens (with a notice to `notice`); only the bytes that can hold
+/// them are encoded. Throws std::runtime_error naming `path` (and the document) when the text
+/// cannot be read or encoded.
+[[nodiscard]] std::vector<std::vector<int>> calibration_documents(
+    const ModelConfig& c, const Tokenizer& tok, const std::string& path,
+    const std::function<void(std::string_view)>& notice);
 
 }  // namespace passim

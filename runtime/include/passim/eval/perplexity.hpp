@@ -26,6 +26,10 @@ struct PerplexityResult {
   [[nodiscard]] double perplexity() const;
 };
 
+/// The documents of a text file: read_file (at most 1 GiB), then split_documents. Throws
+/// std::runtime_error naming the file when it cannot be read or holds no document.
+[[nodiscard]] std::vector<std::string> read_documents(const std::string& path);
+
 /// Splits `text` on "<|endoftext|>", strips surrounding whitespace, drops empty pieces.
 std::vector<std::string> split_documents(std::string_view text);
 

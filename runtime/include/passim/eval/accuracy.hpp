@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file The integer model against its float reference, layer by layer: the largest error in
+/// LSB, the cosine similarity, the saturated and zero shares of every layer's residual stream,
+/// the logits' error, and the perplexity of both on the same text.
+#pragma once
+
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "passim/eval/perplexity.hpp"
+#include "passim/model/backend.hpp"
+#include "passim/model/weights.hpp"
+#include "passim/quant/quant_model.hpp"
+
+namespace passim {
+
+/// Int-against-float error of one tensor, accumulated over positions.
+struct TensorError {
+  double max_abs_lsb = 0;          ///< max |int - float / scale|, in the int tensor's LSB
+  double dot = 0, nf = 0, ni = 0;  ///< for the cosine similarity of the concatenation
+  long values = 0, saturated = 0, zeros = 0;
+
+  /// Adds one position: float values `f`, int16 values `q` of scale `scale`.
+  void add(std::span<const float> f, std::span<const std::int16_t> q, double scale);
+  [[nodiscard]] double cosine() const;
+  [[nodiscard]] double saturated_share() const;
+  [[nodiscard]] double zero_share() const;
+};
+
+/// Shares above which a layer's int output is reported as mostly saturated or collapsed.
+inline constexpr double kSaturatedWarn = 0.5;
+inline constexpr double kCollapsedWarn = 0.5;
+inline constexpr double kCosineWarn = 0.9;
+
+/// What `compare_int8_float` measured.
+struct AccuracyResult {
+  /// (n_layers + 1): [0] the quantised embedding (input quantisation), [l + 1] block l's
+  /// output, each the int16 residual stream against float.
+  std::vector<TensorError> layers;
+  TensorError logits;        ///< in Q.16 LSB (cosine of the real values)
+  PerplexityResult int8;     ///< the integer model on the text
+  PerplexityResult float32;  ///< the float model on the same text
+  std::vector<std::string> warnings;  ///< layers mostly saturated or collapsed, named
+};
+
+/// "0 input quantisation" for entry 0 of AccuracyResult::layers, "l block l-1 output" after.
+[[nodiscard]] std::string accuracy_layer_label(std::size_t entry);
+
+/// Runs the float model `fm` and the integer model `qm` (cpu backend) side by side over a text
+/// (`evaluate` feeds the text to a backend and returns its perplexity; it is called twice on
+/// float-and-int pairs and once more on the float model alone) and compares them.
+[[nodiscard]] AccuracyResult compare_int8_float(
+    const FloatModel& fm, const QuantModel& qm,
+    const std::function<PerplexityResult(Backend&)>& evaluate);
+
+}  // namespace passim

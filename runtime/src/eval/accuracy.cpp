@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: Apache-2.0
+// The integer model against its float reference, layer by layer.
+#include "passim/eval/accuracy.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "passim/model/float_backend.hpp"
+#include "passim/quant/cpu_backend.hpp"
+
+namespace passim {
+
+void TensorError::add(std::span<const float> f, std::span<const std::int16_t> q, double scale) {
+  for (std::size_t i = 0; i < f.size(); ++i) {
+    const double fi = f[i], qi = double(q[i]) * scale;
+    max_abs_lsb = std::max(max_abs_lsb, std::fabs(double(q[i]) - fi / scale));
+    dot += fi * qi;
+    nf += fi * fi;
+    ni += qi * qi;
+    saturated += (q[i] == 32767 || q[i] == -32768) ? 1 : 0;
+    zeros += q[i] == 0 ? 1 : 0;
+    ++values;
+  }
+}
+
+double TensorError::cosine() const {
+  return nf > 0 && ni > 0 ? dot / std::sqrt(nf * ni) : (nf == ni ? 1.0 : 0.0);
+}
+
+double TensorError::saturated_share() const {
+  return values ? double(saturated) / double(values) : 0;
+}
+
+double TensorError::zero_share() const { return values ? double(zeros) / double(values) : 0; }
+
+std::string accuracy_layer_label(std::size_t entry) {
+  return entry == 0 ? "0 input quantisation" : fmt::format("{} block {} output", entry, entry - 1);
+}
+
+namespace {
+
+/// Keeps the last float residual (dim) of each layer seen in the current forward.
+class LastResidual final : public ActivationObserver {
+ public:
+  explicit LastResidual(std::size_t layers) : last_(layers + 1) {}
+  void observe(Act act, int layer, std::span<const float> v) override {
+    if (act == Act::kResidual) {
+      last_[std::size_t(layer + 1)].assign(v.begin(), v.end());
+    }
+  }
+  [[nodiscard]] std::span<const float> at(int layer) const { return last_[std::size_t(layer + 1)]; }
+
+ private:
+  std::vector<std::vector<float>> last_;
+};
+
+/// The float and the integer forward at each position, float first (so its residuals are
+/// ready when the integer forward reports its own); the integer logits are the pair's.
+class Pair final : public Backend {
+ public:
+  Pair(FloatBackend& f, CpuBackend& q, TensorError& logits) : f_(f), q_(q), logits_(logits) {}
+  [[nodiscard]] std::string_view name() const noexcept override { return "float+cpu"; }
+  [[nodiscard]] const ModelConfig& config() const noexcept override { return q_.config(); }
+  void forward(int token, int pos) override {
+    f_.forward(token, pos);
+    q_.forward(token, pos);
+    const auto fl = f_.logits();
+    const auto ql = q_.logits_i32();
+    for (std::size_t i = 0; i < fl.size(); ++i) {
+      const double fi = fl[i], qi = std::ldexp(double(ql[i]), -kLogitFracBits);
+      logits_.max_abs_lsb =
+          std::max(logits_.max_abs_lsb, std::fabs(qi - fi) * std::ldexp(1.0, kLogitFracBits));
+      logits_.dot += fi * qi;
+      logits_.nf += fi * fi;
+      logits_.ni += qi * qi;
+      ++logits_.values;
+    }
+  }
+  [[nodiscard]] std::span<const float> logits() const noexcept override { return q_.logits(); }
+  void reset() override {
+    f_.reset();
+    q_.reset();
+  }
+
+ private:
+  FloatBackend& f_;
+  CpuBackend& q_;
+  TensorError& logits_;
+};
+
+std::vector<std::string> layer_warnings(const std::vector<TensorError>& layers) {
+  std::vector<std::string> warnings;
+  for (std::size_t l = 0; l < layers.size(); ++l) {
+    const TensorError& e = layers[l];
+    const std::string label = accuracy_layer_label(l);
+    if (e.saturated_share() > kSaturatedWarn) {
+      warnings.push_back(fmt::format("layer {} ({}): {:.1f}% of its int16 outputs are saturated",
+                                     l, label, 100 * e.saturated_share()));
+    }
+    if (e.zero_share() > kCollapsedWarn || e.cosine() < kCosineWarn) {
+      warnings.push_back(fmt::format(
+          "layer {} ({}): collapsed ({:.1f}% zeros, cosine {:.3f} with float)", l, label,
+          100 * e.zero_share(), e.cosine()));
+    }
+  }
+  return warnings;
+}
+
+}  // namespace
+
+AccuracyResult compare_int8_float(const FloatModel& fm, const QuantModel& qm,
+                                  const std::function<PerplexityResult(Backend&)>& evaluate) {
+  const double s_res = qm.scales.residual;
+  AccuracyResult r;
+  r.layers.resize(std::size_t(fm.config.n_layers) + 1);
+  FloatBackend fb(fm);
+  CpuBackend qb(qm);
+  LastResidual fres(std::size_t(fm.config.n_layers));
+  fb.set_observer(&fres);
+  qb.set_residual_observer([&](int layer, std::span<const std::int16_t> x) {
+    r.layers[std::size_t(layer + 1)].add(fres.at(layer), x, s_res);
+  });
+  Pair pair(fb, qb, r.logits);
+  r.int8 = evaluate(pair);
+  // A second pass for the float perplexity (the paired pass kept only the int logits).
+  r.float32 = evaluate(fb);
+  r.warnings = layer_warnings(r.layers);
+  return r;
+}
+
+}  // namespace passim

@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: Apache-2.0
+// The `passim` command line: the commands (cmd_*.cpp) on one CLI11 application, and how errors
+// become exit codes.
+#include <new>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include "app.hpp"
+#include "commands.hpp"
+#include "options.hpp"
+
+namespace passim::app {
+
+int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
+            const RtlFactory& rtl) {
+  CLI::App app{"passim: a fixed-point Transformer runtime and the accelerator that runs it",
+               "passim"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("passim ") + kVersion);
+  const std::vector<Command> commands = {add_run_command(app, rtl), add_quantize_command(app),
+                                         add_perplexity_command(app),
+                                         add_accuracy_command(app)};
+  std::vector<std::string> rev(args.rbegin(), args.rend() - 1);  // CLI11 wants reversed argv
+  try {
+    app.parse(rev);
+  } catch (const CLI::ParseError& e) {
+    std::ostringstream o, e2;
+    const int code = app.exit(e, o, e2);
+    out << o.str();
+    // Usage errors read like every other error; --help and --version are not errors.
+    err << (code == 0 || e2.str().empty() ? "" : "passim: error: ") << e2.str();
+    return code == 0 ? 0 : 2;
+  }
+  try {
+    for (const Command& c : commands) {
+      if (c.chosen()) {
+        return c.run(out, err);
+      }
+    }
+  } catch (const UsageError& e) {
+    fmt::print(err, "passim: error: {}\nRun with --help for more information.\n", e.what());
+    return 2;
+  } catch (const std::bad_alloc&) {
+    fmt::print(err, "passim: error: out of memory\n");
+    return 1;
+  } catch (const std::exception& e) {
+    fmt::print(err, "passim: error: {}\n", e.what());
+    return 1;
+  }
+  return 2;
+}
+
+}  // namespace passim::app

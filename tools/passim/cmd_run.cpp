@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: Apache-2.0
+// `passim run`: generate text with run.c's semantics on the float, cpu or rtl backend; on rtl
+// the cycle tables follow, and --report writes the JSON report (docs/reports.md).
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "options.hpp"
+#include "passim/compiler/compiler.hpp"
+#include "passim/eval/generate.hpp"
+#include "report.hpp"
+
+namespace passim::app {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+struct RunOptions {
+  ModelOptions model;
+  RtlOptions rtl;
+  std::string prompt;
+  int steps = 256;
+  float temperature = 0.0f;
+  float top_p = 0.9f;
+  std::uint64_t seed = 42;
+  std::string report;
+  std::string softmax = "3pass";  ///< 3pass | online
+  bool config_given = false;      ///< --config was on the command line
+};
+
+/// The backend a run uses: the float or cpu backend, or a compiled model in a simulator session.
+struct RunBackend {
+  std::unique_ptr<Backend> owned;
+  std::optional<ModelCompiler> compiled;
+  std::unique_ptr<RtlSession> session;
+  Backend* backend = nullptr;
+};
+
+/// The report and the waveform: writable, not an input, not the same file, and room for a
+/// waveform (the FST writer cannot report a full disk once it runs).
+void check_run_outputs(const RunOptions& o) {
+  const std::initializer_list<NamedInput> inputs = {{"input model", o.model.model},
+                                                    {"tokenizer", o.model.tokenizer},
+                                                    {"calibration text", o.model.calib_text}};
+  check_output_path(o.report, "--report", inputs);
+  check_output_path(o.rtl.trace_path, "--trace", inputs, OutputKind::kReplaced);
+  if (!o.rtl.trace_path.empty()) {
+    constexpr std::uintmax_t kMinFreeMb = 64;  // a waveform takes 10-30 MB per position
+    std::error_code ec;
+    const fs::space_info sp = fs::space(fs::absolute(o.rtl.trace_path).parent_path(), ec);
+    if (!ec && sp.available < (kMinFreeMb << 20)) {
+      throw std::runtime_error(fmt::format(
+          "--trace {}: expected at least {} MB free on its file system, found {} MB (a "
+          "waveform takes 10-30 MB per position)",
+          o.rtl.trace_path, kMinFreeMb, sp.available >> 20));
+    }
+  }
+  if (!o.report.empty() && o.report == o.rtl.trace_path) {
+    throw std::runtime_error(
+        fmt::format("--trace {}: the same file as --report; give them different names", o.report));
+  }
+}
+
+/// Options that do not apply to the backend: usage errors.
+void check_run_usage(const RunOptions& o, bool rtl_built) {
+  const bool is_float = o.model.backend == "float", is_rtl = o.model.backend == "rtl";
+  if (!is_rtl && (!o.rtl.trace_path.empty() || o.rtl.max_cycles != 0)) {
+    throw UsageError(fmt::format("{}: only for --backend rtl (the simulated accelerator), found "
+                                 "--backend {}",
+                                 o.rtl.trace_path.empty() ? "--max-cycles" : "--trace",
+                                 o.model.backend));
+  }
+  if (is_float && o.config_given) {
+    throw UsageError(fmt::format(
+        "--config {}: only for the integer backends (rtl: the simulated hardware; cpu: the lane "
+        "order of --softmax online), found --backend float", o.rtl.config));
+  }
+  if (is_rtl && !rtl_built) {
+    throw std::runtime_error("--backend rtl: this passim was built without the RTL simulator "
+                             "(configure with PASSIM_BUILD_SIM=ON)");
+  }
+  if (o.softmax == "online" && is_float) {
+    throw UsageError("--softmax online: only for the integer backends (cpu, rtl); the float "
+                     "backend computes Softmax in float");
+  }
+}
+
+/// Compiles the model once and starts a simulator session; the config's vector scratchpad
+/// bounds the KV window, which is checked before simulating.
+void start_session(const RunOptions& o, const LoadedModel& m, const hw::HwConfig& cfg,
+                   kernels::SoftmaxMode softmax, const RtlFactory& rtl, RunBackend& b) {
+  b.compiled.emplace(*m.quant_model, cfg, CompileOptions{softmax});
+  const int window = b.compiled->max_positions();
+  const int wanted = o.steps <= 0 || o.steps > m.config.seq_len ? m.config.seq_len : o.steps;
+  if (wanted > window) {
+    throw std::runtime_error(fmt::format(
+        "--steps {}{}: config {} holds a KV window of {} positions in its vector scratchpad; "
+        "use --steps {} or less, or a larger config", o.steps,
+        wanted == o.steps ? std::string() : fmt::format(" (the context length, {})", wanted),
+        o.rtl.config, window, window));
+  }
+  RtlOptions ro = o.rtl;
+  ro.softmax = softmax;
+  b.session = rtl(*b.compiled, ro);
+  b.backend = &b.session->backend();
+}
+
+json run_report(const RunOptions& o, const LoadedModel& m, const Backend& backend,
+                const GenerateResult& r, int steps) {
+  json j;
+  j["format_version"] = kReportVersion;
+  j["tool"] = "passim run";
+  j["model"] = {{"path", model_name(o.model)}, {"sha256", m.sha256},
+                {"config", config_json(m.config)}};
+  if (m.quant_model) {
+    j["model"]["calibration"] = m.quant_model->calibration;
+  }
+  j["backend"] = std::string(backend.name());
+  if (o.model.backend != "float") {
+    const hw::HwConfig* cfg = hw::find_config(o.rtl.config);
+    j["softmax"] = o.softmax == "online" ? json{{"mode", "online"}, {"lanes", cfg->lanes}}
+                                         : json{{"mode", "3pass"}};
+  }
+  j["prompt"] = o.prompt;
+  // float options are reported as the decimal the user typed (not 0.8999999761581421)
+  auto decimal = [](float v) { return std::stod(fmt::format("{}", v)); };
+  j["sampling"] = {{"steps", steps}, {"temperature", decimal(o.temperature)},
+                   {"top_p", decimal(o.top_p)}, {"seed", o.seed}};
+  j["prompt_tokens"] = r.prompt_tokens;
+  j["generated_tokens"] = r.generated_tokens;
+  j["text"] = r.text;
+  // The last position's logits, exact: a Q.16 int32 logit is a float without rounding.
+  j["final_logits"] = std::vector<float>(backend.logits().begin(), backend.logits().end());
+  const bool timed = r.steps > 1;
+  j["timings"] = {{"positions", r.steps}, {"seconds", r.seconds},
+                  {"tokens_per_second", timed ? json(r.tokens_per_second) : json(nullptr)}};
+  return j;
+}
+
+int cmd_run(const RunOptions& o, std::ostream& out, std::ostream& err, const RtlFactory& rtl) {
+  check_run_outputs(o);
+  check_run_usage(o, bool(rtl));
+  const bool is_float = o.model.backend == "float";
+  // The online Softmax's lane order is the hardware's: cpu takes the lanes of --config too.
+  const hw::HwConfig* hw_cfg = hw::find_config(o.rtl.config);
+  if (hw_cfg == nullptr) {
+    throw std::runtime_error(fmt::format("--config: unknown configuration {}", o.rtl.config));
+  }
+  const kernels::SoftmaxOptions softmax{o.softmax == "online" ? kernels::SoftmaxMode::kOnline
+                                                              : kernels::SoftmaxMode::kThreePass,
+                                        hw_cfg->lanes};
+  const LoadedModel m = load(o.model, is_float, !is_float, err);
+  RunBackend b;
+  if (o.model.backend == "rtl") {
+    start_session(o, m, *hw_cfg, softmax.mode, rtl, b);
+  } else {
+    b.owned = make_backend(o.model.backend, m, softmax);
+    b.backend = b.owned.get();
+  }
+  GenerateOptions g{o.prompt, clamp_steps(o.steps, m.config.seq_len,
+                                          [&](std::string_view msg) { fmt::print(err, "{}\n", msg); }),
+                    o.temperature, o.top_p, o.seed};
+  GenerateResult r;
+  try {
+    r = generate(*b.backend, *m.tokenizer, g, [&](std::string_view piece) {
+      out << piece;
+      out.flush();
+    });
+  } catch (const std::runtime_error& e) {
+    // The prompt against the model's context, its tokenizer, or (float) an overflow.
+    throw std::runtime_error(fmt::format("{}: {}", model_name(o.model), e.what()));
+  }
+  // As run.c: no tokens/s figure unless more than one position ran (its clock starts after
+  // the first).
+  fmt::print(err, "backend {}: {} position{} in {:.3f} s{}\n", b.backend->name(), r.steps,
+             r.steps == 1 ? "" : "s", r.seconds,
+             r.steps > 1 ? fmt::format(", achieved tok/s: {:.1f}", r.tokens_per_second) : "");
+  json cycles;
+  if (b.session) {
+    b.session->close_trace();
+    cycles = cycle_report(*b.session, m.config, err);
+  }
+  if (!o.report.empty()) {
+    json j = run_report(o, m, *b.backend, r, g.steps);
+    if (b.session) {
+      j["hardware"] = hardware_json(b.session->hw());
+      j["cycles"] = cycles;
+    }
+    write_json(o.report, j);
+  }
+  return 0;
+}
+
+const CLI::Validator kFinite(
+    [](std::string& s) {
+      char* end = nullptr;
+      const double v = std::strtod(s.c_str(), &end);
+      if (s.empty() || end != s.c_str() + s.size()) {
+        return std::string("must be a number");
+      }
+      return std::isfinite(v) ? std::string() : std::string("must be finite");
+    },
+    "FINITE");
+
+const CLI::Validator kNonzeroSeed(
+    [](std::string& s) {
+      const bool digits = !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
+      const bool too_big = s.size() > 20 || (s.size() == 20 && s > "18446744073709551615");
+      if (!digits || too_big) {
+        return std::string("must be an integer in 1..2^64-1");
+      }
+      return std::stoull(s) == 0 ? std::string("must be non-zero (xorshift state 0 is stuck)")
+                                 : std::string();
+    },
+    "SEED");
+
+const CLI::Validator kCycles(
+    [](std::string& s) {
+      return !s.empty() && s.size() <= 15 && s.find_first_not_of("0123456789") == std::string::npos
+                 ? std::string()
+                 : std::string("must be a non-negative integer below 10^15");
+    },
+    "CYCLES");
+
+void add_generation_options(CLI::App* cmd, RunOptions& o) {
+  cmd->add_option("--prompt,-i", o.prompt, "prompt text (default: empty)");
+  cmd->add_option("--steps,-n", o.steps,
+                  "positions including the prompt; 0 or > seq_len means seq_len")
+      ->capture_default_str();
+  cmd->add_option("--temperature,-t", o.temperature, "0 = greedy")
+      ->check(kFinite & CLI::Range(0.0f, 100.0f))
+      ->capture_default_str();
+  cmd->add_option("--top-p,-p", o.top_p, "nucleus sampling threshold")
+      ->check(kFinite & CLI::Range(0.0f, 1.0f))
+      ->capture_default_str();
+  cmd->add_option("--seed,-s", o.seed, "RNG seed, non-zero")
+      ->check(kNonzeroSeed)
+      ->capture_default_str();
+}
+
+void add_hardware_options(CLI::App* cmd, RunOptions& o) {
+  cmd->add_option("--backend,-b", o.model.backend, "float | cpu | rtl (the simulated accelerator)")
+      ->check(CLI::IsMember({"float", "cpu", "rtl"}))
+      ->capture_default_str();
+  cmd->add_option("--config", o.rtl.config,
+                  "rtl: hardware configuration built into the simulator; cpu with --softmax "
+                  "online: the lanes whose order the online Softmax follows")
+      ->check(CLI::IsMember({"tiny", "small", "base"}))
+      ->capture_default_str();
+  cmd->add_option("--trace", o.rtl.trace_path, "rtl: write an FST waveform here");
+  cmd->add_option("--max-cycles", o.rtl.max_cycles, "rtl: watchdog, cycles per program (0 = none)")
+      ->check(kCycles);
+  cmd->add_option("--softmax", o.softmax,
+                  "3pass | online (max and sum in one pass, then normalise: 2 passes per "
+                  "row; cpu and rtl)")
+      ->check(CLI::IsMember({"3pass", "online"}))
+      ->capture_default_str();
+}
+
+}  // namespace
+
+Command add_run_command(CLI::App& app, const RtlFactory& rtl) {
+  auto o = std::make_shared<RunOptions>();
+  CLI::App* cmd = app.add_subcommand("run", "generate text (run.c semantics)");
+  add_model_options(cmd, o->model);
+  add_generation_options(cmd, *o);
+  add_hardware_options(cmd, *o);
+  cmd->add_option("--report", o->report, "write a JSON report here");
+  return {[cmd] { return bool(*cmd); },
+          [o, cmd, rtl](std::ostream& out, std::ostream& err) {
+            o->config_given = cmd->count("--config") > 0;
+            return cmd_run(*o, out, err, rtl);
+          }};
+}
+
+}  // namespace passim::app

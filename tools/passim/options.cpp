@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: Apache-2.0
+// What the `passim` commands share: options, loading, output paths and JSON reports.
+#include "options.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <new>
+
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include "default_model.hpp"
+#include "passim/io/file.hpp"
+#include "passim/io/psm.hpp"
+#include "passim/model/float_backend.hpp"
+#include "passim/quant/cpu_backend.hpp"
+
+namespace passim::app {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string model_name(const ModelOptions& o) {
+  return o.model.empty() ? std::string(kDefaultModelName) : o.model;
+}
+
+void add_model_options(CLI::App* cmd, ModelOptions& o) {
+  cmd->add_option("--model,-m", o.model,
+                  "llama2.c checkpoint (.bin), GGUF file (llama or passim-gpt, F32/F16) or "
+                  "passim model (.psm) (default: the built-in LayerNorm character GPT)");
+  cmd->add_option("--tokenizer,-z", o.tokenizer,
+                  "llama2.c tokenizer, or a GGUF file to take the tokenizer from (default: a "
+                  "GGUF model's own, else tokenizer.bin or tok512.bin next to the model)");
+  cmd->add_option("--calib-text", o.calib_text,
+                  "text for activation calibration when quantising a .bin or GGUF model "
+                  "(default: the model's own generated text)");
+  cmd->add_option("--batchnorm", o.batchnorm,
+                  "BatchNorm models: unfused (a one-pass affine op) or folded into the next "
+                  "matmul's weights and bias (no pass); default: a .psm's own, else unfused")
+      ->check(CLI::IsMember({"unfused", "folded"}));
+}
+
+void add_text_options(CLI::App* cmd, TextOptions& t) {
+  cmd->add_option("--text", t.path,
+                  "text file; llama models: documents split on <|endoftext|>; character "
+                  "models: one stream cut into seq_len windows")
+      ->required();
+  cmd->add_option("--split", t.split,
+                  "character models: train (first 90 % of the characters), val (last 10 %) "
+                  "or all")
+      ->check(CLI::IsMember({"train", "val", "all"}))
+      ->capture_default_str();
+  cmd->add_option("--max-windows", t.max_windows,
+                  "character models: evaluate at most this many windows (0 = all)")
+      ->check(CLI::Range(std::size_t{0}, std::size_t{1} << 40))
+      ->capture_default_str();
+}
+
+namespace {
+
+/// Refuses the character-model text options for a model with a BPE (llama) tokenizer.
+void check_text_options(const Tokenizer& tok, const TextOptions& t, const std::string& model) {
+  if (!tok.is_char_level() && (t.split != "all" || t.max_windows != 0)) {
+    throw UsageError(fmt::format(
+        "{}: only for character-level models; {} is a llama model (its text is split into "
+        "documents)", t.split != "all" ? "--split " + t.split : std::string("--max-windows"),
+        model));
+  }
+}
+
+/// Options of the integer backends that do not apply to the float one, and a missing or
+/// doubled model: usage errors, before anything is read.
+void check_model_usage(const ModelOptions& o, bool need_quant, bool builtin) {
+  if (o.model.empty() && !builtin) {
+    throw UsageError(
+        "--model: required (this passim was built without its default model; give a llama2.c "
+        ".bin, a GGUF file or a passim .psm file)");
+  }
+  if (o.model.empty() && !o.tokenizer.empty()) {
+    throw UsageError("--tokenizer: the built-in model has its own; give --model too");
+  }
+  if (!need_quant && !o.calib_text.empty()) {
+    throw UsageError(
+        "--calib-text: only used when quantising a float model (backends cpu and rtl), found "
+        "--backend float");
+  }
+  if (!need_quant && !o.batchnorm.empty()) {
+    throw UsageError(fmt::format(
+        "--batchnorm {}: only for the integer backends (cpu, rtl); the float backend runs the "
+        "model's BatchNorm as trained", o.batchnorm));
+  }
+}
+
+/// --batchnorm against the model: a folded BatchNorm needs one, and a .psm keeps the mode it
+/// was quantised with.
+void check_batchnorm(const ModelOptions& o, const LoadedModel& m) {
+  const bool folded = o.batchnorm == "folded";
+  if (folded && m.config.norm != NormKind::kBatch) {
+    throw UsageError(fmt::format("--batchnorm folded: {} has no BatchNorm (its norm is {})",
+                                 model_name(o), norm_name(m.config.norm)));
+  }
+  if (m.quant_model && m.config.norm == NormKind::kBatch &&
+      folded != (m.quant_model->batchnorm == BatchNormMode::kFolded)) {
+    throw std::runtime_error(fmt::format(
+        "--batchnorm {}: {} was quantised with BatchNorm {}; quantise the float model again "
+        "with --batchnorm {}", o.batchnorm, o.model,
+        m.quant_model->batchnorm == BatchNormMode::kFolded ? "folded" : "unfused", o.batchnorm));
+  }
+}
+
+}  // namespace
+
+LoadedModel load(const ModelOptions& o, bool need_float, bool need_quant, std::ostream& err,
+                 const TextOptions* text) {
+  const auto builtin = default_model_bytes();
+  check_model_usage(o, need_quant, !builtin.empty());
+  if (!need_float && !o.calib_text.empty() && !o.model.empty() && is_psm_file(o.model)) {
+    throw UsageError(fmt::format(
+        "--calib-text: {} is already quantised; calibration only applies to a float model",
+        o.model));
+  }
+  LoadedModel m = read_model({o.model, o.tokenizer, builtin, kDefaultModelName, need_float});
+  if (text != nullptr) {
+    check_text_options(*m.tokenizer, *text, model_name(o));
+  }
+  if (!o.batchnorm.empty() && o.batchnorm != "unfused" && o.batchnorm != "folded") {
+    throw std::runtime_error(
+        fmt::format("--batchnorm: expected unfused or folded, found {}", o.batchnorm));
+  }
+  if (o.batchnorm.empty() && m.quant_model) {  // a .psm says how it was quantised
+    return m;
+  }
+  check_batchnorm(o, m);
+  if (need_quant && !m.quant_model) {
+    quantise_in_memory(m, o.calib_text,
+                       o.batchnorm == "folded" ? BatchNormMode::kFolded : BatchNormMode::kUnfused,
+                       [&](std::string_view line) { fmt::print(err, "{}\n", line); });
+  }
+  return m;
+}
+
+std::unique_ptr<Backend> make_backend(const std::string& name, const LoadedModel& m,
+                                      kernels::SoftmaxOptions softmax) {
+  if (name == "float") {
+    return std::make_unique<FloatBackend>(*m.float_model);
+  }
+  return std::make_unique<CpuBackend>(*m.quant_model, softmax);
+}
+
+PerplexityResult evaluate_text(Backend& backend, const Tokenizer& tok, const TextOptions& t,
+                               const std::string& model) {
+  const auto with_context = [&](const auto& evaluate) {
+    try {
+      return evaluate();
+    } catch (const std::runtime_error& e) {
+      throw std::runtime_error(fmt::format("{} (model {}): {}", t.path, model, e.what()));
+    }
+  };
+  const auto reading = [&](const auto& read) {
+    try {
+      return read();
+    } catch (const std::bad_alloc&) {
+      throw std::runtime_error(fmt::format("out of memory while reading the text {}", t.path));
+    }
+  };
+  if (!tok.is_char_level()) {
+    const auto docs = reading([&] { return read_documents(t.path); });
+    return with_context([&] { return perplexity(backend, tok, docs); });
+  }
+  const auto bytes = reading([&] { return read_file(t.path, std::uint64_t{1} << 30); });
+  return with_context([&] {
+    const std::string text = text_split(
+        {reinterpret_cast<const char*>(bytes.data()), bytes.size()}, t.split);
+    return perplexity_windows(backend, tok.encode(text, false, false), t.max_windows);
+  });
+}
+
+void check_output_path(const std::string& path, const char* option,
+                       std::initializer_list<NamedInput> inputs, OutputKind kind) {
+  if (path.empty()) {
+    return;
+  }
+  std::error_code ec;
+  for (const NamedInput& in : inputs) {
+    if (!in.path.empty() && fs::exists(path, ec) && fs::exists(in.path, ec) &&
+        fs::equivalent(path, in.path, ec)) {
+      throw std::runtime_error(
+          fmt::format("{} {}: is the {}; not overwritten", option, path, in.what));
+    }
+  }
+  const fs::path parent = fs::absolute(path).parent_path();
+  if (!fs::is_directory(parent, ec)) {
+    throw std::runtime_error(fmt::format("{} {}: folder {} does not exist", option, path,
+                                         parent.string()));
+  }
+  if (fs::is_directory(path, ec)) {
+    throw std::runtime_error(fmt::format("{} {}: is a folder", option, path));
+  }
+  const bool exists = fs::exists(path, ec);
+  if (kind == OutputKind::kReplaced && exists && !fs::is_regular_file(path, ec)) {
+    throw std::runtime_error(fmt::format(
+        "{} {}: expected a regular file, found a device, pipe or socket; not replaced", option,
+        path));
+  }
+  // The file (if it exists) or its folder must be writable; checked now, not after the run.
+  const std::string target = exists ? path : parent.string();
+  if (::access(target.c_str(), W_OK) != 0) {
+    throw std::runtime_error(fmt::format("{} {}: cannot write {}: {}", option, path, target,
+                                         std::strerror(errno)));
+  }
+}
+
+void write_json(const std::string& path, const json& j) {
+  // Text that is not valid UTF-8 (a raw-byte prompt) is written with U+FFFD replacements.
+  const std::string text = j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+  errno = 0;
+  std::ofstream f(path);
+  if (f) {
+    f << text;
+    f.flush();  // a full disk shows here, not at the implicit close
+  }
+  if (!f) {
+    throw std::runtime_error(
+        fmt::format("{}: cannot write the report: {}", path, std::strerror(errno)));
+  }
+}
+
+json config_json(const ModelConfig& c) {
+  return {{"arch", arch_name(c.arch)},
+          {"norm", norm_name(c.norm)},
+          {"dim", c.dim},
+          {"hidden_dim", c.hidden_dim},
+          {"n_layers", c.n_layers},
+          {"n_heads", c.n_heads},
+          {"n_kv_heads", c.n_kv_heads},
+          {"vocab_size", c.vocab_size},
+          {"seq_len", c.seq_len},
+          {"shared_classifier", c.shared_classifier}};
+}
+
+}  // namespace passim::app

@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file What the `passim` commands share: the model and text options, loading a model for a
+/// command, output paths that are checked before any work, and JSON reports.
+#pragma once
+
+#include <cstddef>
+#include <initializer_list>
+#include <memory>
+#include <ostream>
+#include <stdexcept>
+#include <string>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "passim/eval/load.hpp"
+#include "passim/eval/perplexity.hpp"
+#include "passim/kernels/softmax.hpp"
+#include "passim/model/backend.hpp"
+
+namespace passim::app {
+
+inline constexpr int kReportVersion = 1;
+inline constexpr const char* kVersion = "0.1.0";
+
+/// Options that do not fit together, or do not apply to the backend or to the kind of model
+/// given: reported like every other error, but with exit code 2, as CLI11's own usage errors.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Options shared by the commands that load a model.
+struct ModelOptions {
+  std::string model;  ///< empty: the built-in model
+  std::string tokenizer;
+  std::string calib_text;
+  std::string backend = "cpu";
+  std::string batchnorm;  ///< BatchNorm models: unfused | folded; empty: the .psm's, else unfused
+};
+
+/// The text a perplexity-style command evaluates.
+struct TextOptions {
+  std::string path;
+  std::string split = "all";    ///< character models: train | val | all
+  std::size_t max_windows = 0;  ///< character models: at most this many windows (0 = all)
+};
+
+/// The model's name in messages: its path, or the built-in model's name.
+[[nodiscard]] std::string model_name(const ModelOptions& o);
+
+void add_model_options(CLI::App* cmd, ModelOptions& o);
+void add_text_options(CLI::App* cmd, TextOptions& t);
+
+/// Loads the model and its tokenizer for a command, and quantises a float model when
+/// `need_quant`. Options that do not apply throw UsageError before anything is read; `text`
+/// (a command that evaluates a text) is checked against the tokenizer before any quantising.
+/// Notices go to `err`.
+[[nodiscard]] LoadedModel load(const ModelOptions& o, bool need_float, bool need_quant,
+                               std::ostream& err, const TextOptions* text = nullptr);
+
+/// The float or cpu backend of a loaded model.
+[[nodiscard]] std::unique_ptr<Backend> make_backend(const std::string& name,
+                                                    const LoadedModel& m,
+                                                    kernels::SoftmaxOptions softmax = {});
+
+/// Perplexity of the text: documents (llama) or seq_len windows of the split (characters).
+/// Errors name the text file once, with the model `model`.
+[[nodiscard]] PerplexityResult evaluate_text(Backend& backend, const Tokenizer& tok,
+                                             const TextOptions& t, const std::string& model);
+
+/// A file the command reads, named for error messages ("input model", "tokenizer", ...).
+struct NamedInput {
+  const char* what;
+  const std::string& path;
+};
+
+/// How an output file is written: in place (a report, which may also go to /dev/stdout) or by
+/// replacing whatever is there (a model or a waveform), which only a regular file may be.
+enum class OutputKind { kInPlace, kReplaced };
+
+/// Fails early (before any work) when an output file could not be written there, or when it
+/// is one of the command's inputs (which would be overwritten).
+void check_output_path(const std::string& path, const char* option,
+                       std::initializer_list<NamedInput> inputs,
+                       OutputKind kind = OutputKind::kInPlace);
+
+/// Writes a report (invalid UTF-8 becomes U+FFFD). Throws naming the file when it fails.
+void write_json(const std::string& path, const nlohmann::json& j);
+
+/// The model's shape as reports give it.
+[[nodiscard]] nlohmann::json config_json(const ModelConfig& c);
+
+}  // namespace passim::app

@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: Apache-2.0
+// The cycle report: class, layer and opcode tables from the RTL counters and records.
+#include "report.hpp"
+
+#include <algorithm>
+#include <array>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include "passim/device/records.hpp"
+#include "passim/io/file.hpp"
+
+namespace passim::app {
+
+using nlohmann::json;
+
+namespace {
+
+/// "0".."n_layers-1" for the transformer layers, "head" for the final norm and classifier.
+std::string layer_label(std::uint32_t layer, const ModelConfig& c) {
+  return layer == std::uint32_t(c.n_layers) ? "head" : std::to_string(layer);
+}
+
+/// Prints the class table from the counters; returns the JSON totals.
+json class_report(const RtlSession& s, std::ostream& err) {
+  const auto cnt = s.counters();
+  const auto at = [&](hw::Counter k) { return cnt.at(std::size_t(k)); };
+  const std::uint64_t total = at(hw::Counter::kTotalCycles);
+  const auto pct = [&](std::uint64_t v) { return total ? 100.0 * double(v) / double(total) : 0.0; };
+  json j;
+  j["total"] = total;
+  j["mem_stall"] = at(hw::Counter::kMemStall);
+  j["unit_stall"] = at(hw::Counter::kUnitStall);
+  j["instructions"] = at(hw::Counter::kInstret);
+  j["busy"] = {{"matmul", at(hw::Counter::kBusyMatmul)},
+               {"vector", at(hw::Counter::kBusyVector)},
+               {"dma", at(hw::Counter::kBusyDma)}};
+  fmt::print(err, "\ncycles by op class ({} config, counters read from the RTL)\n", s.hw().name);
+  fmt::print(err, "{:<14}{:>14}{:>9}{:>12}\n", "class", "cycles", "%", "passes");
+  std::uint64_t sum = 0;
+  for (std::size_t i = 0; i < kOpClassNames.size(); ++i) {
+    const std::uint64_t cyc = cnt.at(std::size_t(hw::Counter::kCyclesMatmul) + i);
+    const std::uint64_t passes = cnt.at(std::size_t(hw::Counter::kPassesMatmul) + i);
+    sum += cyc;
+    j["by_class"][std::string(kOpClassNames[i])] = {{"cycles", cyc}, {"passes", passes}};
+    fmt::print(err, "{:<14}{:>14}{:>8.1f}%{:>12}\n", kOpClassNames[i], cyc, pct(cyc), passes);
+  }
+  fmt::print(err, "{:<14}{:>14}{:>8.1f}%\n", "total", total, 100.0);
+  fmt::print(err, "{:<14}{:>14}{:>8.1f}%   (DMA and program fetch waiting on DRAM)\n",
+             "memory stall", at(hw::Counter::kMemStall), pct(at(hw::Counter::kMemStall)));
+  j["class_totals_sum_to_total"] = sum == total;
+  return j;
+}
+
+/// True when, per op class, the records' cycles equal `cycles_<class>` (control excepted:
+/// no unit runs its cycles) and their passes equal `passes_<class>`.
+bool records_match_classes(const std::vector<OpRecord>& recs,
+                           const std::vector<std::uint64_t>& cnt) {
+  std::array<std::uint64_t, kOpClassNames.size()> cycles{}, passes{};
+  for (const OpRecord& r : recs) {
+    if (r.op_class >= cycles.size()) {
+      return false;
+    }
+    cycles[r.op_class] += r.cycles;
+    passes[r.op_class] += r.passes;
+  }
+  for (std::size_t i = 0; i < cycles.size(); ++i) {
+    const bool control = i == std::size_t(hw::OpClass::kControl);
+    if ((!control && cycles[i] != cnt.at(std::size_t(hw::Counter::kCyclesMatmul) + i)) ||
+        passes[i] != cnt.at(std::size_t(hw::Counter::kPassesMatmul) + i)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/// Prints the record cycles summed by layer (rows) and op class (columns, control has no
+/// records).
+void print_layer_table(const std::vector<OpRecord>& recs, const ModelConfig& c, std::ostream& err) {
+  std::map<std::uint32_t, std::array<std::uint64_t, kOpClassNames.size()>> by_layer;
+  for (const OpRecord& r : recs) {
+    by_layer[r.layer].at(std::min<std::size_t>(r.op_class, kOpClassNames.size() - 1)) += r.cycles;
+  }
+  const std::size_t classes = std::size_t(hw::OpClass::kControl);
+  fmt::print(err, "\ncycles by layer (sum of the instruction records)\n{:<8}", "layer");
+  for (std::size_t i = 0; i < classes; ++i) {
+    fmt::print(err, "{:>13}", kOpClassNames[i]);
+  }
+  fmt::print(err, "\n");
+  for (const auto& [layer, cycles] : by_layer) {
+    fmt::print(err, "{:<8}", layer_label(layer, c));
+    for (std::size_t i = 0; i < classes; ++i) {
+      fmt::print(err, "{:>13}", cycles[i]);
+    }
+    fmt::print(err, "\n");
+  }
+}
+
+/// Prints the records summed by opcode, most cycles first.
+void print_op_table(const std::vector<OpRecord>& recs, std::uint64_t total, std::ostream& err) {
+  std::map<hw::Opcode, OpRecord> by_op;
+  for (const OpRecord& r : recs) {
+    OpRecord& o = by_op[r.op];
+    o.op = r.op;
+    o.count += r.count;
+    o.passes += r.passes;
+    o.cycles += r.cycles;
+    o.stall_cycles += r.stall_cycles;
+    o.macs += r.macs;
+  }
+  std::vector<OpRecord> rows;
+  for (const auto& [op, r] : by_op) {
+    rows.push_back(r);
+  }
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const OpRecord& a, const OpRecord& b) { return a.cycles > b.cycles; });
+  fmt::print(err, "\ncycles by opcode (sum of the instruction records)\n");
+  fmt::print(err, "{:<12}{:>9}{:>14}{:>8}{:>11}{:>12}{:>13}\n", "opcode", "count", "cycles", "%",
+             "passes", "stall", "MACs");
+  for (const OpRecord& r : rows) {
+    fmt::print(err, "{:<12}{:>9}{:>14}{:>7.1f}%{:>11}{:>12}{:>13}\n", hw::opcode_name(r.op),
+               r.count, r.cycles, total ? 100.0 * double(r.cycles) / double(total) : 0.0, r.passes,
+               r.stall_cycles, r.macs);
+  }
+}
+
+/// The JSON records: one per (layer, opcode, op class, shape), by layer, then in order of
+/// first appearance.
+json records_json(std::vector<OpRecord> recs, const ModelConfig& c) {
+  std::stable_sort(recs.begin(), recs.end(),
+                   [](const OpRecord& a, const OpRecord& b) { return a.layer < b.layer; });
+  json out = json::array();
+  for (const OpRecord& r : recs) {
+    json shape = json::object();
+    for (const auto& [name, v] : r.shape) {
+      shape[std::string(name)] = v;
+    }
+    out.push_back(
+        {{"layer", layer_label(r.layer, c)},
+         {"op", std::string(hw::opcode_name(r.op))},
+         {"class", r.op_class < kOpClassNames.size() ? std::string(kOpClassNames[r.op_class])
+                                                     : std::string("unknown")},
+         {"shape", shape},
+         {"count", r.count},
+         {"passes", r.passes},
+         {"cycles", r.cycles},
+         {"stall_cycles", r.stall_cycles},
+         {"macs", r.macs}});
+  }
+  return out;
+}
+
+}  // namespace
+
+json cycle_report(const RtlSession& s, const ModelConfig& c, std::ostream& err) {
+  json j = class_report(s, err);
+  const auto recs = s.op_records();
+  j["records_sum_to_class_totals"] = records_match_classes(recs, s.counters());
+  print_layer_table(recs, c, err);
+  print_op_table(recs, j["total"].get<std::uint64_t>(), err);
+  j["records"] = records_json(recs, c);
+  return j;
+}
+
+json hardware_json(const hw::HwConfig& h) {
+  const std::string canon = fmt::format("{} R{} C{} L{} in{} w{} v{} p{} a{} prog{}", h.name,
+                                        h.array_rows, h.array_cols, h.lanes, h.input_depth,
+                                        h.weight_depth, h.vector_depth, h.param_depth,
+                                        h.acc_depth, h.prog_depth);
+  return {{"config", std::string(h.name)},
+          {"config_hash",
+           sha256_hex({reinterpret_cast<const std::uint8_t*>(canon.data()), canon.size()})},
+          {"array_rows", h.array_rows},
+          {"array_cols", h.array_cols},
+          {"lanes", h.lanes}};
+}
+
+}  // namespace passim::app

@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file The cycle report of a run on the simulated accelerator: tables on stderr and the
+/// JSON "cycles" section (docs/reports.md), every number from the RTL counters and the
+/// hardware's per-instruction records.
+#pragma once
+
+#include <ostream>
+
+#include <nlohmann/json.hpp>
+
+#include "passim/hw/spec.hpp"
+#include "passim/model/config.hpp"
+#include "rtl_session.hpp"
+
+namespace passim::app {
+
+/// Prints the cycle tables (by op class, by layer, by opcode) from the counters and the
+/// records of `s` to `err`, and returns the JSON "cycles" section.
+[[nodiscard]] nlohmann::json cycle_report(const RtlSession& s, const ModelConfig& c,
+                                          std::ostream& err);
+
+/// The JSON "hardware" section: the config's name, a hash of its sizes, R, C and L.
+[[nodiscard]] nlohmann::json hardware_json(const hw::HwConfig& h);
+
+}  // namespace passim::app
