@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <stdexcept>
 
@@ -35,27 +36,21 @@ constexpr std::uint64_t kMaxReserve = std::uint64_t{1} << 16;  // elements reser
   throw std::runtime_error(fmt::format("{}: {}: {}", source, field, what));
 }
 
+/// Name and element size of each metadata value type, indexed by its number in the file
+/// (size 0 for strings and arrays, whose size is not fixed).
+struct GgufTypeInfo {
+  const char* name;
+  std::uint64_t bytes;
+};
+constexpr GgufTypeInfo kGgufTypes[] = {
+    {"u8", 1},   {"i8", 1},     {"u16", 2},   {"i16", 2}, {"u32", 4}, {"i32", 4}, {"f32", 4},
+    {"bool", 1}, {"string", 0}, {"array", 0}, {"u64", 8}, {"i64", 8}, {"f64", 8}};
+static_assert(std::size(kGgufTypes) == kLastType + 1);
+
 /// Bytes of one element of a numeric or bool metadata type; 0 for strings and arrays.
 std::uint64_t scalar_bytes(GgufType t) {
-  switch (t) {
-    case GgufType::kUint8:
-    case GgufType::kInt8:
-    case GgufType::kBool:
-      return 1;
-    case GgufType::kUint16:
-    case GgufType::kInt16:
-      return 2;
-    case GgufType::kUint32:
-    case GgufType::kInt32:
-    case GgufType::kFloat32:
-      return 4;
-    case GgufType::kUint64:
-    case GgufType::kInt64:
-    case GgufType::kFloat64:
-      return 8;
-    default:
-      return 0;
-  }
+  const auto i = static_cast<std::uint32_t>(t);
+  return i <= kLastType ? kGgufTypes[i].bytes : 0;
 }
 
 bool is_signed_integer(GgufType t) {
@@ -74,34 +69,22 @@ T load_le(const std::uint8_t* p) {
   return v;
 }
 
-/// Element `i` of a signed integer value.
-std::int64_t signed_at(const GgufValue& v, std::size_t i) {
-  const std::uint8_t* p = v.raw.data() + i * scalar_bytes(v.elem_type);
-  switch (v.elem_type) {
-    case GgufType::kInt8:
-      return load_le<std::int8_t>(p);
-    case GgufType::kInt16:
-      return load_le<std::int16_t>(p);
-    case GgufType::kInt32:
-      return load_le<std::int32_t>(p);
-    default:
-      return load_le<std::int64_t>(p);
-  }
+/// Element `i` of an integer value, zero-extended to 64 bits.
+std::uint64_t unsigned_at(const GgufValue& v, std::size_t i) {
+  const std::uint64_t n = scalar_bytes(v.elem_type);
+  std::uint64_t u = 0;
+  std::memcpy(&u, v.raw.data() + i * n, n);  // little-endian file on a little-endian host
+  return u;
 }
 
-/// Element `i` of an unsigned integer value.
-std::uint64_t unsigned_at(const GgufValue& v, std::size_t i) {
-  const std::uint8_t* p = v.raw.data() + i * scalar_bytes(v.elem_type);
-  switch (v.elem_type) {
-    case GgufType::kUint8:
-      return load_le<std::uint8_t>(p);
-    case GgufType::kUint16:
-      return load_le<std::uint16_t>(p);
-    case GgufType::kUint32:
-      return load_le<std::uint32_t>(p);
-    default:
-      return load_le<std::uint64_t>(p);
+/// Element `i` of a signed integer value, sign-extended from its width to 64 bits.
+std::int64_t signed_at(const GgufValue& v, std::size_t i) {
+  const std::uint64_t bits = 8 * scalar_bytes(v.elem_type);
+  std::uint64_t u = unsigned_at(v, i);
+  if (bits < 64 && ((u >> (bits - 1)) & 1u) != 0) {
+    u |= ~std::uint64_t{0} << bits;
   }
+  return static_cast<std::int64_t>(u);  // two's complement (guaranteed since C++20)
 }
 
 /// Elements per block and bytes per block of a tensor type ({0, 0} when unknown).
@@ -110,50 +93,38 @@ struct BlockLayout {
   std::uint64_t bytes = 0;
 };
 
-BlockLayout block_layout(GgmlType t) {
-  switch (t) {
-    case GgmlType::kF32:
-      return {1, 4};
-    case GgmlType::kF16:
-      return {1, 2};
-    case GgmlType::kQ4_0:
-      return {32, 18};
-    case GgmlType::kQ4_1:
-      return {32, 20};
-    case GgmlType::kQ5_0:
-      return {32, 22};
-    case GgmlType::kQ5_1:
-      return {32, 24};
-    case GgmlType::kQ8_0:
-      return {32, 34};
-    case GgmlType::kQ8_1:
-      return {32, 36};
-    case GgmlType::kQ2_K:
-      return {256, 84};
-    case GgmlType::kQ3_K:
-      return {256, 110};
-    case GgmlType::kQ4_K:
-      return {256, 144};
-    case GgmlType::kQ5_K:
-      return {256, 176};
-    case GgmlType::kQ6_K:
-      return {256, 210};
-    case GgmlType::kQ8_K:
-      return {256, 292};
-    case GgmlType::kI8:
-      return {1, 1};
-    case GgmlType::kI16:
-      return {1, 2};
-    case GgmlType::kI32:
-      return {1, 4};
-    case GgmlType::kI64:
-      return {1, 8};
-    case GgmlType::kF64:
-      return {1, 8};
-    case GgmlType::kBF16:
-      return {1, 2};
+/// Name and block layout of each tensor type this reader knows (ggml's numbering).
+struct GgmlTypeInfo {
+  GgmlType type;
+  const char* name;
+  BlockLayout block;
+};
+constexpr GgmlTypeInfo kGgmlTypes[] = {
+    {GgmlType::kF32, "F32", {1, 4}},       {GgmlType::kF16, "F16", {1, 2}},
+    {GgmlType::kQ4_0, "Q4_0", {32, 18}},   {GgmlType::kQ4_1, "Q4_1", {32, 20}},
+    {GgmlType::kQ5_0, "Q5_0", {32, 22}},   {GgmlType::kQ5_1, "Q5_1", {32, 24}},
+    {GgmlType::kQ8_0, "Q8_0", {32, 34}},   {GgmlType::kQ8_1, "Q8_1", {32, 36}},
+    {GgmlType::kQ2_K, "Q2_K", {256, 84}},  {GgmlType::kQ3_K, "Q3_K", {256, 110}},
+    {GgmlType::kQ4_K, "Q4_K", {256, 144}}, {GgmlType::kQ5_K, "Q5_K", {256, 176}},
+    {GgmlType::kQ6_K, "Q6_K", {256, 210}}, {GgmlType::kQ8_K, "Q8_K", {256, 292}},
+    {GgmlType::kI8, "I8", {1, 1}},         {GgmlType::kI16, "I16", {1, 2}},
+    {GgmlType::kI32, "I32", {1, 4}},       {GgmlType::kI64, "I64", {1, 8}},
+    {GgmlType::kF64, "F64", {1, 8}},       {GgmlType::kBF16, "BF16", {1, 2}},
+};
+
+/// The entry of `t` in `kGgmlTypes`, or nullptr for a type this reader does not know.
+const GgmlTypeInfo* ggml_type_info(GgmlType t) {
+  for (const GgmlTypeInfo& info : kGgmlTypes) {
+    if (info.type == t) {
+      return &info;
+    }
   }
-  return {};
+  return nullptr;
+}
+
+BlockLayout block_layout(GgmlType t) {
+  const GgmlTypeInfo* info = ggml_type_info(t);
+  return info != nullptr ? info->block : BlockLayout{};
 }
 
 /// A read position in the file. Every read checks the bytes left first.
@@ -214,56 +185,13 @@ class Cursor {
 }  // namespace
 
 std::string gguf_type_name(GgufType t) {
-  static constexpr const char* kNames[] = {"u8",   "i8",     "u16",   "i16", "u32", "i32", "f32",
-                                           "bool", "string", "array", "u64", "i64", "f64"};
   const auto i = static_cast<std::uint32_t>(t);
-  return i <= kLastType ? kNames[i] : fmt::format("type {}", i);
+  return i <= kLastType ? kGgufTypes[i].name : fmt::format("type {}", i);
 }
 
 std::string ggml_type_name(GgmlType t) {
-  switch (t) {
-    case GgmlType::kF32:
-      return "F32";
-    case GgmlType::kF16:
-      return "F16";
-    case GgmlType::kQ4_0:
-      return "Q4_0";
-    case GgmlType::kQ4_1:
-      return "Q4_1";
-    case GgmlType::kQ5_0:
-      return "Q5_0";
-    case GgmlType::kQ5_1:
-      return "Q5_1";
-    case GgmlType::kQ8_0:
-      return "Q8_0";
-    case GgmlType::kQ8_1:
-      return "Q8_1";
-    case GgmlType::kQ2_K:
-      return "Q2_K";
-    case GgmlType::kQ3_K:
-      return "Q3_K";
-    case GgmlType::kQ4_K:
-      return "Q4_K";
-    case GgmlType::kQ5_K:
-      return "Q5_K";
-    case GgmlType::kQ6_K:
-      return "Q6_K";
-    case GgmlType::kQ8_K:
-      return "Q8_K";
-    case GgmlType::kI8:
-      return "I8";
-    case GgmlType::kI16:
-      return "I16";
-    case GgmlType::kI32:
-      return "I32";
-    case GgmlType::kI64:
-      return "I64";
-    case GgmlType::kF64:
-      return "F64";
-    case GgmlType::kBF16:
-      return "BF16";
-  }
-  return fmt::format("type {}", static_cast<std::uint32_t>(t));
+  const GgmlTypeInfo* info = ggml_type_info(t);
+  return info != nullptr ? info->name : fmt::format("type {}", static_cast<std::uint32_t>(t));
 }
 
 float f16_to_f32(std::uint16_t h) noexcept {
