@@ -3,13 +3,13 @@
 // fills it is gguf_reader.cpp).
 #include "passim/io/gguf.hpp"
 
-#include <fmt/format.h>
-
 #include <cmath>
 #include <cstring>
 #include <iterator>
 #include <limits>
 #include <stdexcept>
+
+#include <fmt/format.h>
 
 #include "gguf_encoding.hpp"
 
