@@ -101,6 +101,36 @@ TEST(GgufReader, ParsesEveryMetadataType) {
   EXPECT_TRUE(f.tensors().empty());
 }
 
+TEST(GgufReader, IntegersOfEveryWidthWidenWithTheirSign) {
+  GgufWriter w;
+  w.array<std::int8_t>("t.i8s", GgufType::kInt8, {-128, -1, 127})
+      .array<std::uint8_t>("t.u8s", GgufType::kUint8, {0, 255})
+      .array<std::int16_t>("t.i16s", GgufType::kInt16, {-32768, -2, 32767})
+      .array<std::uint16_t>("t.u16s", GgufType::kUint16, {65535})
+      .array<std::int32_t>("t.i32s", GgufType::kInt32, {INT32_MIN, INT32_MAX})
+      .array<std::uint32_t>("t.u32s", GgufType::kUint32, {UINT32_MAX})
+      .array<std::int64_t>("t.i64s", GgufType::kInt64, {INT64_MIN, -1, INT64_MAX})
+      .array<std::uint64_t>("t.u64s", GgufType::kUint64, {std::uint64_t{1} << 63})
+      .raw_kv("t.i8", 1, {0xFE})
+      .raw_kv("t.i16", 3, {0x00, 0x80});
+  const GgufFile f = GgufFile::parse(w.build().bytes, kSource);
+  using V = std::vector<std::int64_t>;
+  EXPECT_EQ(f.get_int_array("t.i8s"), (V{-128, -1, 127}));
+  EXPECT_EQ(f.get_int_array("t.u8s"), (V{0, 255}));
+  EXPECT_EQ(f.get_int_array("t.i16s"), (V{-32768, -2, 32767}));
+  EXPECT_EQ(f.get_int_array("t.u16s"), (V{65535}));
+  EXPECT_EQ(f.get_int_array("t.i32s"), (V{INT32_MIN, INT32_MAX}));
+  EXPECT_EQ(f.get_int_array("t.u32s"), (V{UINT32_MAX}));
+  EXPECT_EQ(f.get_int_array("t.i64s"), (V{INT64_MIN, -1, INT64_MAX}));
+  EXPECT_TRUE(contains_all(runtime_error_message([&] { (void)f.get_int_array("t.u64s"); }),
+                           {"metadata 't.u64s' element 0", "expected a value below 2^63",
+                            "found 9223372036854775808"}));
+  EXPECT_TRUE(contains_all(runtime_error_message([&] { (void)f.get_uint("t.i8"); }),
+                           {"metadata 't.i8'", "expected a value >= 0, found -2"}));
+  EXPECT_TRUE(contains_all(runtime_error_message([&] { (void)f.get_uint("t.i16"); }),
+                           {"metadata 't.i16'", "expected a value >= 0, found -32768"}));
+}
+
 TEST(GgufReader, ParsesTensorInfosAndData) {
   const GgufImage img = small_writer().build();
   const GgufFile f = GgufFile::parse(img.bytes, kSource);

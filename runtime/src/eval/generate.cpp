@@ -14,8 +14,41 @@
 namespace passim {
 
 namespace {
+
+using Clock = std::chrono::steady_clock;
+
 /// "1 byte", "7 bytes".
 std::string bytes_text(std::size_t n) { return fmt::format("{} byte{}", n, n == 1 ? "" : "s"); }
+
+/// The prompt's tokens, BOS first. Throws when they need more than `seq_len` positions; a
+/// prompt that needs at least bytes / max_piece_bytes tokens is refused before encoding it.
+std::vector<int> encode_prompt(const Tokenizer& tok, const std::string& prompt, int seq_len) {
+  const std::size_t min_tokens = prompt.size() / tok.max_piece_bytes();
+  if (min_tokens > std::size_t(seq_len)) {
+    throw std::runtime_error(fmt::format(
+        "prompt: expected at most seq_len = {} tokens (BOS included), found at least {} tokens "
+        "(the prompt has {} bytes; no piece of the vocabulary has more than {})",
+        seq_len, min_tokens, prompt.size(), bytes_text(tok.max_piece_bytes())));
+  }
+  std::vector<int> tokens = tok.encode(prompt, true, false);
+  if (tokens.size() > std::size_t(seq_len)) {
+    throw std::runtime_error(
+        fmt::format("prompt: expected at most seq_len = {} tokens (BOS included), found {} tokens",
+                    seq_len, tokens.size()));
+  }
+  return tokens;
+}
+
+/// Wall time of the loop, and run.c's tokens per second, which leaves out the first position.
+void record_timing(GenerateResult& res, Clock::time_point t0, Clock::time_point t_first) {
+  const auto t1 = Clock::now();
+  res.seconds = std::chrono::duration<double>(t1 - t0).count();
+  const double after_first = std::chrono::duration<double>(t1 - t_first).count();
+  if (res.steps > 1 && after_first > 0) {
+    res.tokens_per_second = double(res.steps - 1) / after_first;
+  }
+}
+
 }  // namespace
 
 int clamp_steps(int steps, int seq_len, const std::function<void(std::string_view)>& notice) {
@@ -33,30 +66,15 @@ GenerateResult generate(Backend& backend, const Tokenizer& tok, const GenerateOp
                         const std::function<void(std::string_view)>& on_text) {
   const ModelConfig& c = backend.config();
   GenerateResult res;
-  // At least bytes / max_piece_bytes tokens: refuse a far too long prompt before encoding it.
-  const std::size_t min_tokens = opts.prompt.size() / tok.max_piece_bytes();
-  if (min_tokens > std::size_t(c.seq_len)) {
-    throw std::runtime_error(fmt::format(
-        "prompt: expected at most seq_len = {} tokens (BOS included), found at least {} tokens "
-        "(the prompt has {} bytes; no piece of the vocabulary has more than {})",
-        c.seq_len, min_tokens, opts.prompt.size(), bytes_text(tok.max_piece_bytes())));
-  }
-  res.prompt_tokens = tok.encode(opts.prompt, true, false);
+  res.prompt_tokens = encode_prompt(tok, opts.prompt, c.seq_len);
   const int n_prompt = static_cast<int>(res.prompt_tokens.size());
-  if (n_prompt > c.seq_len) {
-    throw std::runtime_error(fmt::format(
-        "prompt: expected at most seq_len = {} tokens (BOS included), found {} tokens",
-        c.seq_len, n_prompt));
-  }
   const int steps = opts.steps;
   if (steps < 1 || steps > c.seq_len) {
-    throw std::runtime_error(
-        fmt::format("steps: expected 1..{}, found {}", c.seq_len, steps));
+    throw std::runtime_error(fmt::format("steps: expected 1..{}, found {}", c.seq_len, steps));
   }
   backend.reset();
   Sampler sampler(c.vocab_size, opts.temperature, opts.top_p, opts.seed);
   std::vector<float> scratch(std::size_t(c.vocab_size));
-  using Clock = std::chrono::steady_clock;
   const auto t0 = Clock::now();
   Clock::time_point t_first{};
   int token = res.prompt_tokens[0];
@@ -90,13 +108,8 @@ GenerateResult generate(Backend& backend, const Tokenizer& tok, const GenerateOp
   if (on_text) {
     on_text("\n");
   }
-  const auto t1 = Clock::now();
   res.steps = pos;
-  res.seconds = std::chrono::duration<double>(t1 - t0).count();
-  const double after_first = std::chrono::duration<double>(t1 - t_first).count();
-  if (pos > 1 && after_first > 0) {
-    res.tokens_per_second = double(pos - 1) / after_first;
-  }
+  record_timing(res, t0, t_first);
   return res;
 }
 

@@ -71,22 +71,30 @@ int Sampler::sample(std::span<float> logits) {
     return greedy;
   }
   if (top_p_ <= 0.0f || top_p_ >= 1.0f) {
-    float cdf = 0.0f;
-    for (std::size_t i = 0; i < logits.size(); ++i) {
-      cdf += logits[i];
-      if (coin < cdf) {
-        return static_cast<int>(i);
-      }
-    }
-    return vocab_size_ - 1;
+    return sample_mult(logits, coin);
   }
-  // Nucleus sampling: drop tokens that cannot be in the nucleus, sort the rest by probability
-  // (descending, stable like glibc's merge-sort qsort), cut at top_p.
+  return sample_topp(logits, coin, greedy);
+}
+
+int Sampler::sample_mult(std::span<const float> probs, float coin) const {
+  float cdf = 0.0f;
+  for (std::size_t i = 0; i < probs.size(); ++i) {
+    cdf += probs[i];
+    if (coin < cdf) {
+      return static_cast<int>(i);
+    }
+  }
+  return vocab_size_ - 1;  // in case of rounding errors, as run.c
+}
+
+int Sampler::sample_topp(std::span<const float> probs, float coin, int greedy) {
+  // Drop tokens that cannot be in the nucleus, sort the rest by probability (descending,
+  // stable like glibc's merge-sort qsort), cut at top_p.
   const float cutoff = (1.0f - top_p_) / static_cast<float>(vocab_size_ - 1);
   candidates_.clear();
-  for (std::size_t i = 0; i < logits.size(); ++i) {
-    if (logits[i] >= cutoff) {
-      candidates_.push_back({logits[i], static_cast<int>(i)});
+  for (std::size_t i = 0; i < probs.size(); ++i) {
+    if (probs[i] >= cutoff) {
+      candidates_.push_back({probs[i], static_cast<int>(i)});
     }
   }
   if (candidates_.empty()) {

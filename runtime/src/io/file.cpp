@@ -14,7 +14,11 @@
 
 namespace passim {
 
-std::vector<std::uint8_t> read_file(const std::filesystem::path& path, std::uint64_t max_bytes) {
+namespace {
+
+/// Throws naming the file unless it exists and is a regular file (not a directory, fifo or
+/// device, which could block or never end).
+void check_regular_file(const std::filesystem::path& path) {
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);
   if (ec || !std::filesystem::exists(status)) {
@@ -23,6 +27,23 @@ std::vector<std::uint8_t> read_file(const std::filesystem::path& path, std::uint
   if (!std::filesystem::is_regular_file(status)) {
     throw std::runtime_error(fmt::format("{}: not a regular file", path.string()));
   }
+}
+
+/// The file opened for binary reading; throws naming the file and the reason otherwise.
+std::ifstream open_binary(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw std::runtime_error(
+        fmt::format("{}: cannot open: {}", path.string(), std::strerror(errno)));
+  }
+  return in;
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> read_file(const std::filesystem::path& path, std::uint64_t max_bytes) {
+  check_regular_file(path);
+  std::error_code ec;
   const std::uint64_t size = std::filesystem::file_size(path, ec);
   if (ec) {
     throw std::runtime_error(fmt::format("{}: cannot read size: {}", path.string(), ec.message()));
@@ -31,11 +52,7 @@ std::vector<std::uint8_t> read_file(const std::filesystem::path& path, std::uint
     throw std::runtime_error(fmt::format("{}: file is {} bytes, more than the {} bytes allowed",
                                          path.string(), size, max_bytes));
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw std::runtime_error(
-        fmt::format("{}: cannot open: {}", path.string(), std::strerror(errno)));
-  }
+  std::ifstream in = open_binary(path);
   std::vector<std::uint8_t> data(size);
   in.read(reinterpret_cast<char*>(data.data()), static_cast<std::streamsize>(size));
   if (static_cast<std::uint64_t>(in.gcount()) != size) {
@@ -65,19 +82,8 @@ MagicMatch compare_magic(const std::filesystem::path& path, std::span<const char
 
 std::vector<std::uint8_t> read_file_prefix(const std::filesystem::path& path,
                                            std::size_t max_bytes) {
-  std::error_code ec;
-  const auto status = std::filesystem::status(path, ec);
-  if (ec || !std::filesystem::exists(status)) {
-    throw std::runtime_error(fmt::format("{}: file not found", path.string()));
-  }
-  if (!std::filesystem::is_regular_file(status)) {
-    throw std::runtime_error(fmt::format("{}: not a regular file", path.string()));
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw std::runtime_error(
-        fmt::format("{}: cannot open: {}", path.string(), std::strerror(errno)));
-  }
+  check_regular_file(path);
+  std::ifstream in = open_binary(path);
   std::vector<std::uint8_t> data(max_bytes);
   in.read(reinterpret_cast<char*>(data.data()), static_cast<std::streamsize>(max_bytes));
   data.resize(static_cast<std::size_t>(in.gcount()));

@@ -10,7 +10,6 @@
 #include <cstring>
 #include <set>
 #include <stdexcept>
-#include <tuple>
 
 #include "passim/io/file.hpp"
 #include "passim/model/config.hpp"
@@ -74,21 +73,71 @@ void check_supported_features(const GgufFile& f, const ModelConfig& c) {
   }
 }
 
-/// Config from the llama.* keys; vocab_size from the rows of `token_embd.weight`.
-ModelConfig read_config(const GgufFile& f) {
-  if (const std::string& arch = f.get_string("general.architecture"); arch != "llama") {
-    fail(f, key_field("general.architecture"),
-         fmt::format("expected \"llama\" or \"passim-gpt\", found \"{}\"", arch));
+/// The vocabulary size: the rows of `token_embd.weight`, which must be a (vocab, `dim`)
+/// matrix with `min_vocab`..kMaxVocab rows.
+int vocab_from_embedding(const GgufFile& f, int dim, int min_vocab) {
+  const GgufTensorInfo* embd = f.find_tensor("token_embd.weight");
+  if (embd == nullptr) {
+    fail(f, "tensor 'token_embd.weight'", "expected this tensor, found it missing");
   }
-  ModelConfig c;
-  c.dim = int_key(f, "llama.embedding_length", kMaxDim);
-  c.hidden_dim = int_key(f, "llama.feed_forward_length", kMaxHidden);
-  c.n_layers = int_key(f, "llama.block_count", kMaxLayers);
-  c.n_heads = int_key(f, "llama.attention.head_count", c.dim);
-  c.n_kv_heads = f.find("llama.attention.head_count_kv") != nullptr
-                     ? int_key(f, "llama.attention.head_count_kv", c.dim)
-                     : c.n_heads;
-  c.seq_len = int_key(f, "llama.context_length", kMaxSeqLen);
+  if (embd->dims.size() != 2 || embd->dims[0] != std::uint64_t(dim) ||
+      embd->dims[1] < std::uint64_t(min_vocab) || embd->dims[1] > std::uint64_t(kMaxVocab)) {
+    fail(f, "tensor 'token_embd.weight' dims",
+         fmt::format("expected [{}, vocab_size {}..{}], found [{}]", dim, min_vocab, kMaxVocab,
+                     fmt::join(embd->dims, ", ")));
+  }
+  return static_cast<int>(embd->dims[1]);
+}
+
+/// `tokenizer.ggml.bos_token_id`, which must be an id below `vocab_size`.
+int bos_token_id(const GgufFile& f, int vocab_size) {
+  const std::uint64_t bos = f.get_uint("tokenizer.ggml.bos_token_id");
+  if (bos >= std::uint64_t(vocab_size)) {
+    fail(f, key_field("tokenizer.ggml.bos_token_id"),
+         fmt::format("expected 0..{}, found {}", vocab_size - 1, bos));
+  }
+  return static_cast<int>(bos);
+}
+
+/// Throws naming the first tensor of the file that is not in `names`; `model` says which
+/// model's tensors those are ("2-block llama model").
+void check_only_tensors(const GgufFile& f, const std::set<std::string>& names,
+                        const std::string& model) {
+  for (const GgufTensorInfo& t : f.tensors()) {
+    if (names.count(t.name) == 0) {
+      fail(f, fmt::format("tensor '{}'", t.name),
+           fmt::format("expected only the tensors of a {}, found this one (not supported)", model));
+    }
+  }
+}
+
+/// Appends the tensor `name` (dims as in the file: innermost first) to `out` as float32,
+/// checking its presence, shape and that every value is finite.
+void append_tensor(const GgufFile& f, const std::string& name,
+                   const std::vector<std::uint64_t>& dims, std::vector<float>& out) {
+  const GgufTensorInfo* t = f.find_tensor(name);
+  if (t == nullptr) {
+    fail(f, fmt::format("tensor '{}'", name), "expected this tensor, found it missing");
+  }
+  if (t->dims != dims) {
+    fail(f, fmt::format("tensor '{}' dims", name),
+         fmt::format("expected [{}], found [{}]", fmt::join(dims, ", "), fmt::join(t->dims, ", ")));
+  }
+  const std::vector<float> values = f.tensor_f32(*t);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (!std::isfinite(values[i])) {
+      fail(f, fmt::format("tensor '{}' element {}", name, i),
+           fmt::format("expected a finite float, found {}", values[i]));
+    }
+  }
+  out.insert(out.end(), values.begin(), values.end());
+}
+
+// ---- llama ----------------------------------------------------------------------------------
+
+/// The head counts of a llama config: head_count divides embedding_length, head_count_kv
+/// divides head_count, and the head size is even (RoPE rotates pairs).
+void check_llama_heads(const GgufFile& f, const ModelConfig& c) {
   // head_count must divide embedding_length and head_count_kv must divide head_count: name
   // head_count when it breaks both rules, else both keys of the rule broken.
   const bool heads_fit_dim = c.dim % c.n_heads == 0;
@@ -117,17 +166,25 @@ ModelConfig read_config(const GgufFile& f) {
          fmt::format("expected an even number for RoPE, found {} / {} = {}", c.dim, c.n_heads,
                      c.dim / c.n_heads));
   }
-  const GgufTensorInfo* embd = f.find_tensor("token_embd.weight");
-  if (embd == nullptr) {
-    fail(f, "tensor 'token_embd.weight'", "expected this tensor, found it missing");
+}
+
+/// Config from the llama.* keys; vocab_size from the rows of `token_embd.weight`.
+ModelConfig read_config(const GgufFile& f) {
+  if (const std::string& arch = f.get_string("general.architecture"); arch != "llama") {
+    fail(f, key_field("general.architecture"),
+         fmt::format("expected \"llama\" or \"passim-gpt\", found \"{}\"", arch));
   }
-  if (embd->dims.size() != 2 || embd->dims[0] != std::uint64_t(c.dim) || embd->dims[1] < 1 ||
-      embd->dims[1] > std::uint64_t(kMaxVocab)) {
-    fail(f, "tensor 'token_embd.weight' dims",
-         fmt::format("expected [{}, vocab_size 1..{}], found [{}]", c.dim, kMaxVocab,
-                     fmt::join(embd->dims, ", ")));
-  }
-  c.vocab_size = static_cast<int>(embd->dims[1]);
+  ModelConfig c;
+  c.dim = int_key(f, "llama.embedding_length", kMaxDim);
+  c.hidden_dim = int_key(f, "llama.feed_forward_length", kMaxHidden);
+  c.n_layers = int_key(f, "llama.block_count", kMaxLayers);
+  c.n_heads = int_key(f, "llama.attention.head_count", c.dim);
+  c.n_kv_heads = f.find("llama.attention.head_count_kv") != nullptr
+                     ? int_key(f, "llama.attention.head_count_kv", c.dim)
+                     : c.n_heads;
+  c.seq_len = int_key(f, "llama.context_length", kMaxSeqLen);
+  check_llama_heads(f, c);
+  c.vocab_size = vocab_from_embedding(f, c.dim, 1);
   if (f.find("llama.vocab_size") != nullptr &&
       f.get_uint("llama.vocab_size") != std::uint64_t(c.vocab_size)) {
     fail(f, key_field("llama.vocab_size"),
@@ -155,206 +212,13 @@ std::set<std::string> llama_tensor_names(const ModelConfig& c) {
   return names;
 }
 
-/// Appends the tensor `name` (dims as in the file: innermost first) to `out` as float32,
-/// checking its presence, shape and that every value is finite.
-void append_tensor(const GgufFile& f, const std::string& name,
-                   const std::vector<std::uint64_t>& dims, std::vector<float>& out) {
-  const GgufTensorInfo* t = f.find_tensor(name);
-  if (t == nullptr) {
-    fail(f, fmt::format("tensor '{}'", name), "expected this tensor, found it missing");
-  }
-  if (t->dims != dims) {
-    fail(f, fmt::format("tensor '{}' dims", name),
-         fmt::format("expected [{}], found [{}]", fmt::join(dims, ", "), fmt::join(t->dims, ", ")));
-  }
-  const std::vector<float> values = f.tensor_f32(*t);
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    if (!std::isfinite(values[i])) {
-      fail(f, fmt::format("tensor '{}' element {}", name, i),
-           fmt::format("expected a finite float, found {}", values[i]));
-    }
-  }
-  out.insert(out.end(), values.begin(), values.end());
-}
-
-}  // namespace
-
-namespace {
-
-constexpr const char* kGptArch = "passim-gpt";
-
-/// Config from the passim-gpt.* keys (models/export_gguf.py writes them).
-ModelConfig read_gpt_config(const GgufFile& f) {
-  ModelConfig c;
-  c.arch = Arch::kGpt;
-  c.dim = int_key(f, "passim-gpt.embedding_length", kMaxDim);
-  c.hidden_dim = int_key(f, "passim-gpt.feed_forward_length", kMaxHidden);
-  c.n_layers = int_key(f, "passim-gpt.block_count", kMaxLayers);
-  c.n_heads = int_key(f, "passim-gpt.attention.head_count", c.dim);
-  c.n_kv_heads = c.n_heads;
-  if (f.find("passim-gpt.attention.head_count_kv") != nullptr &&
-      f.get_uint("passim-gpt.attention.head_count_kv") != std::uint64_t(c.n_heads)) {
-    fail(f, key_field("passim-gpt.attention.head_count_kv"),
-         fmt::format("expected {} (passim-gpt.attention.head_count: GPT blocks have no GQA), "
-                     "found {}", c.n_heads, f.get_uint("passim-gpt.attention.head_count_kv")));
-  }
-  c.seq_len = int_key(f, "passim-gpt.context_length", kMaxSeqLen);
-  if (c.dim % c.n_heads != 0) {
-    fail(f, key_field("passim-gpt.embedding_length"),
-         fmt::format("expected a multiple of passim-gpt.attention.head_count = {}, found {}",
-                     c.n_heads, c.dim));
-  }
-  const std::string& norm = f.get_string("passim-gpt.norm");
-  if (norm == "layernorm") {
-    c.norm = NormKind::kLayer;
-  } else if (norm == "batchnorm") {
-    c.norm = NormKind::kBatch;
-  } else {
-    fail(f, key_field("passim-gpt.norm"),
-         fmt::format("expected \"layernorm\" or \"batchnorm\", found \"{}\"", norm));
-  }
-  if (f.find("passim-gpt.activation") != nullptr &&
-      f.get_string("passim-gpt.activation") != "gelu") {
-    fail(f, key_field("passim-gpt.activation"),
-         fmt::format("expected \"gelu\", found \"{}\"", f.get_string("passim-gpt.activation")));
-  }
-  const double eps = f.get_float("passim-gpt.norm_epsilon");
-  if (!(eps > 0.0 && eps < 1.0)) {
-    fail(f, key_field("passim-gpt.norm_epsilon"), fmt::format("expected in (0, 1), found {}", eps));
-  }
-  c.norm_eps = static_cast<float>(eps);
-  const GgufTensorInfo* embd = f.find_tensor("token_embd.weight");
-  if (embd == nullptr) {
-    fail(f, "tensor 'token_embd.weight'", "expected this tensor, found it missing");
-  }
-  if (embd->dims.size() != 2 || embd->dims[0] != std::uint64_t(c.dim) || embd->dims[1] < 2 ||
-      embd->dims[1] > std::uint64_t(kMaxVocab)) {
-    fail(f, "tensor 'token_embd.weight' dims",
-         fmt::format("expected [{}, vocab_size 2..{}], found [{}]", c.dim, kMaxVocab,
-                     fmt::join(embd->dims, ", ")));
-  }
-  c.vocab_size = static_cast<int>(embd->dims[1]);
-  const std::uint64_t bos = f.get_uint("tokenizer.ggml.bos_token_id");
-  if (bos >= std::uint64_t(c.vocab_size)) {
-    fail(f, key_field("tokenizer.ggml.bos_token_id"),
-         fmt::format("expected 0..{}, found {}", c.vocab_size - 1, bos));
-  }
-  c.bos_token = static_cast<int>(bos);
-  c.bos_ends_text = false;  // a character model's BOS is an ordinary character (newline)
-  validate_config(c, f.source());
-  return c;
-}
-
-FloatModel gpt_model_from_gguf(const GgufFile& f) {
-  FloatModel m;
-  m.config = read_gpt_config(f);
-  const ModelConfig& c = m.config;
-  const bool bn = c.norm == NormKind::kBatch;
-  std::set<std::string> names = {"token_embd.weight", "position_embd.weight"};
-  auto norm_names = [&](const std::string& prefix) {
-    names.insert(prefix + ".weight");
-    names.insert(prefix + ".bias");
-    if (bn) {
-      names.insert(prefix + ".running_mean");
-      names.insert(prefix + ".running_var");
-    }
-  };
-  for (int l = 0; l < c.n_layers; ++l) {
-    for (const char* what : {"attn_q", "attn_k", "attn_v", "attn_output", "ffn_up", "ffn_down"}) {
-      names.insert(fmt::format("blk.{}.{}.weight", l, what));
-      names.insert(fmt::format("blk.{}.{}.bias", l, what));
-    }
-    norm_names(fmt::format("blk.{}.attn_norm", l));
-    norm_names(fmt::format("blk.{}.ffn_norm", l));
-  }
-  norm_names("output_norm");
-  for (const GgufTensorInfo& t : f.tensors()) {
-    if (names.count(t.name) == 0) {
-      fail(f, fmt::format("tensor '{}'", t.name),
-           fmt::format("expected only the tensors of a {}-block {} GPT model, found this one "
-                       "(not supported)", c.n_layers, norm_name(c.norm)));
-    }
-  }
-  const std::uint64_t dim = std::uint64_t(c.dim), hidden = std::uint64_t(c.hidden_dim);
-  const std::uint64_t vocab = std::uint64_t(c.vocab_size), seq = std::uint64_t(c.seq_len);
-  FloatWeights& w = m.weights;
-  append_tensor(f, "token_embd.weight", {dim, vocab}, w.token_embedding);
-  append_tensor(f, "position_embd.weight", {dim, seq}, w.pos_embedding);
-  struct Entry {
-    std::string name;
-    std::vector<std::uint64_t> dims;
-    std::vector<float>* out;
-  };
-  std::vector<Entry> per_layer = {
-      {"attn_norm.weight", {dim}, &w.rms_att},      {"attn_norm.bias", {dim}, &w.att_norm_bias},
-      {"attn_q.weight", {dim, dim}, &w.wq},         {"attn_q.bias", {dim}, &w.bq},
-      {"attn_k.weight", {dim, dim}, &w.wk},         {"attn_k.bias", {dim}, &w.bk},
-      {"attn_v.weight", {dim, dim}, &w.wv},         {"attn_v.bias", {dim}, &w.bv},
-      {"attn_output.weight", {dim, dim}, &w.wo},    {"attn_output.bias", {dim}, &w.bo},
-      {"ffn_norm.weight", {dim}, &w.rms_ffn},       {"ffn_norm.bias", {dim}, &w.ffn_norm_bias},
-      {"ffn_up.weight", {dim, hidden}, &w.w1},      {"ffn_up.bias", {hidden}, &w.b1},
-      {"ffn_down.weight", {hidden, dim}, &w.w2},    {"ffn_down.bias", {dim}, &w.b2},
-  };
-  if (bn) {
-    per_layer.push_back({"attn_norm.running_mean", {dim}, &w.att_norm_mean});
-    per_layer.push_back({"attn_norm.running_var", {dim}, &w.att_norm_var});
-    per_layer.push_back({"ffn_norm.running_mean", {dim}, &w.ffn_norm_mean});
-    per_layer.push_back({"ffn_norm.running_var", {dim}, &w.ffn_norm_var});
-  }
-  for (const auto& t : per_layer) {
-    for (int l = 0; l < c.n_layers; ++l) {
-      append_tensor(f, fmt::format("blk.{}.{}", l, t.name), t.dims, *t.out);
-    }
-  }
-  append_tensor(f, "output_norm.weight", {dim}, w.rms_final);
-  append_tensor(f, "output_norm.bias", {dim}, w.final_norm_bias);
-  if (bn) {
-    append_tensor(f, "output_norm.running_mean", {dim}, w.final_norm_mean);
-    append_tensor(f, "output_norm.running_var", {dim}, w.final_norm_var);
-    const std::pair<const std::vector<float>*, const char*> vars[] = {
-        {&w.att_norm_var, "attn_norm"}, {&w.ffn_norm_var, "ffn_norm"}, {&w.final_norm_var, ""}};
-    for (const auto& [var, what] : vars) {
-      for (std::size_t i = 0; i < var->size(); ++i) {
-        if ((*var)[i] < 0.0f) {
-          const std::string tensor =
-              *what == '\0' ? std::string("output_norm.running_var")
-                             : fmt::format("blk.{}.{}.running_var", i / dim, what);
-          fail(f, fmt::format("tensor '{}' element {}", tensor, i % dim),
-               fmt::format("expected a variance >= 0, found {}", (*var)[i]));
-        }
-      }
-    }
-  }
-  m.config.shared_classifier = true;
-  m.source = f.source();
-  m.sha256 = sha256_hex(f.bytes());
-  return m;
-}
-
-}  // namespace
-
-FloatModel float_model_from_gguf(const GgufFile& f) {
-  if (f.find("general.architecture") != nullptr &&
-      f.get_string("general.architecture") == kGptArch) {
-    return gpt_model_from_gguf(f);
-  }
-  FloatModel m;
-  m.config = read_config(f);
-  const ModelConfig& c = m.config;
-  const auto names = llama_tensor_names(c);
-  for (const GgufTensorInfo& t : f.tensors()) {
-    if (names.count(t.name) == 0) {
-      fail(f, fmt::format("tensor '{}'", t.name),
-           fmt::format("expected only the tensors of a {}-block llama model, found this one "
-                       "(not supported)",
-                       c.n_layers));
-    }
-  }
+/// The llama tensors (F32 or F16, finite, with the shapes `c` implies) into `w`. GGUF dims
+/// are (in, out): a row-major (out, in) matrix, as llama2.c stores it. An `output.weight`
+/// bit-identical to the embedding is dropped (a shared classifier, like the llama2.c file).
+void read_llama_weights(const GgufFile& f, const ModelConfig& c, FloatWeights& w) {
   const std::uint64_t dim = std::uint64_t(c.dim), hidden = std::uint64_t(c.hidden_dim);
   const std::uint64_t kv = c.kv_dim(), vocab = std::uint64_t(c.vocab_size);
-  FloatWeights& w = m.weights;
   append_tensor(f, "token_embd.weight", {dim, vocab}, w.token_embedding);
-  // GGUF dims are (in, out): a row-major (out, in) matrix, as llama2.c stores it.
   const struct {
     const char* name;
     std::vector<std::uint64_t> dims;
@@ -381,7 +245,178 @@ FloatModel float_model_from_gguf(const GgufFile& f) {
       w.wcls.shrink_to_fit();
     }
   }
-  m.config.shared_classifier = w.wcls.empty();
+}
+
+// ---- passim-gpt -----------------------------------------------------------------------------
+
+constexpr const char* kGptArch = "passim-gpt";
+
+/// `passim-gpt.norm`: "layernorm" or "batchnorm".
+NormKind read_gpt_norm(const GgufFile& f) {
+  const std::string& norm = f.get_string("passim-gpt.norm");
+  if (norm == "layernorm") {
+    return NormKind::kLayer;
+  }
+  if (norm == "batchnorm") {
+    return NormKind::kBatch;
+  }
+  fail(f, key_field("passim-gpt.norm"),
+       fmt::format("expected \"layernorm\" or \"batchnorm\", found \"{}\"", norm));
+}
+
+/// Config from the passim-gpt.* keys (models/export_gguf.py writes them).
+ModelConfig read_gpt_config(const GgufFile& f) {
+  ModelConfig c;
+  c.arch = Arch::kGpt;
+  c.dim = int_key(f, "passim-gpt.embedding_length", kMaxDim);
+  c.hidden_dim = int_key(f, "passim-gpt.feed_forward_length", kMaxHidden);
+  c.n_layers = int_key(f, "passim-gpt.block_count", kMaxLayers);
+  c.n_heads = int_key(f, "passim-gpt.attention.head_count", c.dim);
+  c.n_kv_heads = c.n_heads;
+  if (f.find("passim-gpt.attention.head_count_kv") != nullptr &&
+      f.get_uint("passim-gpt.attention.head_count_kv") != std::uint64_t(c.n_heads)) {
+    fail(f, key_field("passim-gpt.attention.head_count_kv"),
+         fmt::format("expected {} (passim-gpt.attention.head_count: GPT blocks have no GQA), "
+                     "found {}",
+                     c.n_heads, f.get_uint("passim-gpt.attention.head_count_kv")));
+  }
+  c.seq_len = int_key(f, "passim-gpt.context_length", kMaxSeqLen);
+  if (c.dim % c.n_heads != 0) {
+    fail(f, key_field("passim-gpt.embedding_length"),
+         fmt::format("expected a multiple of passim-gpt.attention.head_count = {}, found {}",
+                     c.n_heads, c.dim));
+  }
+  c.norm = read_gpt_norm(f);
+  if (f.find("passim-gpt.activation") != nullptr &&
+      f.get_string("passim-gpt.activation") != "gelu") {
+    fail(f, key_field("passim-gpt.activation"),
+         fmt::format("expected \"gelu\", found \"{}\"", f.get_string("passim-gpt.activation")));
+  }
+  const double eps = f.get_float("passim-gpt.norm_epsilon");
+  if (!(eps > 0.0 && eps < 1.0)) {
+    fail(f, key_field("passim-gpt.norm_epsilon"), fmt::format("expected in (0, 1), found {}", eps));
+  }
+  c.norm_eps = static_cast<float>(eps);
+  c.vocab_size = vocab_from_embedding(f, c.dim, 2);
+  c.bos_token = bos_token_id(f, c.vocab_size);
+  c.bos_ends_text = false;  // a character model's BOS is an ordinary character (newline)
+  validate_config(c, f.source());
+  return c;
+}
+
+/// Every tensor name a GPT model with `c` uses: weights and biases of the projections and
+/// norms (and the norms' running statistics under BatchNorm).
+std::set<std::string> gpt_tensor_names(const ModelConfig& c) {
+  std::set<std::string> names = {"token_embd.weight", "position_embd.weight"};
+  auto norm_names = [&](const std::string& prefix) {
+    names.insert(prefix + ".weight");
+    names.insert(prefix + ".bias");
+    if (c.norm == NormKind::kBatch) {
+      names.insert(prefix + ".running_mean");
+      names.insert(prefix + ".running_var");
+    }
+  };
+  for (int l = 0; l < c.n_layers; ++l) {
+    for (const char* what : {"attn_q", "attn_k", "attn_v", "attn_output", "ffn_up", "ffn_down"}) {
+      names.insert(fmt::format("blk.{}.{}.weight", l, what));
+      names.insert(fmt::format("blk.{}.{}.bias", l, what));
+    }
+    norm_names(fmt::format("blk.{}.attn_norm", l));
+    norm_names(fmt::format("blk.{}.ffn_norm", l));
+  }
+  norm_names("output_norm");
+  return names;
+}
+
+/// The GPT tensors (F32 or F16, finite, with the shapes `c` implies) into `w`.
+void read_gpt_weights(const GgufFile& f, const ModelConfig& c, FloatWeights& w) {
+  const std::uint64_t dim = std::uint64_t(c.dim), hidden = std::uint64_t(c.hidden_dim);
+  const std::uint64_t vocab = std::uint64_t(c.vocab_size), seq = std::uint64_t(c.seq_len);
+  append_tensor(f, "token_embd.weight", {dim, vocab}, w.token_embedding);
+  append_tensor(f, "position_embd.weight", {dim, seq}, w.pos_embedding);
+  struct Entry {
+    std::string name;
+    std::vector<std::uint64_t> dims;
+    std::vector<float>* out;
+  };
+  std::vector<Entry> per_layer = {
+      {"attn_norm.weight", {dim}, &w.rms_att},   {"attn_norm.bias", {dim}, &w.att_norm_bias},
+      {"attn_q.weight", {dim, dim}, &w.wq},      {"attn_q.bias", {dim}, &w.bq},
+      {"attn_k.weight", {dim, dim}, &w.wk},      {"attn_k.bias", {dim}, &w.bk},
+      {"attn_v.weight", {dim, dim}, &w.wv},      {"attn_v.bias", {dim}, &w.bv},
+      {"attn_output.weight", {dim, dim}, &w.wo}, {"attn_output.bias", {dim}, &w.bo},
+      {"ffn_norm.weight", {dim}, &w.rms_ffn},    {"ffn_norm.bias", {dim}, &w.ffn_norm_bias},
+      {"ffn_up.weight", {dim, hidden}, &w.w1},   {"ffn_up.bias", {hidden}, &w.b1},
+      {"ffn_down.weight", {hidden, dim}, &w.w2}, {"ffn_down.bias", {dim}, &w.b2},
+  };
+  if (c.norm == NormKind::kBatch) {
+    per_layer.push_back({"attn_norm.running_mean", {dim}, &w.att_norm_mean});
+    per_layer.push_back({"attn_norm.running_var", {dim}, &w.att_norm_var});
+    per_layer.push_back({"ffn_norm.running_mean", {dim}, &w.ffn_norm_mean});
+    per_layer.push_back({"ffn_norm.running_var", {dim}, &w.ffn_norm_var});
+  }
+  for (const auto& t : per_layer) {
+    for (int l = 0; l < c.n_layers; ++l) {
+      append_tensor(f, fmt::format("blk.{}.{}", l, t.name), t.dims, *t.out);
+    }
+  }
+  append_tensor(f, "output_norm.weight", {dim}, w.rms_final);
+  append_tensor(f, "output_norm.bias", {dim}, w.final_norm_bias);
+  if (c.norm == NormKind::kBatch) {
+    append_tensor(f, "output_norm.running_mean", {dim}, w.final_norm_mean);
+    append_tensor(f, "output_norm.running_var", {dim}, w.final_norm_var);
+  }
+}
+
+/// Throws naming the tensor and element of the first negative BatchNorm running variance.
+void check_variances(const GgufFile& f, const FloatWeights& w, std::size_t dim) {
+  const std::pair<const std::vector<float>*, const char*> vars[] = {
+      {&w.att_norm_var, "attn_norm"}, {&w.ffn_norm_var, "ffn_norm"}, {&w.final_norm_var, ""}};
+  for (const auto& [var, what] : vars) {
+    for (std::size_t i = 0; i < var->size(); ++i) {
+      if ((*var)[i] < 0.0f) {
+        const std::string tensor = *what == '\0'
+                                       ? std::string("output_norm.running_var")
+                                       : fmt::format("blk.{}.{}.running_var", i / dim, what);
+        fail(f, fmt::format("tensor '{}' element {}", tensor, i % dim),
+             fmt::format("expected a variance >= 0, found {}", (*var)[i]));
+      }
+    }
+  }
+}
+
+/// The float model of a llama file, without its source and hash.
+FloatModel llama_model_from_gguf(const GgufFile& f) {
+  FloatModel m;
+  m.config = read_config(f);
+  check_only_tensors(f, llama_tensor_names(m.config),
+                     fmt::format("{}-block llama model", m.config.n_layers));
+  read_llama_weights(f, m.config, m.weights);
+  m.config.shared_classifier = m.weights.wcls.empty();
+  return m;
+}
+
+/// The float model of a passim-gpt file, without its source and hash.
+FloatModel gpt_model_from_gguf(const GgufFile& f) {
+  FloatModel m;
+  m.config = read_gpt_config(f);
+  const ModelConfig& c = m.config;
+  check_only_tensors(f, gpt_tensor_names(c),
+                     fmt::format("{}-block {} GPT model", c.n_layers, norm_name(c.norm)));
+  read_gpt_weights(f, c, m.weights);
+  if (c.norm == NormKind::kBatch) {
+    check_variances(f, m.weights, std::size_t(c.dim));
+  }
+  m.config.shared_classifier = true;
+  return m;
+}
+
+}  // namespace
+
+FloatModel float_model_from_gguf(const GgufFile& f) {
+  const bool gpt =
+      f.find("general.architecture") != nullptr && f.get_string("general.architecture") == kGptArch;
+  FloatModel m = gpt ? gpt_model_from_gguf(f) : llama_model_from_gguf(f);
   m.source = f.source();
   m.sha256 = sha256_hex(f.bytes());
   return m;
@@ -444,24 +479,34 @@ std::string llama2c_piece(const std::string& token, std::size_t id) {
   return piece;
 }
 
-}  // namespace
-
-Tokenizer tokenizer_from_gguf(const GgufFile& f, int vocab_size) {
-  if (vocab_size >= 2 && vocab_size <= kMaxVocab && f.find("tokenizer.ggml.model") != nullptr &&
-      f.get_string("tokenizer.ggml.model") == "passim-char") {
-    const auto& chars = f.get_string_array("tokenizer.ggml.tokens");
-    if (chars.size() != std::size_t(vocab_size)) {
-      fail(f, key_field("tokenizer.ggml.tokens"),
-           fmt::format("expected {} entries (the model's vocab_size), found {}", vocab_size,
-                       chars.size()));
-    }
-    const std::uint64_t bos = f.get_uint("tokenizer.ggml.bos_token_id");
-    if (bos >= std::uint64_t(vocab_size)) {
-      fail(f, key_field("tokenizer.ggml.bos_token_id"),
-           fmt::format("expected 0..{}, found {}", vocab_size - 1, bos));
-    }
-    return Tokenizer::char_level(chars, static_cast<int>(bos), f.source());
+/// Throws naming `key` unless its array has `size` == `vocab_size` entries.
+void check_entries(const GgufFile& f, const char* key, std::size_t size, std::size_t vocab_size) {
+  if (size != vocab_size) {
+    fail(f, key_field(key),
+         fmt::format("expected {} entries (the model's vocab_size), found {}", vocab_size, size));
   }
+}
+
+/// Every merge score is finite: a NaN would silently change every merge decision.
+void check_scores(const GgufFile& f, const std::vector<float>& scores) {
+  for (std::size_t id = 0; id < scores.size(); ++id) {
+    if (!std::isfinite(scores[id])) {
+      fail(f, fmt::format("metadata 'tokenizer.ggml.scores' element {}", id),
+           fmt::format("expected a finite float (the merge score of token {}), found {}", id,
+                       scores[id]));
+    }
+  }
+}
+
+/// A `passim-char` vocabulary: one character per token and a BOS id.
+Tokenizer char_tokenizer_from_gguf(const GgufFile& f, int vocab_size) {
+  const auto& chars = f.get_string_array("tokenizer.ggml.tokens");
+  check_entries(f, "tokenizer.ggml.tokens", chars.size(), std::size_t(vocab_size));
+  return Tokenizer::char_level(chars, bos_token_id(f, vocab_size), f.source());
+}
+
+/// A `llama` (SentencePiece) vocabulary, converted as llama2.c's tokenizer export does it.
+Tokenizer llama_tokenizer_from_gguf(const GgufFile& f, int vocab_size) {
   if (vocab_size < 3 || vocab_size > kMaxVocab) {
     throw std::runtime_error(
         fmt::format("{}: vocab_size: expected 3..{}, found {}", f.source(), kMaxVocab, vocab_size));
@@ -477,22 +522,12 @@ Tokenizer tokenizer_from_gguf(const GgufFile& f, int vocab_size) {
     types = f.get_int_array("tokenizer.ggml.token_type");
   }
   const std::size_t vocab = std::size_t(vocab_size);
-  for (const auto& [key, size, present] :
-       {std::tuple<const char*, std::size_t, bool>{"tokenizer.ggml.tokens", tokens.size(), true},
-        {"tokenizer.ggml.scores", scores.size(), true},
-        {"tokenizer.ggml.token_type", types.size(), !types.empty()}}) {
-    if (present && size != vocab) {
-      fail(f, key_field(key),
-           fmt::format("expected {} entries (the model's vocab_size), found {}", vocab, size));
-    }
+  check_entries(f, "tokenizer.ggml.tokens", tokens.size(), vocab);
+  check_entries(f, "tokenizer.ggml.scores", scores.size(), vocab);
+  if (!types.empty()) {
+    check_entries(f, "tokenizer.ggml.token_type", types.size(), vocab);
   }
-  for (std::size_t id = 0; id < vocab; ++id) {
-    if (!std::isfinite(scores[id])) {  // would silently change every merge decision
-      fail(f, fmt::format("metadata 'tokenizer.ggml.scores' element {}", id),
-           fmt::format("expected a finite float (the merge score of token {}), found {}", id,
-                       scores[id]));
-    }
-  }
+  check_scores(f, scores);
   check_special_tokens(f);
   check_byte_pieces(f, tokens, types);
   std::vector<std::string> pieces;
@@ -501,6 +536,16 @@ Tokenizer tokenizer_from_gguf(const GgufFile& f, int vocab_size) {
     pieces.push_back(llama2c_piece(tokens[id], id));
   }
   return Tokenizer(std::move(pieces), std::move(scores));
+}
+
+}  // namespace
+
+Tokenizer tokenizer_from_gguf(const GgufFile& f, int vocab_size) {
+  if (vocab_size >= 2 && vocab_size <= kMaxVocab && f.find("tokenizer.ggml.model") != nullptr &&
+      f.get_string("tokenizer.ggml.model") == "passim-char") {
+    return char_tokenizer_from_gguf(f, vocab_size);
+  }
+  return llama_tokenizer_from_gguf(f, vocab_size);
 }
 
 }  // namespace passim

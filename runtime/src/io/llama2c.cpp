@@ -49,18 +49,14 @@ class FloatReader {
   std::uint64_t offset_ = kHeaderBytes;
 };
 
-}  // namespace
+/// The vocab_size field as the file stores it: negative when an unshared classifier follows.
+std::int32_t header_vocab(const ModelConfig& c) {
+  return c.shared_classifier ? c.vocab_size : -c.vocab_size;
+}
 
-FloatModel load_llama2c(const std::filesystem::path& path) {
-  const std::string source = path.string();
-  // Validate the header and the file size before reading (and allocating) the weights.
-  const std::vector<std::uint8_t> header = read_file_prefix(path, kHeaderBytes);
-  const std::uint64_t file_bytes = std::filesystem::file_size(path);
-  if (header.size() < kHeaderBytes) {
-    throw std::runtime_error(fmt::format(
-        "{}: llama2.c header: expected at least {} bytes, found a {}-byte file", source,
-        kHeaderBytes, file_bytes));
-  }
+/// The config in the 7 header fields (`header` holds at least kHeaderBytes). Throws naming
+/// the file for an export.py version-1 or -2 file, or a config `validate_config` rejects.
+ModelConfig config_from_header(const std::vector<std::uint8_t>& header, const std::string& source) {
   // llama2.c's export.py --version 1 (float32) and 2 (Q8_0) start with the magic 0x616b3432
   // and a version number; run.c (and this loader) read the legacy version-0 layout.
   constexpr std::int32_t kExportMagic = 0x616b3432;
@@ -84,31 +80,18 @@ FloatModel load_llama2c(const std::filesystem::path& path) {
   c.shared_classifier = vocab_raw > 0;
   c.vocab_size = vocab_raw == INT32_MIN ? 0 : std::abs(vocab_raw);
   validate_config(c, source);
+  return c;
+}
 
-  const std::uint64_t expected = kHeaderBytes + llama2c_param_count(c) * sizeof(float);
-  if (file_bytes != expected) {
-    throw std::runtime_error(fmt::format(
-        "{}: file size: expected {} bytes for dim={} hidden_dim={} n_layers={} n_heads={} "
-        "n_kv_heads={} vocab_size={} seq_len={}, found {} bytes ({})",
-        source, expected, c.dim, c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads, vocab_raw,
-        c.seq_len, file_bytes, file_bytes < expected ? "truncated" : "trailing data"));
-  }
-
-  const std::vector<std::uint8_t> data = read_file(path, kMaxCheckpointBytes);
-  if (data.size() != expected) {
-    throw std::runtime_error(fmt::format("{}: file changed while reading", source));
-  }
-
+/// The float32 tensors after the header, in llama2.c order, each checked to be finite.
+FloatWeights read_weights(const std::vector<std::uint8_t>& data, const std::string& source,
+                          const ModelConfig& c) {
   const std::uint64_t dim = std::uint64_t(c.dim);
   const std::uint64_t hidden = std::uint64_t(c.hidden_dim);
   const std::uint64_t layers = std::uint64_t(c.n_layers);
   const std::uint64_t kv_dim = c.kv_dim();
   FloatReader r(data, source);
-  FloatModel m;
-  m.config = c;
-  m.source = source;
-  m.sha256 = sha256_hex(data);
-  FloatWeights& w = m.weights;
+  FloatWeights w;
   w.token_embedding = r.take(std::uint64_t(c.vocab_size) * dim, "token_embedding");
   w.rms_att = r.take(layers * dim, "rms_att_weight");
   w.wq = r.take(layers * dim * dim, "wq");
@@ -124,6 +107,39 @@ FloatModel load_llama2c(const std::filesystem::path& path) {
   if (!c.shared_classifier) {
     w.wcls = r.take(std::uint64_t(c.vocab_size) * dim, "wcls");
   }
+  return w;
+}
+
+}  // namespace
+
+FloatModel load_llama2c(const std::filesystem::path& path) {
+  const std::string source = path.string();
+  // Validate the header and the file size before reading (and allocating) the weights.
+  const std::vector<std::uint8_t> header = read_file_prefix(path, kHeaderBytes);
+  const std::uint64_t file_bytes = std::filesystem::file_size(path);
+  if (header.size() < kHeaderBytes) {
+    throw std::runtime_error(fmt::format(
+        "{}: llama2.c header: expected at least {} bytes, found a {}-byte file", source,
+        kHeaderBytes, file_bytes));
+  }
+  const ModelConfig c = config_from_header(header, source);
+  const std::uint64_t expected = kHeaderBytes + llama2c_param_count(c) * sizeof(float);
+  if (file_bytes != expected) {
+    throw std::runtime_error(fmt::format(
+        "{}: file size: expected {} bytes for dim={} hidden_dim={} n_layers={} n_heads={} "
+        "n_kv_heads={} vocab_size={} seq_len={}, found {} bytes ({})",
+        source, expected, c.dim, c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads, header_vocab(c),
+        c.seq_len, file_bytes, file_bytes < expected ? "truncated" : "trailing data"));
+  }
+  const std::vector<std::uint8_t> data = read_file(path, kMaxCheckpointBytes);
+  if (data.size() != expected) {
+    throw std::runtime_error(fmt::format("{}: file changed while reading", source));
+  }
+  FloatModel m;
+  m.config = c;
+  m.source = source;
+  m.sha256 = sha256_hex(data);
+  m.weights = read_weights(data, source, c);
   return m;
 }
 
@@ -142,7 +158,7 @@ std::vector<std::uint8_t> serialize_llama2c(const FloatModel& model) {
   put_i32(c.n_layers);
   put_i32(c.n_heads);
   put_i32(c.n_kv_heads);
-  put_i32(c.shared_classifier ? c.vocab_size : -c.vocab_size);
+  put_i32(header_vocab(c));
   put_i32(c.seq_len);
   const FloatWeights& w = model.weights;
   for (const auto* t : {&w.token_embedding, &w.rms_att, &w.wq, &w.wk, &w.wv, &w.wo, &w.rms_ffn,

@@ -17,8 +17,65 @@
 namespace passim {
 
 namespace {
+
 constexpr std::uint64_t kMaxTokenizerBytes = std::uint64_t{1} << 28;
 constexpr std::int32_t kMaxPieceBytes = 1 << 16;
+
+/// A read position in a tokenizer file. Every read checks the bytes left first and names
+/// the field, the offset and the vocab_size the file was read for.
+class TokenizerFileReader {
+ public:
+  TokenizerFileReader(const std::vector<std::uint8_t>& data, const std::string& source,
+                      int vocab_size)
+      : data_(data), source_(source), vocab_size_(vocab_size) {}
+
+  [[nodiscard]] std::size_t offset() const noexcept { return off_; }
+
+  std::int32_t i32(const std::string& what) {
+    need(4, what);
+    std::int32_t v = 0;
+    std::memcpy(&v, data_.data() + off_, 4);
+    off_ += 4;
+    return v;
+  }
+
+  /// The float32 merge score of token `i`; a NaN would silently change every merge decision.
+  float score(int i) {
+    need(4, fmt::format("token {} score", i));
+    float v = 0;
+    std::memcpy(&v, data_.data() + off_, 4);
+    if (!std::isfinite(v)) {
+      throw std::runtime_error(
+          fmt::format("{}: token {} score (byte offset {}): expected a finite float, found {}",
+                      source_, i, off_, v));
+    }
+    off_ += 4;
+    return v;
+  }
+
+  std::string bytes(std::size_t n, const std::string& what) {
+    need(n, what);
+    std::string out(reinterpret_cast<const char*>(data_.data() + off_), n);
+    off_ += n;
+    return out;
+  }
+
+ private:
+  void need(std::size_t n, const std::string& what) const {
+    if (data_.size() - off_ < n) {
+      throw std::runtime_error(fmt::format(
+          "{}: {}: expected {} more bytes at offset {}, found {} (file truncated, or it does "
+          "not belong to a model with vocab_size {})",
+          source_, what, n, off_, data_.size() - off_, vocab_size_));
+    }
+  }
+
+  const std::vector<std::uint8_t>& data_;
+  const std::string& source_;
+  int vocab_size_;
+  std::size_t off_ = 0;
+};
+
 }  // namespace
 
 Tokenizer Tokenizer::load(const std::filesystem::path& path, int vocab_size) {
@@ -28,23 +85,8 @@ Tokenizer Tokenizer::load(const std::filesystem::path& path, int vocab_size) {
                                          kMaxVocab, vocab_size));
   }
   const std::vector<std::uint8_t> data = read_file(path, kMaxTokenizerBytes);
-  std::size_t off = 0;
-  auto need = [&](std::size_t n, const std::string& what) {
-    if (data.size() - off < n) {
-      throw std::runtime_error(fmt::format(
-          "{}: {}: expected {} more bytes at offset {}, found {} (file truncated, or it does "
-          "not belong to a model with vocab_size {})",
-          source, what, n, off, data.size() - off, vocab_size));
-    }
-  };
-  auto take_i32 = [&](const std::string& what) {
-    need(4, what);
-    std::int32_t v = 0;
-    std::memcpy(&v, data.data() + off, 4);
-    off += 4;
-    return v;
-  };
-  const std::int32_t max_len = take_i32("header field max_token_length");
+  TokenizerFileReader r(data, source, vocab_size);
+  const std::int32_t max_len = r.i32("header field max_token_length");
   if (max_len < 1 || max_len > kMaxPieceBytes) {
     throw std::runtime_error(fmt::format(
         "{}: header field max_token_length: expected 1..{}, found {}", source, kMaxPieceBytes,
@@ -55,30 +97,18 @@ Tokenizer Tokenizer::load(const std::filesystem::path& path, int vocab_size) {
   vocab.reserve(std::size_t(vocab_size));
   scores.reserve(std::size_t(vocab_size));
   for (int i = 0; i < vocab_size; ++i) {
-    const std::string rec = fmt::format("token {} score", i);
-    need(4, rec);
-    float score = 0;
-    std::memcpy(&score, data.data() + off, 4);
-    if (!std::isfinite(score)) {  // a NaN score would silently change every merge decision
-      throw std::runtime_error(fmt::format(
-          "{}: token {} score (byte offset {}): expected a finite float, found {}", source, i,
-          off, score));
-    }
-    off += 4;
-    const std::int32_t len = take_i32(fmt::format("token {} length", i));
+    scores.push_back(r.score(i));
+    const std::int32_t len = r.i32(fmt::format("token {} length", i));
     if (len < 0 || len > max_len) {
       throw std::runtime_error(fmt::format("{}: token {} length: expected 0..{}, found {}",
                                            source, i, max_len, len));
     }
-    need(std::size_t(len), fmt::format("token {} bytes", i));
-    vocab.emplace_back(reinterpret_cast<const char*>(data.data() + off), std::size_t(len));
-    off += std::size_t(len);
-    scores.push_back(score);
+    vocab.push_back(r.bytes(std::size_t(len), fmt::format("token {} bytes", i)));
   }
-  if (off != data.size()) {
+  if (r.offset() != data.size()) {
     throw std::runtime_error(fmt::format(
-        "{}: size: expected {} bytes for vocab_size {}, found {} (trailing data)", source, off,
-        vocab_size, data.size()));
+        "{}: size: expected {} bytes for vocab_size {}, found {} (trailing data)", source,
+        r.offset(), vocab_size, data.size()));
   }
   return Tokenizer(std::move(vocab), std::move(scores));
 }
@@ -170,35 +200,11 @@ int Tokenizer::lookup(const std::string& s) const {
 }
 
 std::vector<int> Tokenizer::encode(std::string_view text, bool bos, bool eos) const {
+  if (char_level_) {
+    return encode_chars(text, bos, eos);
+  }
   std::vector<int> tokens;
   tokens.reserve(text.size() + 3);
-  if (char_level_) {
-    if (bos) {
-      tokens.push_back(bos_);
-    }
-    std::string buf;
-    for (std::size_t i = 0; i < text.size();) {
-      const std::size_t n = utf8_char_bytes(text, i);
-      if (n == 0) {
-        throw std::runtime_error(fmt::format(
-            "tokenizer: byte 0x{:02X} at offset {} of the text: expected well-formed UTF-8",
-            static_cast<unsigned char>(text[i]), i));
-      }
-      buf.assign(text.substr(i, n));
-      const int id = lookup(buf);
-      if (id < 0) {
-        throw std::runtime_error(fmt::format(
-            "tokenizer: character {:?} at byte {} of the text is not in the {}-character "
-            "vocabulary", buf, i, vocab_size()));
-      }
-      tokens.push_back(id);
-      i += n;
-    }
-    if (eos) {
-      throw std::runtime_error("tokenizer: a character-level vocabulary has no EOS token");
-    }
-    return tokens;
-  }
   if (bos) {
     tokens.push_back(kBosToken);
   }
@@ -208,8 +214,45 @@ std::vector<int> Tokenizer::encode(std::string_view text, bool bos, bool eos) co
       tokens.push_back(dummy_prefix);
     }
   }
-  // Split into UTF-8 code points (at most 4 bytes each); unknown code points fall back to
-  // one <0xNN> token per byte.
+  append_code_points(text, tokens);
+  merge_pairs(tokens);
+  if (eos) {
+    tokens.push_back(kEosToken);
+  }
+  return tokens;
+}
+
+std::vector<int> Tokenizer::encode_chars(std::string_view text, bool bos, bool eos) const {
+  std::vector<int> tokens;
+  tokens.reserve(text.size() + 3);
+  if (bos) {
+    tokens.push_back(bos_);
+  }
+  std::string buf;
+  for (std::size_t i = 0; i < text.size();) {
+    const std::size_t n = utf8_char_bytes(text, i);
+    if (n == 0) {
+      throw std::runtime_error(fmt::format(
+          "tokenizer: byte 0x{:02X} at offset {} of the text: expected well-formed UTF-8",
+          static_cast<unsigned char>(text[i]), i));
+    }
+    buf.assign(text.substr(i, n));
+    const int id = lookup(buf);
+    if (id < 0) {
+      throw std::runtime_error(fmt::format(
+          "tokenizer: character {:?} at byte {} of the text is not in the {}-character "
+          "vocabulary", buf, i, vocab_size()));
+    }
+    tokens.push_back(id);
+    i += n;
+  }
+  if (eos) {
+    throw std::runtime_error("tokenizer: a character-level vocabulary has no EOS token");
+  }
+  return tokens;
+}
+
+void Tokenizer::append_code_points(std::string_view text, std::vector<int>& tokens) const {
   std::string buf;
   for (std::size_t i = 0; i < text.size(); ++i) {
     const auto c = static_cast<unsigned char>(text[i]);
@@ -238,8 +281,9 @@ std::vector<int> Tokenizer::encode(std::string_view text, bool bos, bool eos) co
     }
     buf.clear();
   }
-  // Greedy merges: repeatedly merge the adjacent pair whose concatenation has the highest
-  // score (strictly higher wins, so the leftmost pair wins ties).
+}
+
+void Tokenizer::merge_pairs(std::vector<int>& tokens) const {
   std::string pair;
   for (;;) {
     float best_score = -1e10f;
@@ -256,15 +300,11 @@ std::vector<int> Tokenizer::encode(std::string_view text, bool bos, bool eos) co
       }
     }
     if (best_id < 0) {
-      break;
+      return;
     }
     tokens[best_idx] = best_id;
     tokens.erase(tokens.begin() + static_cast<std::ptrdiff_t>(best_idx) + 1);
   }
-  if (eos) {
-    tokens.push_back(kEosToken);
-  }
-  return tokens;
 }
 
 std::string Tokenizer::decode(int prev, int token) const {

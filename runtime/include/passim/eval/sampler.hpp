@@ -27,6 +27,11 @@ class Sampler {
  private:
   [[nodiscard]] std::uint32_t random_u32() noexcept;
   [[nodiscard]] float random_f32() noexcept;
+  /// Multinomial sampling (run.c `sample_mult`): the first index whose cumulative
+  /// probability exceeds `coin` in [0, 1).
+  [[nodiscard]] int sample_mult(std::span<const float> probs, float coin) const;
+  /// Nucleus sampling (run.c `sample_topp`) over `probs`; `greedy` when the nucleus is empty.
+  [[nodiscard]] int sample_topp(std::span<const float> probs, float coin, int greedy);
 
   int vocab_size_;
   float temperature_;

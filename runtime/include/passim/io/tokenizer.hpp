@@ -62,6 +62,14 @@ class Tokenizer {
 
  private:
   [[nodiscard]] int lookup(const std::string& s) const;
+  /// `encode` for a character-level vocabulary.
+  [[nodiscard]] std::vector<int> encode_chars(std::string_view text, bool bos, bool eos) const;
+  /// Appends the id of each UTF-8 code point of `text` (at most 4 bytes each), or, for a code
+  /// point that is not a piece, one `<0xNN>` byte-fallback id per byte.
+  void append_code_points(std::string_view text, std::vector<int>& tokens) const;
+  /// Greedy BPE: merges the adjacent pair whose concatenation has the highest score (strictly
+  /// higher wins, so the leftmost pair wins ties) until no adjacent pair forms a piece.
+  void merge_pairs(std::vector<int>& tokens) const;
   /// `min_pieces`: 3 for BPE vocabularies (BOS 1, EOS 2), 2 for character ones.
   Tokenizer(std::vector<std::string> vocab, std::vector<float> scores, std::size_t min_pieces);
 
