@@ -121,20 +121,18 @@ RunStats finish_program(AccelModel& m, MemPort& port,
                    std::move(partial));
 }
 
-RunStats run_program(AccelModel& m, MemPort& port, std::uint64_t prog_addr, std::uint32_t len,
-                     std::uint32_t watchdog, std::uint64_t max_cycles,
-                     const std::function<std::string(std::uint32_t)>& describe) {
-  const std::uint64_t limit = max_cycles != 0 ? max_cycles : (std::uint64_t{1} << 40);
-  start_program(m, port, prog_addr, len, watchdog);
+RunStats run_in_loop(AccelModel& m, MemPort& port, const HostRun& r) {
+  const std::uint64_t limit = r.max_cycles != 0 ? r.max_cycles : (std::uint64_t{1} << 40);
+  start_program(m, port, r.prog_addr, r.len, r.watchdog);
   const std::uint64_t start = m.cycle();
   while (m.run_busy()) {
     const std::uint64_t used = m.cycle() - start;
     if (used >= limit) {
-      abandon_program(m, port, limit, describe);
+      abandon_program(m, port, limit, r.describe);
     }
     m.run(limit - used, port);
   }
-  return finish_program(m, port, describe);
+  return finish_program(m, port, r.describe);
 }
 
 std::string describe_instruction(const hw::Instr& in, std::uint32_t index, int head_layer) {

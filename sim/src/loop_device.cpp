@@ -102,8 +102,9 @@ RunStats LoopDevice::run(std::uint64_t prog_addr, std::uint32_t len) {
     }
     return describe_instruction(in, index, impl_->opts.head_layer);
   };
-  return run_program(m, port, prog_addr, len, impl_->opts.rtl_watchdog, impl_->opts.max_cycles,
-                     describe);
+  return run_in_loop(m, port,
+                     {.prog_addr = prog_addr, .len = len, .watchdog = impl_->opts.rtl_watchdog,
+                      .max_cycles = impl_->opts.max_cycles, .describe = describe});
 }
 
 std::uint64_t LoopDevice::cycles() const noexcept { return impl_->model->cycle(); }

@@ -101,7 +101,7 @@ MatmulJob random_job(std::mt19937& rng, MatmulShape s, int out_bits, bool requan
     rq = random_rq(rng, s.k, out_bits);
   }
   job.out_bits = out_bits;
-  job.requant = requant_en;
+  job.requant_en = requant_en;
   return job;
 }
 

@@ -50,7 +50,7 @@ TEST(HwSpec, ConfigsAreWithinLimits) {
     EXPECT_LE(cfg.array_rows, hw::kMaxArrayRows);
     EXPECT_LE(cfg.array_cols, hw::kMaxArrayCols);
     EXPECT_LE(cfg.lanes, hw::kMaxLanes);
-    EXPECT_LE(hw::kMaxLanes, kernels::kMaxSoftmaxLanes);  // the online Softmax's lane state
+    EXPECT_LE(hw::kMaxLanes, passim::kernels::kMaxSoftmaxLanes);  // the online Softmax's lane state
     EXPECT_LE(cfg.input_depth, hw::kMaxInputDepth);
     EXPECT_LE(cfg.weight_depth, hw::kMaxWeightDepth);
     EXPECT_LE(cfg.acc_depth, hw::kMaxAccDepth);

@@ -170,30 +170,31 @@ void CpuDevice::eltwise(const VectorArgs& a) {
   }
 }
 
+std::vector<std::int16_t> CpuDevice::cache_rows(const VectorArgs& a) const {
+  // `rows` rows of `len` at src2, one after the other: a head's keys or values.
+  std::vector<std::int16_t> rows;
+  for (std::size_t t = 0; t < a.rows; ++t) {
+    const auto row = row16(a.src2 + t * a.stride, a.len, a.index);
+    rows.insert(rows.end(), row.begin(), row.end());
+  }
+  return rows;
+}
+
 void CpuDevice::attn_score(const VectorArgs& a) {
   // `rows` = cached positions; src2 holds `rows` rows of `len` (one head of the KV cache).
   const auto q = row16(a.src, a.len, a.index);
-  std::vector<std::int16_t> k;
-  for (std::size_t t = 0; t < a.rows; ++t) {
-    const auto kt = row16(a.src2 + t * a.stride, a.len, a.index);
-    k.insert(k.end(), kt.begin(), kt.end());
-  }
   std::vector<std::int32_t> scores(a.rows);
-  kernels::attn_score_i32(q, k, a.len, param_rq(a.param, a.index), scores);
+  kernels::attn_score_i32(q, cache_rows(a), a.len, param_rq(a.param, a.index), scores);
   write_row<std::int32_t>(a.dst, scores, a.index);
 }
 
 void CpuDevice::attn_value(const VectorArgs& a) {
   // The probabilities (one row of `rows`) at src, `rows` value rows of `len` at src2.
   const auto p = row16(a.src, a.rows, a.index);
-  std::vector<std::int16_t> v;
-  for (std::size_t t = 0; t < a.rows; ++t) {
-    const auto vt = row16(a.src2 + t * a.stride, a.len, a.index);
-    v.insert(v.end(), vt.begin(), vt.end());
-  }
   std::vector<std::uint32_t> acc(a.len);
   std::vector<std::int8_t> out(a.len);
-  kernels::attn_value_i8<std::int16_t>(p, v, a.len, param_rq(a.param, a.index), acc, out);
+  kernels::attn_value_i8<std::int16_t>(p, cache_rows(a), a.len, param_rq(a.param, a.index), acc,
+                                       out);
   write_row<std::int8_t>(a.dst, out, a.index);
 }
 

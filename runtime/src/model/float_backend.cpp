@@ -199,11 +199,16 @@ void FloatBackend::attention_block(std::size_t l, std::size_t pos) {
   attend(l, pos);  // xb (q_dim)
   observe(Act::kAttnOut, layer, xb_);
   matvec(xb2_, w.wo.data() + l * dim * q_dim, xb_, dim, q_dim);  // xb2 (dim)
-  if (a.bias) {
-    add_bias(xb2_, w.bo.data() + l * dim);
+  residual_add(layer, xb2_, a.bias ? w.bo.data() + l * dim : nullptr);
+}
+
+void FloatBackend::residual_add(int layer, Vec& branch, const float* bias) {
+  // x (dim) += the branch (dim) and its bias, if any.
+  if (bias != nullptr) {
+    add_bias(branch, bias);
   }
-  observe(Act::kResidual, layer, xb2_);
-  x_ += xb2_;
+  observe(Act::kResidual, layer, branch);
+  x_ += branch;
   observe(Act::kResidual, layer, x_);
 }
 
@@ -291,12 +296,7 @@ void FloatBackend::ffn_block(std::size_t l) {
   }
   observe(Act::kHidden, layer, hb_);
   matvec(xb_, w.w2.data() + l * dim * hidden, hb_, dim, hidden);  // xb (dim)
-  if (f.bias) {
-    add_bias(xb_, w.b2.data() + l * dim);
-  }
-  observe(Act::kResidual, layer, xb_);
-  x_ += xb_;
-  observe(Act::kResidual, layer, x_);
+  residual_add(layer, xb_, f.bias ? w.b2.data() + l * dim : nullptr);
 }
 
 void FloatBackend::head(int pos) {

@@ -64,6 +64,8 @@ class CpuDevice final : public Device {
   void eltwise(const VectorArgs& a);                           // psm_eltwise: ADD, MUL, EMBED
   void attn_score(const VectorArgs& a);                        // psm_attn, ATTN_SCORE
   void attn_value(const VectorArgs& a);                        // psm_attn, ATTN_VALUE
+  /// The KV-cache rows of ATTN_SCORE and ATTN_VALUE: `rows` rows of `len` from src2.
+  [[nodiscard]] std::vector<std::int16_t> cache_rows(const VectorArgs& a) const;
 
   /// Throws std::runtime_error "program instruction <index>: <what>".
   [[noreturn]] static void fail(std::uint32_t index, const std::string& what);

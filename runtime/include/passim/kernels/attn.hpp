@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /// \file The golden attention arithmetic: scores and weighted values (the attn unit), and one
 /// attention layer over the KV cache composed from them and the Softmax.
-/// Golden kernels define, bit for bit, what the accelerator computes (docs/numerics.md); they
-/// use integer arithmetic only, never allocate, and check preconditions with `assert`.
 #pragma once
 
 #include <cstddef>

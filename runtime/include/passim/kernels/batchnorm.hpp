@@ -1,7 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
 /// \file The golden inference BatchNorm (one pass).
-/// Golden kernels define, bit for bit, what the accelerator computes (docs/numerics.md); they
-/// use integer arithmetic only, never allocate, and check preconditions with `assert`.
 #pragma once
 
 #include <cstdint>

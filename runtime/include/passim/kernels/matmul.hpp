@@ -1,7 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
 /// \file The golden int8 matmul and the requantisation of its accumulators (the matmul unit).
-/// Golden kernels define, bit for bit, what the accelerator computes (docs/numerics.md); they
-/// use integer arithmetic only, never allocate, and check preconditions with `assert`.
 #pragma once
 
 #include <cstddef>

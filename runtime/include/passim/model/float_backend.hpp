@@ -50,6 +50,7 @@ class FloatBackend final : public Backend {
   void rope(std::size_t layer, std::size_t pos, Eigen::Ref<Eigen::VectorXf> k);
   void attend(std::size_t layer, std::size_t pos);
   void ffn_block(std::size_t layer);
+  void residual_add(int layer, Eigen::VectorXf& branch, const float* bias);
   void head(int pos);
 
   const FloatModel& model_;

@@ -38,10 +38,18 @@ RunStats finish_program(AccelModel& m, MemPort& port,
 /// layer reads "head".
 std::string describe_instruction(const hw::Instr& in, std::uint32_t index, int head_layer = -1);
 
+/// A program run by the host: where it is, its length, the WATCHDOG register, the simulation
+/// watchdog in cycles (0 = 2^40), and how to name an instruction in messages.
+struct HostRun {
+  std::uint64_t prog_addr = 0;
+  std::uint32_t len = 0;
+  std::uint32_t watchdog = 0;
+  std::uint64_t max_cycles = 0;
+  std::function<std::string(std::uint32_t)> describe;
+};
+
 /// The whole run on a plain loop: start_program, then `run()` until STATUS.busy falls or
-/// `max_cycles` (0 = 2^40) pass, then finish_program (or abandon_program).
-RunStats run_program(AccelModel& m, MemPort& port, std::uint64_t prog_addr, std::uint32_t len,
-                     std::uint32_t watchdog, std::uint64_t max_cycles,
-                     const std::function<std::string(std::uint32_t)>& describe);
+/// `max_cycles` pass, then finish_program (or abandon_program).
+RunStats run_in_loop(AccelModel& m, MemPort& port, const HostRun& r);
 
 }  // namespace passim::sim
