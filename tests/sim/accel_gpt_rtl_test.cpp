@@ -29,8 +29,8 @@ using passim::sim::LoopDevice;
 using passim::sim::test::bytes_of;
 using passim::sim::test::index_of;
 using passim::sim::test::Lockstep;
-using passim::sim::test::param_entry;
-using passim::sim::test::ProgramBuilder;
+using passim::encode_param;
+using passim::ProgramBuilder;
 using passim::sim::test::random_values;
 using passim::sim::test::record_of;
 

@@ -28,8 +28,8 @@ using passim::sim::test::bytes_of;
 using passim::sim::test::check_records;
 using passim::sim::test::index_of;
 using passim::sim::test::Lockstep;
-using passim::sim::test::param_entry;
-using passim::sim::test::ProgramBuilder;
+using passim::encode_param;
+using passim::ProgramBuilder;
 using passim::sim::test::random_values;
 using passim::sim::test::record_of;
 
@@ -537,7 +537,7 @@ TEST(AccelRtl, GatedUnitsRecoverFromAStoppedRun) {
         {"dma", &long_dma}, {"matmul", &long_matmul}, {"vector", &long_softmax}};
     for (const auto& [unit, builder] : cases) {
       const std::string what = std::string(rtl_watchdog ? "RTL watchdog, " : "max_cycles, ") + unit;
-      const auto prog = builder->finish();
+      const auto prog = builder->program();
       ls.write(ls.prog_addr(), {reinterpret_cast<const std::uint8_t*>(prog.data()), prog.size() * 16});
       try {
         (void)dev.run(ls.prog_addr(), std::uint32_t(prog.size()));

@@ -20,7 +20,7 @@ namespace {
 using namespace passim;
 using namespace passim::sim;
 using passim::sim::test::Lockstep;
-using passim::sim::test::ProgramBuilder;
+using passim::ProgramBuilder;
 
 constexpr std::uint64_t kDramBytes = 64 * 1024;
 
@@ -76,8 +76,9 @@ class PortDevice final : public Device {
     std::copy_n(dram_.mem.begin() + std::ptrdiff_t(addr), b.size(), b.begin());
   }
   RunStats run(std::uint64_t prog_addr, std::uint32_t len) override {
-    return run_program(*model_, dram_, prog_addr, len, 0, 2'000'000,
-                       [](std::uint32_t i) { return std::to_string(i); });
+    return run_in_loop(*model_, dram_,
+                       {.prog_addr = prog_addr, .len = len, .max_cycles = 2'000'000,
+                        .describe = [](std::uint32_t i) { return std::to_string(i); }});
   }
   AccelModel& model() { return *model_; }
   RandomLatencyDram& dram() { return dram_; }
