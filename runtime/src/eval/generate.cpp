@@ -2,6 +2,7 @@
 // Generation loop, perplexity and backend agreement.
 #include "passim/eval/generate.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <stdexcept>
@@ -39,14 +40,28 @@ std::vector<int> encode_prompt(const Tokenizer& tok, const std::string& prompt, 
   return tokens;
 }
 
-/// Wall time of the loop, and run.c's tokens per second, which leaves out the first position.
+/// Wall time of the loop, and the positions per second after the first forward pass (run.c
+/// leaves out the first position; with prefill, the first pass is the whole prompt).
 void record_timing(GenerateResult& res, Clock::time_point t0, Clock::time_point t_first) {
   const auto t1 = Clock::now();
   res.seconds = std::chrono::duration<double>(t1 - t0).count();
   const double after_first = std::chrono::duration<double>(t1 - t_first).count();
-  if (res.steps > 1 && after_first > 0) {
-    res.tokens_per_second = double(res.steps - 1) / after_first;
+  const int first = std::max(res.prefill_positions, 1);
+  if (res.steps > first && after_first > 0) {
+    res.tokens_per_second = double(res.steps - first) / after_first;
   }
+}
+
+/// The prompt positions one prefill pass feeds: the prompt, at most `steps` positions, and
+/// not past a BOS inside it (which ends the text, as in run.c's loop).
+int prefill_length(const std::vector<int>& prompt, int steps, const ModelConfig& c) {
+  const int p = std::min(int(prompt.size()), steps);
+  for (int j = 1; j < p; ++j) {
+    if (prompt[std::size_t(j)] == c.bos_token && c.bos_ends_text) {
+      return j;
+    }
+  }
+  return p;
 }
 
 }  // namespace
@@ -79,8 +94,16 @@ GenerateResult generate(Backend& backend, const Tokenizer& tok, const GenerateOp
   Clock::time_point t_first{};
   int token = res.prompt_tokens[0];
   int pos = 0;
+  if (opts.prefill) {
+    res.prefill_positions = prefill_length(res.prompt_tokens, steps, c);
+    backend.forward_sequence(std::span(res.prompt_tokens).first(std::size_t(res.prefill_positions)),
+                             0);
+    res.prefill_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  }
   while (pos < steps) {
-    backend.forward(token, pos);
+    if (pos >= res.prefill_positions) {
+      backend.forward(token, pos);
+    }
     int next = 0;
     if (pos < n_prompt - 1) {
       next = res.prompt_tokens[std::size_t(pos) + 1];
@@ -100,7 +123,7 @@ GenerateResult generate(Backend& backend, const Tokenizer& tok, const GenerateOp
       on_text(piece);
     }
     token = next;
-    if (pos == 1) {
+    if (pos == std::max(res.prefill_positions, 1)) {
       t_first = Clock::now();
     }
   }

@@ -130,4 +130,25 @@ void check_token_position(const ModelConfig& c, int token, int pos) {
   }
 }
 
+void check_sequence(const ModelConfig& c, std::span<const int> tokens, int pos) {
+  if (tokens.empty()) {
+    throw std::runtime_error("sequence: expected at least one token, found none");
+  }
+  if (pos < 0 || std::size_t(pos) + tokens.size() > std::size_t(c.seq_len)) {
+    throw std::runtime_error(fmt::format(
+        "sequence of {} tokens at position {}: expected positions within 0..{} (the context "
+        "length)", tokens.size(), pos, c.seq_len - 1));
+  }
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    check_token_position(c, tokens[i], pos + int(i));
+  }
+}
+
+void Backend::forward_sequence(std::span<const int> tokens, int pos) {
+  check_sequence(config(), tokens, pos);
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    forward(tokens[i], pos + int(i));
+  }
+}
+
 }  // namespace passim

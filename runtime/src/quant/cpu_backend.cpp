@@ -47,15 +47,16 @@ CpuBackend::CpuBackend(const QuantModel& model, kernels::SoftmaxOptions softmax)
   const ModelConfig& c = model.config;
   const auto dim = std::size_t(c.dim), hidden = std::size_t(c.hidden_dim);
   const auto seq = std::size_t(c.seq_len), vocab = std::size_t(c.vocab_size);
-  x_.assign(dim, 0);
-  branch_.assign(dim, 0);
-  xn_.assign(dim, 0);
-  q_.assign(dim, 0);
-  att_.assign(dim, 0);
-  gate_.assign(hidden, 0);
-  up_.assign(hidden, 0);
-  hid_.assign(hidden, 0);
-  acc_.assign(std::max({dim, hidden, vocab}), 0);
+  const std::size_t q_dim = desc_.layers.front().attention.q_dim();
+  x_.assign(seq * dim, 0);
+  branch_.assign(seq * dim, 0);
+  xn_.assign(seq * dim, 0);
+  q_.assign(seq * q_dim, 0);
+  att_.assign(seq * q_dim, 0);
+  gate_.assign(seq * hidden, 0);
+  up_.assign(seq * hidden, 0);
+  hid_.assign(seq * hidden, 0);
+  acc_.assign(seq * std::max({dim, hidden, q_dim}), 0);
   key_cache_.assign(std::size_t(c.n_layers) * seq * c.kv_dim(), 0);
   value_cache_.assign(key_cache_.size(), 0);
   scores_.assign(seq, 0);
@@ -76,111 +77,150 @@ std::span<const std::int16_t> CpuBackend::attention_row(int layer, int h) const 
           std::size_t(last_pos_ + 1)};
 }
 
-void CpuBackend::forward(int token, int pos) {
+void CpuBackend::forward(int token, int pos) { forward_sequence(std::span(&token, 1), pos); }
+
+void CpuBackend::forward_sequence(std::span<const int> tokens, int pos) {
   const ModelConfig& c = model_.config;
-  check_token_position(c, token, pos);
-  last_pos_ = pos;
+  check_sequence(c, tokens, pos);
+  const std::size_t n = tokens.size(), p0 = std::size_t(pos);
+  last_pos_ = pos + int(n) - 1;
   if (capture_) {
     captured_.assign(std::size_t(c.n_layers * c.n_heads) * std::size_t(c.seq_len), 0);
   }
-  embed(token, std::size_t(pos));  // x (dim) int16
+  embed(tokens, p0);  // x (n, dim) int16
   for (std::size_t l = 0; l < desc_.layers.size(); ++l) {
-    attention_block(l, std::size_t(pos));  // x (dim) += attention(norm(x))
-    ffn_block(l);                          // x (dim) += ffn(norm(x))
-    if (residual_observer_) {
-      residual_observer_(int(l), x_);
+    attention_block(l, p0, n);  // x (n, dim) += attention(norm(x))
+    ffn_block(l, n);            // x (n, dim) += ffn(norm(x))
+    observe(int(l), n);
+  }
+  head(n);  // logits (vocab) int32 Q.16 of the last position
+}
+
+void CpuBackend::observe(int layer, std::size_t n) {
+  if (residual_observer_) {
+    for (std::size_t i = 0; i < n; ++i) {
+      residual_observer_(layer, std::span(x_).subspan(i * desc_.dim, desc_.dim));
     }
   }
-  head();  // logits (vocab) int32 Q.16
 }
 
-void CpuBackend::embed(int token, std::size_t pos) {
+void CpuBackend::embed(std::span<const int> tokens, std::size_t pos) {
   const std::size_t dim = desc_.dim;
-  // x (dim) int16 = token row (+ position row), each requantised into the residual scale
-  k::embed_i16({model_.token_embedding.data() + std::size_t(token) * dim, dim},
-               model_.embed_rq[std::size_t(token)], x_);
-  if (desc_.embedding.positions == PositionKind::kLearned) {
-    k::embed_i16({model_.pos_embedding.data() + pos * dim, dim}, model_.pos_rq[pos], branch_);
-    k::add_i16(x_, branch_, x_);
+  // x (n, dim) int16 = token rows (+ position rows), each requantised into the residual scale
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    const auto token = std::size_t(tokens[i]);
+    const std::span<std::int16_t> x(x_.data() + i * dim, dim);
+    k::embed_i16({model_.token_embedding.data() + token * dim, dim}, model_.embed_rq[token], x);
+    if (desc_.embedding.positions == PositionKind::kLearned) {
+      const std::span<std::int16_t> p(branch_.data() + i * dim, dim);
+      k::embed_i16({model_.pos_embedding.data() + (pos + i) * dim, dim}, model_.pos_rq[pos + i], p);
+      k::add_i16(x, p, x);
+    }
   }
-  if (residual_observer_) {
-    residual_observer_(-1, x_);
-  }
+  observe(-1, tokens.size());
 }
 
-void CpuBackend::attention_block(std::size_t l, std::size_t pos) {
+void CpuBackend::attention_block(std::size_t l, std::size_t pos, std::size_t n) {
+  const AttentionDesc& a = desc_.layers[l].attention;
+  const QuantLayer& L = model_.layers[l];
+  const std::size_t dim = desc_.dim, q_dim = a.q_dim();
+  for (std::size_t i = 0; i < n; ++i) {  // xn (n, dim) int8
+    norm_i8(model_, a.norm.kind, L.attn_norm, std::span(x_).subspan(i * dim, dim),
+            std::span(xn_).subspan(i * dim, dim));
+  }
+  qkv(l, pos, n);     // q (n, q_dim); k, v rows pos .. pos + n - 1 of the cache
+  attend(l, pos, n);  // att (n, q_dim) int8
+  const std::span<std::int32_t> acc(acc_.data(), n * dim);
+  k::matmul_i8(std::span(att_).first(n * q_dim), L.wo, acc, n, q_dim, dim);
+  k::requantize_i16(acc, L.rq_o, std::span(branch_).first(n * dim));  // int16 residual branch
+  k::add_i16(std::span(x_).first(n * dim), std::span(branch_).first(n * dim),
+             std::span(x_).first(n * dim));
+}
+
+void CpuBackend::qkv(std::size_t l, std::size_t pos, std::size_t n) {
   const AttentionDesc& a = desc_.layers[l].attention;
   const QuantLayer& L = model_.layers[l];
   const std::size_t dim = desc_.dim, q_dim = a.q_dim(), kv = a.kv_dim(), hs = a.head_size;
   const std::size_t loff = l * desc_.embedding.max_positions * kv;
-  const std::span<std::int16_t> k_row(key_cache_.data() + loff + pos * kv, kv);
-  const std::span<std::int8_t> v_row(value_cache_.data() + loff + pos * kv, kv);
-  const std::span<std::int32_t> acc_q(acc_.data(), q_dim), acc_kv(acc_.data(), kv);
-
-  norm_i8(model_, a.norm.kind, L.attn_norm, x_, xn_);  // (dim) int8
-  k::matmul_i8(xn_, L.wq, acc_q, 1, dim, q_dim);         // q (q_dim) 12-bit (+ bias)
-  k::requantize_bits(acc_q, L.rq_q, q_, kQkBits);
-  k::matmul_i8(xn_, L.wk, acc_kv, 1, dim, kv);            // k (kv_dim) 12-bit
-  k::requantize_bits(acc_kv, L.rq_k, k_row, kQkBits);
-  k::matmul_i8(xn_, L.wv, acc_kv, 1, dim, kv);            // v (kv_dim) int8
-  k::requantize_i8(acc_kv, L.rq_v, v_row);
-  if (a.rope) {
-    const std::size_t half = hs / 2;
-    const std::span<const std::int16_t> cos(model_.rope_cos.data() + pos * half, half);
-    const std::span<const std::int16_t> sin(model_.rope_sin.data() + pos * half, half);
-    k::rope_i16(q_, hs, cos, sin);
-    k::rope_i16(k_row, hs, cos, sin);
+  const std::span<std::int16_t> k_rows(key_cache_.data() + loff + pos * kv, n * kv);
+  const std::span<std::int8_t> v_rows(value_cache_.data() + loff + pos * kv, n * kv);
+  const auto xn = std::span(xn_).first(n * dim);
+  const std::span<std::int32_t> acc_q(acc_.data(), n * q_dim), acc_kv(acc_.data(), n * kv);
+  k::matmul_i8(xn, L.wq, acc_q, n, dim, q_dim);  // q (n, q_dim) 12-bit (+ bias)
+  k::requantize_bits(acc_q, L.rq_q, std::span(q_).first(n * q_dim), kQkBits);
+  k::matmul_i8(xn, L.wk, acc_kv, n, dim, kv);  // k (n, kv_dim) 12-bit
+  k::requantize_bits(acc_kv, L.rq_k, k_rows, kQkBits);
+  k::matmul_i8(xn, L.wv, acc_kv, n, dim, kv);  // v (n, kv_dim) int8
+  k::requantize_i8(acc_kv, L.rq_v, v_rows);
+  if (!a.rope) {
+    return;
   }
-  const std::size_t t_len = pos + 1;  // causal: positions 0..pos
-  attend(l, pos, {key_cache_.data() + loff, t_len * kv}, {value_cache_.data() + loff, t_len * kv});
-  const std::span<std::int32_t> acc_dim(acc_.data(), dim);
-  k::matmul_i8(att_, L.wo, acc_dim, 1, q_dim, dim);  // (dim) -> int16 residual branch
-  k::requantize_i16(acc_dim, L.rq_o, branch_);
-  k::add_i16(x_, branch_, x_);
+  const std::size_t half = hs / 2;
+  for (std::size_t i = 0; i < n; ++i) {  // each row at its own position
+    const std::span<const std::int16_t> cos(model_.rope_cos.data() + (pos + i) * half, half);
+    const std::span<const std::int16_t> sin(model_.rope_sin.data() + (pos + i) * half, half);
+    k::rope_i16(std::span(q_).subspan(i * q_dim, q_dim), hs, cos, sin);
+    k::rope_i16(k_rows.subspan(i * kv, kv), hs, cos, sin);
+  }
 }
 
-void CpuBackend::attend(std::size_t l, std::size_t pos, std::span<const std::int16_t> k_cache,
-                        std::span<const std::int8_t> v_cache) {
+void CpuBackend::attend(std::size_t l, std::size_t pos, std::size_t n) {
   const AttentionDesc& a = desc_.layers[l].attention;
   const QuantLayer& L = model_.layers[l];
+  const std::size_t kv = a.kv_dim(), q_dim = a.q_dim(), seq = desc_.embedding.max_positions;
+  const std::size_t loff = l * seq * kv;
   const k::AttentionParams ap{a.n_heads, a.n_kv_heads, a.head_size, L.score_rq, L.attn_out_rq,
                               softmax_};
-  k::AttentionScratch scratch{scores_, exps_, probs_, head_acc_};
-  const std::size_t seq = desc_.embedding.max_positions;
-  if (capture_) {
-    scratch.capture = {captured_.data() + l * a.n_heads * seq, a.n_heads * seq};
-    scratch.capture_stride = seq;
+  for (std::size_t i = 0; i < n; ++i) {
+    k::AttentionScratch scratch{scores_, exps_, probs_, head_acc_};
+    if (capture_ && i + 1 == n) {  // the last position's probabilities
+      scratch.capture = {captured_.data() + l * a.n_heads * seq, a.n_heads * seq};
+      scratch.capture_stride = seq;
+    }
+    const std::size_t t_len = pos + i + 1;  // causal: positions 0 .. pos + i
+    k::attention_i8(std::span(q_).subspan(i * q_dim, q_dim),
+                    {key_cache_.data() + loff, t_len * kv}, {value_cache_.data() + loff, t_len * kv},
+                    t_len, ap, scratch, std::span(att_).subspan(i * q_dim, q_dim));
   }
-  k::attention_i8(q_, k_cache, v_cache, pos + 1, ap, scratch, att_);  // att (q_dim) int8
 }
 
-void CpuBackend::ffn_block(std::size_t l) {
+void CpuBackend::ffn_block(std::size_t l, std::size_t n) {
   const FfnDesc& f = desc_.layers[l].ffn;
   const QuantLayer& L = model_.layers[l];
   const std::size_t dim = desc_.dim, hidden = f.hidden;
-  const std::span<std::int32_t> acc_h(acc_.data(), hidden), acc_dim(acc_.data(), dim);
-
-  norm_i8(model_, f.norm.kind, L.ffn_norm, x_, xn_);  // (dim) int8
-  k::matmul_i8(xn_, L.w1, acc_h, 1, dim, hidden);
-  if (f.kind == FfnKind::kSwiGlu) {
-    k::requantize_i16(acc_h, L.rq_1, gate_);                  // gate (hidden) int16
-    k::matmul_i8(xn_, L.w3, acc_h, 1, dim, hidden);
-    k::requantize_i16(acc_h, L.rq_3, up_);                    // up (hidden) int16
-    k::silu_i16(gate_, L.silu_in_rq, L.silu_out_rq, gate_);   // silu(gate) int16
-    k::mul_i8(gate_, up_, L.mul_rq, hid_);                    // silu(gate) * up, int8
-  } else {
-    k::requantize_i8(acc_h, L.rq_1, hid_);                    // up (hidden) int8 (+ bias)
-    k::gelu_i8(hid_, L.gelu_in_rq, L.gelu_out_rq, hid_);      // gelu(up) int8
+  const std::span<std::int32_t> acc_h(acc_.data(), n * hidden), acc_dim(acc_.data(), n * dim);
+  const auto hid = std::span(hid_).first(n * hidden);
+  for (std::size_t i = 0; i < n; ++i) {  // xn (n, dim) int8
+    norm_i8(model_, f.norm.kind, L.ffn_norm, std::span(x_).subspan(i * dim, dim),
+            std::span(xn_).subspan(i * dim, dim));
   }
-  k::matmul_i8(hid_, L.w2, acc_dim, 1, hidden, dim);  // down (dim) -> int16 residual branch
-  k::requantize_i16(acc_dim, L.rq_2, branch_);
-  k::add_i16(x_, branch_, x_);
+  k::matmul_i8(std::span(xn_).first(n * dim), L.w1, acc_h, n, dim, hidden);
+  if (f.kind == FfnKind::kSwiGlu) {
+    const auto gate = std::span(gate_).first(n * hidden), up = std::span(up_).first(n * hidden);
+    k::requantize_i16(acc_h, L.rq_1, gate);                                  // gate int16
+    k::matmul_i8(std::span(xn_).first(n * dim), L.w3, acc_h, n, dim, hidden);
+    k::requantize_i16(acc_h, L.rq_3, up);                                    // up int16
+    k::silu_i16(gate, L.silu_in_rq, L.silu_out_rq, gate);                  // silu(gate) int16
+    for (std::size_t i = 0; i < n; ++i) {                                    // silu(gate) * up
+      k::mul_i8(gate.subspan(i * hidden, hidden), up.subspan(i * hidden, hidden), L.mul_rq,
+                hid.subspan(i * hidden, hidden));
+    }
+  } else {
+    k::requantize_i8(acc_h, L.rq_1, hid);                  // up (n, hidden) int8 (+ bias)
+    k::gelu_i8(hid, L.gelu_in_rq, L.gelu_out_rq, hid);    // gelu(up) int8
+  }
+  k::matmul_i8(hid, L.w2, acc_dim, n, hidden, dim);  // down (n, dim) -> int16 residual branch
+  k::requantize_i16(acc_dim, L.rq_2, std::span(branch_).first(n * dim));
+  k::add_i16(std::span(x_).first(n * dim), std::span(branch_).first(n * dim),
+             std::span(x_).first(n * dim));
 }
 
-void CpuBackend::head() {
-  const std::size_t dim = desc_.dim, classes = desc_.head.classes;
-  norm_i8(model_, desc_.head.norm, model_.final_norm, x_, xn_);  // (dim) int8
-  k::matmul_i8(xn_, model_.classifier(), logits_, 1, dim, classes);
+void CpuBackend::head(std::size_t n) {
+  // The last position's logits: final norm, classifier.
+  const std::size_t dim = desc_.dim, classes = desc_.head.classes, last = (n - 1) * dim;
+  const auto xn = std::span(xn_).subspan(last, dim);
+  norm_i8(model_, desc_.head.norm, model_.final_norm, std::span(x_).subspan(last, dim), xn);
+  k::matmul_i8(xn, model_.classifier(), logits_, 1, dim, classes);
   k::requantize_i32(logits_, model_.rq_cls, logits_);  // (classes) int32 Q.16
   for (std::size_t i = 0; i < classes; ++i) {
     logits_f32_[i] = static_cast<float>(std::ldexp(double(logits_[i]), -kLogitFracBits));

@@ -19,6 +19,10 @@ struct GenerateOptions {
   float temperature = 0.0f;   ///< 0 = greedy
   float top_p = 0.9f;
   std::uint64_t seed = 42;
+  /// Feed the prompt in one pass (Backend::forward_sequence), then decode token by token from
+  /// the KV cache it filled; false feeds every position alone, as run.c does. The text and ids
+  /// are the same either way.
+  bool prefill = true;
 };
 
 struct GenerateResult {
@@ -27,8 +31,11 @@ struct GenerateResult {
   std::string text;                   ///< exactly what run.c prints, final newline included
   int steps = 0;                      ///< positions actually run
   double seconds = 0;                 ///< wall time of the whole loop
-  double tokens_per_second = 0;       ///< run.c's figure: excludes the first position;
-                                      ///< 0 when fewer than 2 ran (run.c prints none then)
+  double tokens_per_second = 0;       ///< positions per second after the first forward
+                                      ///< pass (run.c's figure without prefill; the decode
+                                      ///< rate with it); 0 when no position followed it
+  int prefill_positions = 0;          ///< positions the prefill pass fed (0: no prefill)
+  double prefill_seconds = 0;         ///< wall time of the prefill pass
 };
 
 /// Validates `opts.steps` against the model: steps <= 0 or > seq_len is clamped to seq_len

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "passim/kernels/softmax.hpp"
@@ -37,37 +38,42 @@ class CpuBackend final : public Backend {
   [[nodiscard]] std::string_view name() const noexcept override { return "cpu"; }
   [[nodiscard]] const ModelConfig& config() const noexcept override { return model_.config; }
   void forward(int token, int pos) override;
+  /// n positions at once: every matmul on n rows, each row's attention over the positions up
+  /// to its own (bit-identical to n forward() calls).
+  void forward_sequence(std::span<const int> tokens, int pos) override;
   [[nodiscard]] std::span<const float> logits() const noexcept override { return logits_f32_; }
   void reset() override {}
 
   /// The raw int32 logits (vocab), Q.16.
   [[nodiscard]] std::span<const std::int32_t> logits_i32() const noexcept { return logits_; }
-  /// Attention probabilities (Q0.15) of head `h` at the last forward, (pos + 1);
+  /// Attention probabilities (Q0.15) of head `h` of the last position fed, (pos + 1);
   /// valid only when probability capture is on.
   [[nodiscard]] std::span<const std::int16_t> attention_row(int layer, int h) const;
   /// Keep every layer's attention probabilities of the last forward (tests).
   void capture_attention(bool on) noexcept { capture_ = on; }
-  /// Called with the int16 residual stream (dim) after the embedding (layer -1) and after
-  /// every layer (0 .. n_layers - 1), at each forward; empty to switch off.
+  /// Called with the int16 residual stream (dim) of each position after the embedding
+  /// (layer -1) and after every layer (0 .. n_layers - 1); empty to switch off.
   using ResidualObserver = std::function<void(int layer, std::span<const std::int16_t> x)>;
   void set_residual_observer(ResidualObserver obs) { residual_observer_ = std::move(obs); }
 
  private:
-  void embed(int token, std::size_t pos);
-  void attention_block(std::size_t l, std::size_t pos);
-  void attend(std::size_t l, std::size_t pos, std::span<const std::int16_t> k_cache,
-              std::span<const std::int8_t> v_cache);
-  void ffn_block(std::size_t l);
-  void head();
+  void embed(std::span<const int> tokens, std::size_t pos);
+  void attention_block(std::size_t l, std::size_t pos, std::size_t n);
+  void qkv(std::size_t l, std::size_t pos, std::size_t n);
+  void attend(std::size_t l, std::size_t pos, std::size_t n);
+  void ffn_block(std::size_t l, std::size_t n);
+  void head(std::size_t n);
+  void observe(int layer, std::size_t n);
 
   const QuantModel& model_;
   ModelDesc desc_;
   kernels::SoftmaxOptions softmax_;
-  std::vector<std::int16_t> x_, branch_;              // (dim) residual stream, int16
-  std::vector<std::int8_t> xn_, att_, hid_;          // int8 matmul inputs: (dim) (q_dim) (hidden)
-  std::vector<std::int16_t> q_;                      // (q_dim) kQkBits-bit queries
-  std::vector<std::int16_t> gate_, up_;              // (hidden) int16 SwiGLU gate and up
-  std::vector<std::int32_t> acc_;                    // (max(dim, hidden, vocab)) int32
+  // Activations of up to seq_len rows (positions), row-major.
+  std::vector<std::int16_t> x_, branch_;              // (rows, dim) residual stream, int16
+  std::vector<std::int8_t> xn_, att_, hid_;          // int8 matmul inputs: (rows, dim) (rows, q_dim) (rows, hidden)
+  std::vector<std::int16_t> q_;                      // (rows, q_dim) kQkBits-bit queries
+  std::vector<std::int16_t> gate_, up_;              // (rows, hidden) int16 SwiGLU gate and up
+  std::vector<std::int32_t> acc_;                    // (rows, max(dim, q_dim, hidden)) int32
   std::vector<std::int16_t> key_cache_;              // (n_layers, seq_len, kv_dim) kQkBits
   std::vector<std::int8_t> value_cache_;             // (n_layers, seq_len, kv_dim) int8
   std::vector<std::int32_t> scores_;                  // (seq_len)
