@@ -118,21 +118,50 @@ TEST(CliRun, ReportWritesJson) {
 // run.c prints "achieved tok/s" only when more than one position ran (its clock starts after
 // the first); one step printed "achieved tok/s: 0.0".
 TEST(CliRun, TokensPerSecondOnlyWhenMoreThanOnePositionRan) {
+  // As run.c (--prefill off): the clock starts after the first position.
   PASSIM_REQUIRE_DATA();
   const ScratchDir dir;
   const auto report = dir / "one.json";
   const auto one = run_cli({"run", "-b", "float", "-m", model(), "-z", tokenizer(), "-i",
-                            "Once upon a time", "-n", "1", "--report", report.string()});
+                            "Once upon a time", "-n", "1", "--prefill", "off", "--report",
+                            report.string()});
   ASSERT_EQ(one.code, 0) << one.err;
   EXPECT_TRUE(contains_all(one.err, {"backend float: 1 position in"})) << one.err;
   EXPECT_EQ(one.err.find("tok/s"), std::string::npos) << one.err;
   EXPECT_TRUE(read_json(report).at("timings").at("tokens_per_second").is_null());
   const auto two = run_cli({"run", "-b", "float", "-m", model(), "-z", tokenizer(), "-i",
-                            "Once upon a time", "-n", "2", "--report", report.string()});
+                            "Once upon a time", "-n", "2", "--prefill", "off", "--report",
+                            report.string()});
   ASSERT_EQ(two.code, 0) << two.err;
   EXPECT_TRUE(contains_all(two.err, {"backend float: 2 positions in", "achieved tok/s: "}))
       << two.err;
   EXPECT_TRUE(read_json(report).at("timings").at("tokens_per_second").is_number());
+}
+
+TEST(CliRun, TokensPerSecondAfterThePrefillOnly) {
+  // With prefill the clock starts after the prompt's pass: no figure until a position follows.
+  PASSIM_REQUIRE_DATA();
+  const ScratchDir dir;
+  const auto report = dir / "prefill.json";
+  const std::vector<std::string> base = {"run", "-b", "cpu", "-m", model(), "-z", tokenizer(),
+                                         "-i", "Once upon a time", "--report", report.string()};
+  auto with = [&](const char* steps) {
+    auto args = base;
+    args.insert(args.end(), {"-n", steps});
+    return run_cli(args);
+  };
+  const auto prompt_only = with("3");
+  ASSERT_EQ(prompt_only.code, 0) << prompt_only.err;
+  EXPECT_TRUE(contains_all(prompt_only.err, {"3 positions in", "(prefill 3 in"}))
+      << prompt_only.err;
+  EXPECT_EQ(prompt_only.err.find("tok/s"), std::string::npos) << prompt_only.err;
+  const auto more = with("12");
+  ASSERT_EQ(more.code, 0) << more.err;
+  EXPECT_TRUE(contains_all(more.err, {"12 positions in", "(prefill ", "achieved tok/s: "}))
+      << more.err;
+  const auto t = read_json(report).at("timings");
+  EXPECT_GE(t.at("prefill_positions").get<int>(), 4);
+  EXPECT_TRUE(t.at("tokens_per_second").is_number());
 }
 
 TEST(CliRun, ReportOrTraceNeverOverwriteAnInput) {
