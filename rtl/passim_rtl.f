@@ -5,12 +5,14 @@ vector/psm_gelu_phi_pkg.sv
 common/psm_isqrt.sv
 common/psm_divider.sv
 common/psm_row_tail.sv
+common/psm_row_walk.sv
 norm/psm_rsqrt.sv
 norm/psm_rmsnorm.sv
 norm/psm_layernorm.sv
 vector/psm_softmax.sv
 common/psm_requant.sv
 common/psm_clock_gate.sv
+common/psm_gated_act.sv
 matmul/psm_systolic_array.sv
 matmul/psm_matmul.sv
 vector/psm_silu.sv

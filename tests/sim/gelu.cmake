@@ -4,6 +4,9 @@
 # test. Included from tests/sim/CMakeLists.txt.
 set(PASSIM_GELU_RTL
   ${PASSIM_RTL_DIR}/common/psm_requant.sv
+  ${PASSIM_RTL_DIR}/common/psm_row_tail.sv
+  ${PASSIM_RTL_DIR}/common/psm_row_walk.sv
+  ${PASSIM_RTL_DIR}/common/psm_gated_act.sv
   ${PASSIM_RTL_DIR}/vector/psm_gelu_phi_pkg.sv
   ${PASSIM_RTL_DIR}/vector/psm_gelu.sv)
 

@@ -6,18 +6,21 @@
 
 # RTL sources of each unit, package first, in dependency order.
 set(PASSIM_VECTOR_PKG ${PASSIM_RTL_DIR}/pkg/psm_pkg.sv)
-set(PASSIM_SILU_RTL ${PASSIM_VECTOR_PKG}
+set(PASSIM_ROW_WALK_RTL ${PASSIM_RTL_DIR}/common/psm_row_tail.sv
+  ${PASSIM_RTL_DIR}/common/psm_row_walk.sv)
+set(PASSIM_SILU_RTL ${PASSIM_VECTOR_PKG} ${PASSIM_ROW_WALK_RTL}
   ${PASSIM_RTL_DIR}/common/psm_requant.sv
   ${PASSIM_RTL_DIR}/common/psm_iexp_pkg.sv
   ${PASSIM_RTL_DIR}/common/psm_iexp.sv
   ${PASSIM_RTL_DIR}/common/psm_divider.sv
+  ${PASSIM_RTL_DIR}/common/psm_gated_act.sv
   ${PASSIM_RTL_DIR}/vector/psm_silu.sv)
-set(PASSIM_ROPE_RTL ${PASSIM_VECTOR_PKG}
+set(PASSIM_ROPE_RTL ${PASSIM_VECTOR_PKG} ${PASSIM_ROW_WALK_RTL}
   ${PASSIM_RTL_DIR}/vector/psm_rope.sv)
-set(PASSIM_ELTWISE_RTL ${PASSIM_VECTOR_PKG}
+set(PASSIM_ELTWISE_RTL ${PASSIM_VECTOR_PKG} ${PASSIM_ROW_WALK_RTL}
   ${PASSIM_RTL_DIR}/common/psm_requant.sv
   ${PASSIM_RTL_DIR}/vector/psm_eltwise.sv)
-set(PASSIM_ATTN_RTL ${PASSIM_VECTOR_PKG}
+set(PASSIM_ATTN_RTL ${PASSIM_VECTOR_PKG} ${PASSIM_ROW_WALK_RTL}
   ${PASSIM_RTL_DIR}/common/psm_requant.sv
   ${PASSIM_RTL_DIR}/vector/psm_attn.sv)
 

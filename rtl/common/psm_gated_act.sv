@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: Apache-2.0
+// A self-gated activation out = x * g(x) on rows in the vector scratchpad, one word (Lanes
+// elements) at a time: the rows, the two requantisation steps and the scratchpad port of
+// psm_silu (g = sigmoid) and psm_gelu (g = Phi). The unit supplies g from t, lane by lane.
+// Golden model: the shared steps of passim::kernels::silu_i16() (runtime/src/kernels/silu.cpp)
+// and passim::kernels::gelu_i8() (runtime/src/kernels/gelu.cpp).
+//
+// Per element x (the low XBits of a lane, signed):
+//   t   = requantize(x, to_q10, 32)        Q.10, to the unit (t_o, valid with gate_start_o)
+//   g   = the unit's gate of t             unsigned, at most 2^16 (g_i, with gate_valid_i)
+//   out = requantize(x * g, out_rq, OutBits), written sign-extended
+// One requantiser per lane, used twice per word. |x * g| <= 2^(XBits - 1) * 2^16 must fit 32 bits.
+//
+// Cycles per word (one word in flight at a time):
+//   read, load (to_q10), round, gate start, gate wait (>= 1, until gate_valid_i: out_rq),
+//   round, write = 6 + the gate's cycles
+// done_o pulses in the cycle after the last write, with busy_o already low.
+module psm_gated_act #(
+  parameter int unsigned Lanes     = 2,   // elements per scratchpad word
+  parameter int unsigned AddrWidth = 16,  // scratchpad word address
+  parameter int unsigned LenWidth  = 16,  // row length and row count
+  parameter int unsigned XBits     = 16,  // element bits: 16 (SiLU), 8 (GELU)
+  parameter int unsigned OutBits   = 16   // result bits: 16 (SiLU), 8 (GELU)
+) (
+  input  logic                 clk_i,
+  input  logic                 rst_i,          // synchronous, active high
+  // Command: valid with the one-cycle start_i pulse; ignored while busy_o
+  input  logic                 start_i,
+  input  logic [AddrWidth-1:0] src_addr_i,     // input rows
+  input  logic [AddrWidth-1:0] dst_addr_i,     // output rows (may equal src_addr_i)
+  input  logic [LenWidth-1:0]  len_i,          // elements per row, >= 1
+  input  logic [LenWidth-1:0]  rows_i,         // rows, >= 1
+  input  logic [30:0]          to_q10_mult_i,  // x -> Q.10 step
+  input  logic [5:0]           to_q10_shift_i,
+  input  logic [30:0]          out_mult_i,     // x * g -> OutBits step
+  input  logic [5:0]           out_shift_i,
+  output logic                 busy_o,
+  output logic                 done_o,         // one-cycle pulse after the last write
+  // The gate: t of every lane arrives with gate_start_o; the unit answers with g
+  output logic                 gate_start_o,
+  output logic [Lanes*32-1:0]  t_o,            // Q.10 per lane
+  input  logic                 gate_valid_i,   // g_i holds g of every lane (checked from the
+                                               // cycle after gate_start_o)
+  input  logic [Lanes*17-1:0]  g_i,            // unsigned per lane, <= 2^16
+  // Vector scratchpad port (docs/accelerator.md): read data arrives one cycle after the request
+  output logic                 mem_req_o,
+  output logic                 mem_we_o,
+  output logic [AddrWidth-1:0] mem_addr_o,
+  output logic [Lanes*32-1:0]  mem_wdata_o,    // OutBits, sign-extended
+  output logic [Lanes-1:0]     mem_wmask_o,
+  input  logic [Lanes*32-1:0]  mem_rdata_i     // x in the low XBits of each lane
+);
+  typedef enum logic [2:0] {
+    StIdle,   // wait for start_i
+    StRead,   // request one word of x
+    StLoad,   // x arrives: keep it; the requantisers take x with to_q10
+    StToQ10,  // requantiser stage 2
+    StGate,   // t arrives: the gate starts
+    StScale,  // wait for g; then the requantisers take x * g with out_rq
+    StRound,  // requantiser stage 2
+    StWrite   // the results arrive: write the word, tail lanes masked
+  } gated_act_state_e;
+
+  gated_act_state_e state_d, state_q;
+
+  //////////////////////////////////////////////////////////////////////////////////////////////
+  // Command and row walk                                                                     //
+  //////////////////////////////////////////////////////////////////////////////////////////////
+
+  // The command, held by the walk.
+  logic [AddrWidth-1:0] src_q, dst_q;
+  logic [30:0]          to_q10_mult_q, out_mult_q;
+  logic [5:0]           to_q10_shift_q, out_shift_q;
+
+  // Word by word, row by row: the write of a word moves the walk on (the masks are evaluated
+  // only while the unit is busy).
+  logic                 walk_start, write;
+  logic [AddrWidth-1:0] word, row_off, row_words;  // row_words: not needed (row_off is)
+  logic [Lanes-1:0]     word_mask, rd_mask;         // rd_mask, row_end: nor is read tracking
+  logic                 last_word, last_row, row_end;
+
+  psm_row_walk #(
+    .Lanes(Lanes), .AddrWidth(AddrWidth), .LenWidth(LenWidth), .CmdWidth(2 * AddrWidth + 74)
+  ) u_walk (
+    .clk_i, .rst_i, .en_i(busy_o), .start_i(walk_start), .len_i, .rows_i,
+    .cmd_i({out_shift_i, out_mult_i, to_q10_shift_i, to_q10_mult_i, dst_addr_i, src_addr_i}),
+    .cmd_o({out_shift_q, out_mult_q, to_q10_shift_q, to_q10_mult_q, dst_q, src_q}),
+    .next_i(write), .rewind_i(1'b0), .row_next_i(1'b0), .row_rewind_i(1'b0), .read_i(1'b0),
+    .step_o(word), .row_off_o(row_off), .row_words_o(row_words), .mask_o(word_mask),
+    .last_step_o(last_word), .last_row_o(last_row), .row_end_o(row_end), .rd_mask_o(rd_mask)
+  );
+
+  //////////////////////////////////////////////////////////////////////////////////////////////
+  // Lanes                                                                                    //
+  //////////////////////////////////////////////////////////////////////////////////////////////
+
+  // The requantisers take x with to_q10 in StLoad, and x * g with out_rq in the StScale cycle
+  // in which g is valid.
+  logic                load, scale;
+  logic [30:0]         rq_mult;
+  logic [5:0]          rq_shift, rq_bits;
+  logic [Lanes*32-1:0] lane_out;  // requantised results, sign-extended
+  assign load     = (state_q == StLoad);
+  assign scale    = (state_q == StScale) && gate_valid_i;
+  assign rq_mult  = load ? to_q10_mult_q : out_mult_q;
+  assign rq_shift = load ? to_q10_shift_q : out_shift_q;
+  assign rq_bits  = load ? 6'd32 : 6'(OutBits);
+
+  for (genvar l = 0; l < Lanes; l++) begin : g_lane
+    logic signed [XBits-1:0] x;     // this lane of mem_rdata_i
+    logic signed [XBits-1:0] x_q;   // kept for x * g
+    logic signed [31:0]      rq_x;  // x, or x * g (exact)
+    logic signed [31:0]      rq_y;
+
+    assign x = mem_rdata_i[l*32 +: XBits];
+    always_comb begin
+      rq_x = '0;
+      if (load)       rq_x = 32'(x);
+      else if (scale) rq_x = 32'(x_q) * $signed({15'd0, g_i[l*17 +: 17]});
+    end
+
+    psm_requant u_requant (.clk_i, .en_i(load || scale), .x_i(rq_x), .bias_i(26'sd0),
+                           .mult_i(rq_mult), .shift_i(rq_shift), .out_bits_i(rq_bits),
+                           .y_o(rq_y));
+
+    always_ff @(posedge clk_i) begin  // datapath: no reset
+      if (load) x_q <= x;
+    end
+
+    assign t_o[l*32 +: 32]      = rq_y;
+    assign lane_out[l*32 +: 32] = rq_y;
+
+    // The upper bits of a lane are the sign extension of x.
+    logic unused_bits;
+    assign unused_bits = ^mem_rdata_i[l*32+XBits +: 32-XBits];
+  end : g_lane
+
+  //////////////////////////////////////////////////////////////////////////////////////////////
+  // Control                                                                                  //
+  //////////////////////////////////////////////////////////////////////////////////////////////
+
+  // One word in flight: the states follow each other; StWrite moves on to the next word, the
+  // next row's first word, or the end.
+  always_comb begin
+    state_d = state_q;
+    unique case (state_q)
+      StIdle:  if (start_i) state_d = StRead;
+      StRead:  state_d = StLoad;
+      StLoad:  state_d = StToQ10;
+      StToQ10: state_d = StGate;
+      StGate:  state_d = StScale;
+      StScale: if (gate_valid_i) state_d = StRound;
+      StRound: state_d = StWrite;
+      StWrite: state_d = (last_word && last_row) ? StIdle : StRead;
+      default: state_d = StIdle;
+    endcase
+  end
+
+  assign walk_start   = (state_q == StIdle) && start_i;
+  assign write        = (state_q == StWrite);
+  assign gate_start_o = (state_q == StGate);
+
+  // The scratchpad port: read x in StRead, write the results in StWrite, tail lanes masked.
+  assign mem_req_o   = (state_q == StRead) || write;
+  assign mem_we_o    = write;
+  assign mem_addr_o  = (write ? dst_q : src_q) + row_off + word;
+  assign mem_wdata_o = lane_out;
+  assign mem_wmask_o = write ? word_mask : '0;
+
+  always_ff @(posedge clk_i) begin  // control: reset
+    state_q <= rst_i ? StIdle : state_d;
+    done_o  <= !rst_i && write && last_word && last_row;
+  end
+
+  assign busy_o = (state_q != StIdle);
+
+  logic unused_walk;
+  assign unused_walk = ^{row_words, rd_mask, row_end};
+endmodule : psm_gated_act
