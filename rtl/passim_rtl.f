@@ -8,6 +8,7 @@ common/psm_row_tail.sv
 common/psm_row_walk.sv
 norm/psm_rsqrt.sv
 norm/psm_rmsnorm.sv
+batchnorm/psm_batchnorm.sv
 norm/psm_layernorm.sv
 vector/psm_softmax.sv
 common/psm_requant.sv
