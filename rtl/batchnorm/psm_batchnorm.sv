@@ -74,7 +74,8 @@ module psm_batchnorm #(
   logic                 last_row, row_end;
 
   psm_row_walk #(
-    .Lanes(Lanes), .AddrWidth(AddrWidth), .LenWidth(LenWidth), .CmdWidth(3 * AddrWidth + 53)
+    .Lanes(Lanes), .AddrWidth(AddrWidth), .LenWidth(LenWidth), .CmdWidth(3 * AddrWidth + 53),
+    .Rows(1'b0), .Reads(1'b1)
   ) u_walk (
     .clk_i, .rst_i, .en_i(active), .start_i(walk_start), .len_i, .rows_i(LenWidth'(1)),
     .cmd_i({rq_shift_i, rq_mult_i, mean_i, dst_addr_i, gain_addr_i, src_addr_i}),
@@ -162,6 +163,10 @@ module psm_batchnorm #(
     endcase
   end
 
+  always_ff @(posedge clk_i) begin  // control: reset
+    state_q <= rst_i ? StIdle : state_d;
+  end
+
   assign walk_start = (state_q == StIdle) && start_i;
   assign issue_read = (state_q == StReadX) || (state_q == StReadG) || (state_q == StReadB);
 
@@ -181,8 +186,7 @@ module psm_batchnorm #(
   assign mem_wmask_o = write ? word_mask : '0;
 
   always_ff @(posedge clk_i) begin  // control: reset
-    state_q <= rst_i ? StIdle : state_d;
-    done_o  <= !rst_i && write && last_word;
+    done_o <= !rst_i && write && last_word;
   end
 
   assign busy_o = (state_q != StIdle);

@@ -156,6 +156,10 @@ module psm_gated_act #(
     endcase
   end
 
+  always_ff @(posedge clk_i) begin  // control: reset
+    state_q <= rst_i ? StIdle : state_d;
+  end
+
   assign walk_start   = (state_q == StIdle) && start_i;
   assign write        = (state_q == StWrite);
   assign gate_start_o = (state_q == StGate);
@@ -168,8 +172,7 @@ module psm_gated_act #(
   assign mem_wmask_o = write ? word_mask : '0;
 
   always_ff @(posedge clk_i) begin  // control: reset
-    state_q <= rst_i ? StIdle : state_d;
-    done_o  <= !rst_i && write && last_word && last_row;
+    done_o <= !rst_i && write && last_word && last_row;
   end
 
   assign busy_o = (state_q != StIdle);

@@ -18,13 +18,17 @@
 //   read_i        the first word of the step is read: rd_mask_o holds the lanes of its data
 //                 that belong to the row in the next cycle (0 in a cycle without read data)
 // The masks are evaluated only while en_i (the unit runs), so an idle unit's simulator cost is
-// one test; they are 0 otherwise.
+// one test; they are 0 otherwise. A unit whose commands are one row each sets Rows = 0 (no row
+// registers; rows_i, row_next_i and row_rewind_i are ignored, row_off_o is 0), one that needs
+// no read tracking Reads = 0 (rd_mask_o is 0): neither keeps registers it does not use.
 module psm_row_walk #(
-  parameter int unsigned Lanes     = 2,   // elements per scratchpad word
-  parameter int unsigned AddrWidth = 16,  // scratchpad word address
-  parameter int unsigned LenWidth  = 16,  // row length and row count
-  parameter int unsigned StepWords = 1,   // words per step
-  parameter int unsigned CmdWidth  = 1,   // bits of the unit's other command fields
+  parameter int unsigned Lanes     = 2,     // elements per scratchpad word
+  parameter int unsigned AddrWidth = 16,    // scratchpad word address
+  parameter int unsigned LenWidth  = 16,    // row length and row count
+  parameter int unsigned StepWords = 1,     // words per step
+  parameter int unsigned CmdWidth  = 1,     // bits of the unit's other command fields
+  parameter bit          Rows      = 1'b1,  // commands of several rows
+  parameter bit          Reads     = 1'b0,  // read tracking (rd_mask_o)
   // Derived
   localparam int unsigned StepLanes = StepWords * Lanes
 ) (
@@ -54,25 +58,15 @@ module psm_row_walk #(
   output logic [StepLanes-1:0] rd_mask_o      // lanes of the data read last cycle in the row
 );
   logic [CmdWidth-1:0]  cmd_q;
-  logic [LenWidth-1:0]  len_q, rows_q;
+  logic [LenWidth-1:0]  len_q;
   logic [AddrWidth-1:0] row_words_q;
-  logic [AddrWidth-1:0] row_off_q;    // r * row_words
-  logic [LenWidth-1:0]  rows_left_q;  // rows not finished, including row r
   logic [AddrWidth-1:0] step_q;       // k
   logic [LenWidth-1:0]  left_q;       // elements of the row from step k on
-  logic                 rd_valid_q;
-  logic [StepLanes-1:0] rd_mask_q;
 
   logic [LenWidth-1:0] left_after;  // left_q after step k (0 at the row's end)
 
-  psm_row_tail #(
-    .Lanes   (StepLanes),
-    .LenWidth(LenWidth)
-  ) u_row_tail (
-    .en_i,
-    .left_i      (left_q),
-    .mask_o,
-    .left_after_o(left_after)
+  psm_row_tail #(.Lanes(StepLanes), .LenWidth(LenWidth)) u_row_tail (
+    .en_i, .left_i(left_q), .mask_o, .left_after_o(left_after)
   );
 
   // Ceil(n / Lanes): the words of an n-element row (a shift when Lanes is a power of two).
@@ -85,27 +79,14 @@ module psm_row_walk #(
 
   always_ff @(posedge clk_i) begin  // control: reset
     if (rst_i) begin
-      row_off_q   <= '0;
-      rows_left_q <= '0;
-      step_q      <= '0;
-      left_q      <= '0;
-      rd_valid_q  <= 1'b0;
-    end else begin
-      rd_valid_q <= read_i;
-      if (start_i || row_rewind_i) begin
-        row_off_q   <= '0;
-        rows_left_q <= start_i ? rows_i : rows_q;
-      end else if (row_next_i || wrap) begin
-        row_off_q   <= row_off_q + row_words_q;
-        rows_left_q <= rows_left_q - LenWidth'(1);
-      end
-      if (start_i || rewind_i || wrap) begin
-        step_q <= '0;
-        left_q <= start_i ? len_i : len_q;
-      end else if (next_i) begin
-        step_q <= step_q + AddrWidth'(1);
-        left_q <= left_after;
-      end
+      step_q <= '0;
+      left_q <= '0;
+    end else if (start_i || rewind_i || wrap) begin
+      step_q <= '0;
+      left_q <= start_i ? len_i : len_q;
+    end else if (next_i) begin
+      step_q <= step_q + AddrWidth'(1);
+      left_q <= left_after;
     end
   end
 
@@ -113,20 +94,67 @@ module psm_row_walk #(
     if (start_i) begin
       cmd_q       <= cmd_i;
       len_q       <= len_i;
-      rows_q      <= rows_i;
       row_words_q <= AddrWidth'(len_round_up / (LenWidth + 1)'(Lanes));
     end
-    if (read_i) rd_mask_q <= mask_o;
   end
 
   assign cmd_o       = cmd_q;
   assign step_o      = step_q;
-  assign row_off_o   = row_off_q;
   assign row_words_o = row_words_q;
   assign last_step_o = (left_q <= LenWidth'(StepLanes));
-  assign last_row_o  = (rows_left_q == LenWidth'(1));
   assign row_end_o   = (left_q == '0);
-  assign rd_mask_o   = rd_valid_q ? rd_mask_q : '0;
+
+  // The rows of a command: row r, its offset from each base, the rows left.
+  if (Rows) begin : g_rows
+    logic [LenWidth-1:0]  rows_q;
+    logic [AddrWidth-1:0] row_off_q;    // r * row_words
+    logic [LenWidth-1:0]  rows_left_q;  // rows not finished, including row r
+
+    always_ff @(posedge clk_i) begin  // control: reset
+      if (rst_i) begin
+        row_off_q   <= '0;
+        rows_left_q <= '0;
+      end else if (start_i || row_rewind_i) begin
+        row_off_q   <= '0;
+        rows_left_q <= start_i ? rows_i : rows_q;
+      end else if (row_next_i || wrap) begin
+        row_off_q   <= row_off_q + row_words_q;
+        rows_left_q <= rows_left_q - LenWidth'(1);
+      end
+    end
+
+    always_ff @(posedge clk_i) begin  // datapath: no reset
+      if (start_i) rows_q <= rows_i;
+    end
+
+    assign row_off_o  = row_off_q;
+    assign last_row_o = (rows_left_q == LenWidth'(1));
+  end else begin : g_one_row
+    logic unused_rows;
+    assign unused_rows = ^{rows_i, row_next_i, row_rewind_i};
+    assign row_off_o   = '0;
+    assign last_row_o  = 1'b1;
+  end
+
+  // The lanes of the word read last cycle (0 without one).
+  if (Reads) begin : g_reads
+    logic                 rd_valid_q;
+    logic [StepLanes-1:0] rd_mask_q;
+
+    always_ff @(posedge clk_i) begin  // control: reset
+      rd_valid_q <= !rst_i && read_i;
+    end
+
+    always_ff @(posedge clk_i) begin  // datapath: no reset
+      if (read_i) rd_mask_q <= mask_o;
+    end
+
+    assign rd_mask_o = rd_valid_q ? rd_mask_q : '0;
+  end else begin : g_no_reads
+    logic unused_read;
+    assign unused_read = read_i;
+    assign rd_mask_o   = '0;
+  end
 
 `ifndef SYNTHESIS
   CmdSizes_A : assert property (@(posedge clk_i) disable iff (rst_i)

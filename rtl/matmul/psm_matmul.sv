@@ -176,9 +176,8 @@ module psm_matmul #(
     endcase
   end
 
-  always_ff @(posedge clk_i) begin
-    if (rst_i) state_q <= StIdle;
-    else       state_q <= state_d;
+  always_ff @(posedge clk_i) begin  // control: reset
+    state_q <= rst_i ? StIdle : state_d;
   end
 
   always_ff @(posedge clk_i) begin  // control: reset

@@ -99,7 +99,7 @@ module psm_layernorm #(
 
   psm_row_walk #(
     .Lanes(Lanes), .AddrWidth(AddrWidth), .LenWidth(LenWidth),
-    .CmdWidth(3 * AddrWidth + LenWidth + 69)
+    .CmdWidth(3 * AddrWidth + LenWidth + 69), .Rows(1'b0), .Reads(1'b1)
   ) u_walk (
     .clk_i, .rst_i, .en_i(active), .start_i(start_cmd), .len_i, .rows_i(LenWidth'(1)),
     .cmd_i({mode_i, gain_frac_bits_i, eps_i, len_i, dst_addr_i, gain_addr_i, src_addr_i}),
@@ -211,17 +211,9 @@ module psm_layernorm #(
   assign div_divisor  = DivWidth'({len_q, 1'b0});
   assign mean_full    = num_neg_q ? ~div_quotient : div_quotient;
 
-  psm_divider #(
-    .Width(DivWidth)
-  ) u_divider (
-    .clk_i,
-    .rst_i,
-    .start_i   (div_start),
-    .dividend_i(div_dividend),
-    .divisor_i (div_divisor),
-    .busy_o    (div_busy),
-    .done_o    (div_done),
-    .quotient_o(div_quotient)
+  psm_divider #(.Width(DivWidth)) u_divider (
+    .clk_i, .rst_i, .start_i(div_start), .dividend_i(div_dividend), .divisor_i(div_divisor),
+    .busy_o(div_busy), .done_o(div_done), .quotient_o(div_quotient)
   );
 
   // ssd = sum of squared deviations + eps, exact in uint64; 1 if it is 0 (a constant row with
@@ -243,17 +235,9 @@ module psm_layernorm #(
     end
   end
 
-  psm_rsqrt u_rsqrt (
-    .clk_i,
-    .rst_i,
-    .start_i      (rsqrt_start),
-    .x_i          (rsqrt_x),
-    .extra_shift_i({2'b00, gain_frac_bits_q}),
-    .busy_o       (rsqrt_busy),
-    .done_o       (rsqrt_done),
-    .mult_o       (rsqrt_mult),
-    .shift_o      (rsqrt_shift)
-  );
+  psm_rsqrt u_rsqrt (.clk_i, .rst_i, .start_i(rsqrt_start), .x_i(rsqrt_x),
+                     .extra_shift_i({2'b00, gain_frac_bits_q}), .busy_o(rsqrt_busy),
+                     .done_o(rsqrt_done), .mult_o(rsqrt_mult), .shift_o(rsqrt_shift));
 
   //////////////////////////////////////////////////////////////////////////////////////////////
   // Pass 2: psm_batchnorm                                                                    //
@@ -320,6 +304,10 @@ module psm_layernorm #(
     endcase
   end
 
+  always_ff @(posedge clk_i) begin  // control: reset
+    state_q <= rst_i ? StIdle : state_d;
+  end
+
   // A command is accepted while this unit and psm_batchnorm are both idle. Pass 1 starts at
   // word 0 again (and clears the lane sums) when m is latched.
   assign start_cmd   = start_i && (state_q == StIdle) && !bn_busy;
@@ -335,10 +323,6 @@ module psm_layernorm #(
   assign mem_addr_o  = bn_busy ? bn_addr : src_q + word;
   assign mem_wdata_o = bn_wdata;
   assign mem_wmask_o = bn_wmask;
-
-  always_ff @(posedge clk_i) begin  // control: reset
-    state_q <= rst_i ? StIdle : state_d;
-  end
 
   always_ff @(posedge clk_i) begin  // datapath: no reset
     if (state_q == StMeanDivide && div_done) mean_q    <= mean_full[15:0];

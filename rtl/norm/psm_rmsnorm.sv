@@ -98,7 +98,8 @@ module psm_rmsnorm #(
   logic                 last_row;
 
   psm_row_walk #(
-    .Lanes(Lanes), .AddrWidth(AddrWidth), .LenWidth(LenWidth), .CmdWidth(3 * AddrWidth + 68)
+    .Lanes(Lanes), .AddrWidth(AddrWidth), .LenWidth(LenWidth), .CmdWidth(3 * AddrWidth + 68),
+    .Rows(1'b0), .Reads(1'b1)
   ) u_walk (
     .clk_i, .rst_i, .en_i(active), .start_i(walk_start), .len_i, .rows_i(LenWidth'(1)),
     .cmd_i({gain_frac_bits_i, eps_i, dst_addr_i, gain_addr_i, src_addr_i}),
@@ -192,17 +193,9 @@ module psm_rmsnorm #(
   logic rsqrt_busy;
   logic rsqrt_done;
 
-  psm_rsqrt u_rsqrt (
-    .clk_i,
-    .rst_i,
-    .start_i      (rsqrt_start),
-    .x_i          (rsqrt_x),
-    .extra_shift_i({2'b00, gain_frac_bits_q}),
-    .busy_o       (rsqrt_busy),
-    .done_o       (rsqrt_done),
-    .mult_o       (rq_mult),
-    .shift_o      (rq_shift)
-  );
+  psm_rsqrt u_rsqrt (.clk_i, .rst_i, .start_i(rsqrt_start), .x_i(rsqrt_x),
+                     .extra_shift_i({2'b00, gain_frac_bits_q}), .busy_o(rsqrt_busy),
+                     .done_o(rsqrt_done), .mult_o(rq_mult), .shift_o(rq_shift));
 
   //////////////////////////////////////////////////////////////////////////////////////////////
   // Control                                                                                 //
@@ -229,6 +222,10 @@ module psm_rmsnorm #(
     endcase
   end
 
+  always_ff @(posedge clk_i) begin  // control: reset
+    state_q <= rst_i ? StIdle : state_d;
+  end
+
   // Pass 1 starts at word 0 again: rewind when the reciprocal square root starts.
   assign walk_start  = (state_q == StIdle) && start_i;
   assign walk_rewind = (state_q == StSumReduce);
@@ -250,8 +247,7 @@ module psm_rmsnorm #(
   assign mem_wmask_o = norm_write ? rd_mask : '0;
 
   always_ff @(posedge clk_i) begin  // control: reset
-    state_q <= rst_i ? StIdle : state_d;
-    done_o  <= !rst_i && norm_write && last_word;
+    done_o <= !rst_i && norm_write && last_word;
   end
 
   assign busy_o = (state_q != StIdle);

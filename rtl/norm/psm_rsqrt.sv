@@ -45,15 +45,8 @@ module psm_rsqrt (
   logic        sqrt_busy;
   logic [31:0] sqrt_root;
 
-  psm_isqrt u_isqrt (
-    .clk_i,
-    .rst_i,
-    .start_i   (sqrt_start),
-    .radicand_i(x_norm_q),
-    .busy_o    (sqrt_busy),
-    .done_o    (sqrt_done),
-    .root_o    (sqrt_root)
-  );
+  psm_isqrt u_isqrt (.clk_i, .rst_i, .start_i(sqrt_start), .radicand_i(x_norm_q),
+                     .busy_o(sqrt_busy), .done_o(sqrt_done), .root_o(sqrt_root));
 
   // mult = 2^59 / s.
   logic                div_start;
@@ -61,16 +54,9 @@ module psm_rsqrt (
   logic                div_busy;
   logic [DivWidth-1:0] div_quotient;
 
-  psm_divider #(
-    .Width(DivWidth)
-  ) u_divider (
-    .clk_i,
-    .rst_i,
-    .start_i   (div_start),
-    .dividend_i(DivWidth'(1) << 59),
-    .divisor_i (DivWidth'(sqrt_root)),
-    .busy_o    (div_busy),
-    .done_o    (div_done),
+  psm_divider #(.Width(DivWidth)) u_divider (
+    .clk_i, .rst_i, .start_i(div_start), .dividend_i(DivWidth'(1) << 59),
+    .divisor_i(DivWidth'(sqrt_root)), .busy_o(div_busy), .done_o(div_done),
     .quotient_o(div_quotient)
   );
 
@@ -110,8 +96,7 @@ module psm_rsqrt (
   end
 
   always_ff @(posedge clk_i) begin  // control: reset
-    if (rst_i) state_q <= StIdle;
-    else       state_q <= state_d;
+    state_q <= rst_i ? StIdle : state_d;
   end
 
   always_ff @(posedge clk_i) begin  // datapath: no reset

@@ -329,9 +329,8 @@ module psm_matmul_stage #(
     endcase
   end
 
-  always_ff @(posedge clk_i) begin
-    if (rst_i) state_q <= StIdle;
-    else       state_q <= state_d;
+  always_ff @(posedge clk_i) begin  // control: reset
+    state_q <= rst_i ? StIdle : state_d;
   end
 
   assign busy_o = (state_q != StIdle);

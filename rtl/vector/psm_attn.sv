@@ -99,7 +99,7 @@ module psm_attn #(
 
   psm_row_walk #(
     .Lanes(Lanes), .AddrWidth(AddrWidth), .LenWidth(LenWidth),
-    .CmdWidth(3 * AddrWidth + ParamAddrWidth + 1)
+    .CmdWidth(3 * AddrWidth + ParamAddrWidth + 1), .Reads(1'b1)
   ) u_walk (
     .clk_i, .rst_i, .en_i(busy_o), .start_i(walk_start), .len_i, .rows_i,
     .cmd_i({op_i == psm_pkg::OpAttnScore, param_addr_i, dst_addr_i, src2_addr_i, src_addr_i}),
@@ -240,6 +240,10 @@ module psm_attn #(
     endcase
   end
 
+  always_ff @(posedge clk_i) begin  // control: reset
+    state_q <= rst_i ? StIdle : state_d;
+  end
+
   // The walks: SCORE moves to word w + 1 of the same t, or (after the score of t is kept) to
   // word 0 of t + 1; VALUE moves down to t + 1 for the same w, or (after out[w] is written) to
   // word w + 1 at t = 0.
@@ -295,13 +299,11 @@ module psm_attn #(
 
   always_ff @(posedge clk_i) begin  // control: reset
     if (rst_i) begin
-      state_q      <= StIdle;
       read_state_q <= StIdle;
       done_o       <= 1'b0;
       pos_lane_q   <= '0;
       pos_word_q   <= '0;
     end else begin
-      state_q      <= state_d;
       read_state_q <= state_q;
       done_o       <= done_d;
       if (walk_start || walk_row_rewind) begin

@@ -224,6 +224,10 @@ module psm_eltwise #(
     endcase
   end
 
+  always_ff @(posedge clk_i) begin  // control: reset
+    state_q <= rst_i ? StIdle : state_d;
+  end
+
   // The parameter port (EMBED: the row's step, for every lane; MUL: one channel's step).
   logic prm_bcast;
   assign prm_req_o  = (state_q == StRowParam) || (state_q == StChanParam);
@@ -247,14 +251,12 @@ module psm_eltwise #(
 
   always_ff @(posedge clk_i) begin  // control: reset
     if (rst_i) begin
-      state_q     <= StIdle;
       prm_valid_q <= 1'b0;
       done_o      <= 1'b0;
       row_idx_q   <= '0;
       chan_q      <= '0;
       prm_lane_q  <= '0;
     end else begin
-      state_q     <= state_d;
       prm_valid_q <= prm_req_o;
       done_o      <= done_d;
       if (walk_start || next_row) begin

@@ -193,6 +193,10 @@ module psm_rope #(
     endcase
   end
 
+  always_ff @(posedge clk_i) begin  // control: reset
+    state_q <= rst_i ? StIdle : state_d;
+  end
+
   assign walk_start = (state_q == StIdle) && start_i;
 
   // The scratchpad port: the step's words and table words, then the rotated words, tail lanes
@@ -220,7 +224,6 @@ module psm_rope #(
   end
 
   always_ff @(posedge clk_i) begin  // control: reset
-    state_q      <= rst_i ? StIdle : state_d;
     read_state_q <= rst_i ? StIdle : state_q;
     done_o       <= !rst_i && done_d;
   end

@@ -98,7 +98,8 @@ module psm_softmax #(
   logic                 last_row;
 
   psm_row_walk #(
-    .Lanes(Lanes), .AddrWidth(AddrWidth), .LenWidth(LenWidth), .CmdWidth(2 * AddrWidth + 1)
+    .Lanes(Lanes), .AddrWidth(AddrWidth), .LenWidth(LenWidth), .CmdWidth(2 * AddrWidth + 1),
+    .Rows(1'b0), .Reads(1'b1)
   ) u_walk (
     .clk_i, .rst_i, .en_i(active), .start_i(walk_start), .len_i, .rows_i(LenWidth'(1)),
     .cmd_i({online_i, dst_addr_i, src_addr_i}), .cmd_o({online_q, dst_q, src_q}),
@@ -248,17 +249,9 @@ module psm_softmax #(
   logic                div_done;
   logic [DivWidth-1:0] div_quotient;
 
-  psm_divider #(
-    .Width(DivWidth)
-  ) u_divider (
-    .clk_i,
-    .rst_i,
-    .start_i   (div_start),
-    .dividend_i(DivWidth'(ProbOne) << RecipBits),
-    .divisor_i (row_sum),
-    .busy_o    (div_busy),
-    .done_o    (div_done),
-    .quotient_o(div_quotient)
+  psm_divider #(.Width(DivWidth)) u_divider (
+    .clk_i, .rst_i, .start_i(div_start), .dividend_i(DivWidth'(ProbOne) << RecipBits),
+    .divisor_i(row_sum), .busy_o(div_busy), .done_o(div_done), .quotient_o(div_quotient)
   );
   assign recip = div_quotient[RecipWidth-1:0];
 
@@ -291,6 +284,10 @@ module psm_softmax #(
     endcase
   end
 
+  always_ff @(posedge clk_i) begin  // control: reset
+    state_q <= rst_i ? StIdle : state_d;
+  end
+
   // Each pass starts at word 0: rewind when m is registered (not online) and when the divider
   // starts.
   assign walk_start  = (state_q == StIdle) && start_i;
@@ -307,8 +304,7 @@ module psm_softmax #(
   assign mem_wmask_o = norm_write ? rd_mask : '0;
 
   always_ff @(posedge clk_i) begin  // control: reset
-    state_q <= rst_i ? StIdle : state_d;
-    done_o  <= !rst_i && norm_write && last_word;
+    done_o <= !rst_i && norm_write && last_word;
   end
 
   always_ff @(posedge clk_i) begin  // datapath: no reset
