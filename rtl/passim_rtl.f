@@ -28,6 +28,7 @@ top/psm_counters.sv
 top/psm_trace.sv
 top/psm_instr_check.sv
 top/psm_controller.sv
+top/psm_dma_beat_walk.sv
 top/psm_dma.sv
 top/psm_matmul_stage.sv
 top/psm_vector_unit.sv
