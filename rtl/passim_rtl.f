@@ -23,6 +23,7 @@ vector/psm_eltwise.sv
 vector/psm_attn.sv
 top/psm_ram.sv
 top/psm_spad_arbiter.sv
+top/psm_spad.sv
 top/psm_regs.sv
 top/psm_counters.sv
 top/psm_trace.sv
