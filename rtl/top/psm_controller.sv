@@ -176,122 +176,102 @@ module psm_controller #(
   logic watchdog_hit;
   assign watchdog_hit = busy_q && (watchdog_i != '0) && (run_cycles_q >= watchdog_i);
 
+  // CTRL.start checks PROG_LEN and PROG_ADDR (evaluated only when idle).
+  logic [7:0] start_err;
   always_comb begin
-    state_d      = state_q;
-    prog_req     = 1'b0;
-    prog_we      = 1'b0;
-    prog_addr    = ProgAddrWidth'(pc_q);
-    prog_wdata   = {mem_rsp_rdata_i, f_low_q};
-    unit_start_o = '0;
-    unit_stall_o = 1'b0;
-    instret_o    = 1'b0;
-    raise        = 1'b0;
-    raise_code   = psm_pkg::ErrNone;
-    raise_info   = pc_q;
-    unique case (state_q)
-      // Idle: check PROG_LEN and PROG_ADDR on start.
-      StIdle: begin
-        if (start_i) begin
-          if (prog_len_i == '0 || prog_len_i > 32'(ProgDepth)) begin
-            raise      = 1'b1;
-            raise_code = psm_pkg::ErrProgLen;
-            raise_info = '0;
-          end else if (prog_addr_i[3:0] != 4'd0) begin
-            raise      = 1'b1;
-            raise_code = psm_pkg::ErrProgAlign;
-            raise_info = '0;
-          end else begin
-            state_d = StFetch;
-          end
-        end
-      end
-      // Fetch: two beats per instruction; the second one writes the program memory.
-      StFetch: begin
-        if (mem_rsp_valid_i) begin
-          prog_addr = ProgAddrWidth'(f_rsp_q >> 1);
-          if (mem_rsp_err_i) begin
-            raise      = 1'b1;
-            raise_code = psm_pkg::ErrBus;
-            raise_info = f_rsp_q >> 1;
-            state_d    = StFetchDrain;
-          end else if (f_rsp_q[0]) begin
-            prog_req = 1'b1;
-            prog_we  = 1'b1;
-          end
-          if (!mem_rsp_err_i && f_rsp_q + 32'd1 == {len_q[30:0], 1'b0}) state_d = StRead;
-        end
-        if (watchdog_hit && state_d == StFetch) begin
-          raise      = 1'b1;
-          raise_code = psm_pkg::ErrWatchdog;
-          raise_info = '0;
-          state_d    = StFetchDrain;
-        end
-      end
-      // The fetch failed: every outstanding beat still gets its response.
-      StFetchDrain: begin
-        if (f_os_q == FetchCntWidth'(mem_rsp_valid_i)) state_d = StIdle;
-      end
-      // Read the instruction at pc (a program that runs out of instructions is an error).
-      StRead: begin
-        if (pc_q == len_q) begin
-          raise      = 1'b1;
-          raise_code = psm_pkg::ErrBadOpcode;
-          state_d    = StAbort;
-        end else begin
-          prog_req = 1'b1;
-          state_d  = StIssue;
-        end
-      end
-      // Decode and check; issue when the unit is idle (BARRIER and END: every unit).
-      StIssue: begin
-        if (ir_error != psm_pkg::ErrNone) begin
-          raise      = 1'b1;
-          raise_code = ir_error;
-          state_d    = StAbort;
-        end else if (ir_unit == 2'd0) begin
-          unique case (ir_opcode)
-            psm_pkg::OpEnd: begin
-              if (unit_busy_i == '0) begin
-                instret_o = 1'b1;
-                state_d   = StIdle;
-              end
-            end
-            psm_pkg::OpBarrier: begin
-              if (unit_busy_i == '0) begin
-                instret_o = 1'b1;
-                state_d   = StRead;
-              end
-            end
-            default: begin  // NOP
-              instret_o = 1'b1;
-              state_d   = StRead;
-            end
-          endcase
-        end else if (ir_unit_busy) begin
-          unit_stall_o = 1'b1;
-        end else begin
-          unit_start_o[ir_u] = 1'b1;
-          instret_o          = 1'b1;
-          state_d            = StRead;
-        end
-      end
-      // Abort: hold the units in abort until none is busy.
-      StAbort: begin
-        if (unit_busy_i == '0) state_d = StIdle;
-      end
-      default: state_d = StIdle;
-    endcase
-    // A DMA bus error (of an earlier instruction) or the watchdog stops a running program.
-    if ((state_q == StRead || state_q == StIssue) && (dma_err_i || watchdog_hit)) begin
-      unit_start_o = '0;
-      instret_o    = 1'b0;
-      unit_stall_o = 1'b0;
-      raise        = 1'b1;
-      raise_code   = dma_err_i ? psm_pkg::ErrBus : psm_pkg::ErrWatchdog;
-      raise_info   = dma_err_i ? unit_pc_q[31:0] : pc_q;
-      state_d      = StAbort;
+    start_err = psm_pkg::ErrNone;
+    if (state_q == StIdle) begin
+      if (prog_len_i == '0 || prog_len_i > 32'(ProgDepth)) start_err = psm_pkg::ErrProgLen;
+      else if (prog_addr_i[3:0] != 4'd0)                  start_err = psm_pkg::ErrProgAlign;
     end
   end
+
+  // The fetch: two beats per instruction, the second one writes the program memory; it ends
+  // with the last beat, a bus error, or the watchdog.
+  logic fetch_err;    // a beat with a bus error
+  logic fetch_last;   // the program's last beat, without one
+  logic fetch_write;  // an instruction's second beat, without one
+  logic fetch_stop;   // the watchdog stops a fetch that does not end this cycle
+  assign fetch_err   = (state_q == StFetch) && mem_rsp_valid_i && mem_rsp_err_i;
+  assign fetch_last  = (state_q == StFetch) && mem_rsp_valid_i && !mem_rsp_err_i
+                       && (f_rsp_q + 32'd1 == {len_q[30:0], 1'b0});
+  assign fetch_write = (state_q == StFetch) && mem_rsp_valid_i && !mem_rsp_err_i && f_rsp_q[0];
+  assign fetch_stop  = (state_q == StFetch) && watchdog_hit && !fetch_err && !fetch_last;
+
+  // The run: StRead reads the instruction at pc (running past PROG_LEN is an error), StIssue
+  // retires it when it can: END and BARRIER once every unit is idle, NOP at once, a unit
+  // instruction when its unit is idle (it starts the unit). A DMA bus error (of an earlier
+  // instruction) or the watchdog stops the run in either state.
+  logic run_stop;       // the run stops: DMA bus error or watchdog
+  logic ir_opcode_end;  // END (BARRIER waits like it, then goes on)
+  logic ir_ready;       // StIssue: the instruction can retire
+  logic issue;          // StIssue: it retires this cycle
+  assign run_stop      = (state_q == StRead || state_q == StIssue) && (dma_err_i || watchdog_hit);
+  assign ir_opcode_end = (ir_unit == 2'd0) && (ir_opcode == psm_pkg::OpEnd);
+  assign ir_ready      = (ir_opcode_end || (ir_unit == 2'd0 && ir_opcode == psm_pkg::OpBarrier))
+                         ? (unit_busy_i == '0) : !ir_unit_busy;
+  assign issue    = (state_q == StIssue) && (ir_error == psm_pkg::ErrNone) && ir_ready
+                    && !run_stop;
+
+  always_comb begin
+    state_d = state_q;
+    unique case (state_q)
+      StIdle:       if (start_i && start_err == psm_pkg::ErrNone) state_d = StFetch;
+      StFetch: begin
+        if (fetch_err || fetch_stop) state_d = StFetchDrain;
+        else if (fetch_last)         state_d = StRead;
+      end
+      // Every outstanding beat still gets its response.
+      StFetchDrain: if (f_os_q == FetchCntWidth'(mem_rsp_valid_i)) state_d = StIdle;
+      StRead:       state_d = (pc_q == len_q) ? StAbort : StIssue;
+      StIssue: begin
+        if (ir_error != psm_pkg::ErrNone)    state_d = StAbort;
+        else if (ir_ready && ir_opcode_end) state_d = StIdle;
+        else if (ir_ready)                  state_d = StRead;
+      end
+      // Hold the units in abort until none is busy.
+      StAbort:      if (unit_busy_i == '0) state_d = StIdle;
+      default:      state_d = StIdle;
+    endcase
+    if (run_stop) state_d = StAbort;
+  end
+
+  // The error raised this cycle, if any (the first one of a run is kept).
+  always_comb begin
+    raise      = 1'b0;
+    raise_code = psm_pkg::ErrNone;
+    raise_info = pc_q;
+    if (run_stop) begin
+      raise      = 1'b1;
+      raise_code = dma_err_i ? psm_pkg::ErrBus : psm_pkg::ErrWatchdog;
+      raise_info = dma_err_i ? unit_pc_q[31:0] : pc_q;
+    end else if (state_q == StIdle && start_i && start_err != psm_pkg::ErrNone) begin
+      raise      = 1'b1;
+      raise_code = start_err;
+      raise_info = '0;
+    end else if (fetch_err || fetch_stop) begin
+      raise      = 1'b1;
+      raise_code = fetch_err ? psm_pkg::ErrBus : psm_pkg::ErrWatchdog;
+      raise_info = fetch_err ? f_rsp_q >> 1 : '0;
+    end else if (state_q == StRead && pc_q == len_q) begin
+      raise      = 1'b1;
+      raise_code = psm_pkg::ErrBadOpcode;
+    end else if (state_q == StIssue && ir_error != psm_pkg::ErrNone) begin
+      raise      = 1'b1;
+      raise_code = ir_error;
+    end
+  end
+
+  // The program memory (the fetch writes, StRead reads) and the units.
+  assign prog_req     = fetch_write || (state_q == StRead && pc_q != len_q);
+  assign prog_we      = fetch_write;
+  assign prog_addr    = (state_q == StFetch && mem_rsp_valid_i) ? ProgAddrWidth'(f_rsp_q >> 1)
+                                                                 : ProgAddrWidth'(pc_q);
+  assign prog_wdata   = {mem_rsp_rdata_i, f_low_q};
+  assign unit_start_o = (issue && ir_unit != 2'd0) ? (3'b001 << ir_u) : 3'b000;
+  assign unit_stall_o = (state_q == StIssue) && (ir_error == psm_pkg::ErrNone) && ir_unit_busy
+                        && !run_stop;
+  assign instret_o    = issue;
 
   always_ff @(posedge clk_i) begin  // control: reset
     if (rst_i) begin

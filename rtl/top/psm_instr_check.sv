@@ -78,33 +78,35 @@ module psm_instr_check #(
   // DMA                                                                                      //
   //////////////////////////////////////////////////////////////////////////////////////////////
 
+  // An operand of elem_ok elements at base, words long, in a memory of depth words.
+  function automatic logic [7:0] operand_err(input logic elem_ok, input logic [31:0] base,
+                                             input logic [31:0] words, input int unsigned depth);
+    if (!elem_ok)                       operand_err = psm_pkg::ErrBadOperand;
+    else if (!fits(base, words, depth)) operand_err = psm_pkg::ErrSpadRange;
+    else                                operand_err = psm_pkg::ErrNone;
+  endfunction
+
+  // rows * ceil(row_len / E) words of the memory named by mem, each with its element sizes.
   logic [7:0]  dma_err;
-  logic [31:0] dma_words;  // rows * ceil(row_len / E)
+  logic [31:0] dma_rows, dma_len, dma_spad;
+  assign dma_rows = 32'(dma.rows);
+  assign dma_len  = 32'(dma.row_len);
+  assign dma_spad = 32'(dma.spad_addr);
   always_comb begin
-    dma_err   = psm_pkg::ErrNone;
-    dma_words = '0;
+    dma_err = psm_pkg::ErrNone;
     if (is_dma) begin
       unique case (dma.mem)
-        psm_pkg::MemInput: begin
-          dma_words = 32'(dma.rows) * ceil_div(32'(dma.row_len), ArrayRows);
-          if (dma.elem_size != 2'd0) dma_err = psm_pkg::ErrBadOperand;
-          else if (!fits(32'(dma.spad_addr), dma_words, InputDepth)) dma_err = psm_pkg::ErrSpadRange;
-        end
-        psm_pkg::MemWeight: begin
-          dma_words = 32'(dma.rows) * ceil_div(32'(dma.row_len), ArrayCols);
-          if (dma.elem_size != 2'd0) dma_err = psm_pkg::ErrBadOperand;
-          else if (!fits(32'(dma.spad_addr), dma_words, WeightDepth)) dma_err = psm_pkg::ErrSpadRange;
-        end
-        psm_pkg::MemVector: begin
-          dma_words = 32'(dma.rows) * ceil_div(32'(dma.row_len), Lanes);
-          if (dma.elem_size == 2'd3) dma_err = psm_pkg::ErrBadOperand;
-          else if (!fits(32'(dma.spad_addr), dma_words, VectorDepth)) dma_err = psm_pkg::ErrSpadRange;
-        end
-        psm_pkg::MemParam: begin
-          dma_words = 32'(dma.rows) * 32'(dma.row_len);
-          if (dma.elem_size != 2'd3) dma_err = psm_pkg::ErrBadOperand;
-          else if (!fits(32'(dma.spad_addr), dma_words, ParamDepth)) dma_err = psm_pkg::ErrSpadRange;
-        end
+        psm_pkg::MemInput:
+          dma_err = operand_err(dma.elem_size == 2'd0, dma_spad,
+                                dma_rows * ceil_div(dma_len, ArrayRows), InputDepth);
+        psm_pkg::MemWeight:
+          dma_err = operand_err(dma.elem_size == 2'd0, dma_spad,
+                                dma_rows * ceil_div(dma_len, ArrayCols), WeightDepth);
+        psm_pkg::MemVector:
+          dma_err = operand_err(dma.elem_size != 2'd3, dma_spad,
+                                dma_rows * ceil_div(dma_len, Lanes), VectorDepth);
+        psm_pkg::MemParam:
+          dma_err = operand_err(dma.elem_size == 2'd3, dma_spad, dma_rows * dma_len, ParamDepth);
         default: dma_err = psm_pkg::ErrBadOperand;
       endcase
       if (dma.rows == '0 || dma.row_len == '0) dma_err = psm_pkg::ErrBadOperand;
@@ -155,92 +157,73 @@ module psm_instr_check #(
   // Vector opcodes (one operand layout: src, src2, dst, param_addr, len, rows)               //
   //////////////////////////////////////////////////////////////////////////////////////////////
 
-  logic [7:0]  vec_err;
-  logic [31:0] w_len, w_rows, w_half, rows_w_len;
-  logic        in_ok, out_ok;  // the common case: rows rows of len at src and at dst
+  // The words each opcode reads at src and src2 and writes at dst, and the parameter entries
+  // it reads (0: none); most read and write rows rows of len. Only for a vector instruction.
+  logic [31:0] w_len, w_rows, rows_w_len;
+  logic [31:0] src_words, src2_words, dst_words, prm_entries;
+  logic        vec_bad;  // an operand value the opcode does not take
   always_comb begin
-    w_len      = '0;
-    w_rows     = '0;
-    w_half     = '0;
-    rows_w_len = '0;
-    in_ok      = 1'b0;
-    out_ok     = 1'b0;
+    w_len       = '0;
+    w_rows      = '0;
+    rows_w_len  = '0;
+    src_words   = '0;
+    src2_words  = '0;
+    dst_words   = '0;
+    prm_entries = '0;
+    vec_bad     = 1'b0;
     if (is_vec) begin
       w_len      = ceil_div(32'(vec.len), Lanes);
       w_rows     = ceil_div(32'(vec.rows), Lanes);
-      w_half     = ceil_div(32'(vec.len) >> 1, Lanes);
       rows_w_len = 32'(vec.rows) * w_len;
-      in_ok      = fits(32'(vec.src_addr), rows_w_len, VectorDepth);
-      out_ok     = fits(32'(vec.dst_addr), rows_w_len, VectorDepth);
+      src_words  = rows_w_len;
+      dst_words  = rows_w_len;
+      unique case (opcode)
+        psm_pkg::OpAdd: src2_words = rows_w_len;
+        psm_pkg::OpMul: begin
+          src2_words  = rows_w_len;
+          prm_entries = 32'(vec.len);  // one step per channel
+        end
+        psm_pkg::OpEmbed: prm_entries = 32'(vec.rows);  // one step per row
+        psm_pkg::OpRmsnorm: begin  // the gain row; eps
+          vec_bad     = vec.gain_frac_bits > 4'd13;
+          src2_words  = w_len;
+          prm_entries = 32'd1;
+        end
+        psm_pkg::OpLayernorm, psm_pkg::OpBatchnorm: begin  // the gain row, then the bias row
+          vec_bad     = opcode == psm_pkg::OpLayernorm && vec.gain_frac_bits > 4'd13;
+          src2_words  = 2 * w_len;
+          prm_entries = 32'd1;
+        end
+        psm_pkg::OpSilu, psm_pkg::OpGelu: prm_entries = 32'd2;  // to_q10, out_rq
+        psm_pkg::OpRope: begin  // the cos table, then the sin table
+          vec_bad    = vec.len[0] || vec.len < 16'd2;
+          src2_words = 2 * ceil_div(32'(vec.len) >> 1, Lanes);
+        end
+        // SCORE: q (len), K (rows x len) -> scores (rows); VALUE: p (rows), V -> out (len).
+        psm_pkg::OpAttnScore, psm_pkg::OpAttnValue: begin
+          src_words   = (opcode == psm_pkg::OpAttnScore) ? w_len : w_rows;
+          src2_words  = rows_w_len;
+          dst_words   = (opcode == psm_pkg::OpAttnScore) ? w_rows : w_len;
+          prm_entries = 32'd1;
+        end
+        default: ;  // SOFTMAX
+      endcase
     end
   end
 
+  logic [7:0] vec_err;
   always_comb begin
     vec_err = psm_pkg::ErrNone;
-    if (is_vec) begin
-      unique case (opcode)
-        psm_pkg::OpSoftmax, psm_pkg::OpAdd: begin
-          if (!in_ok || !out_ok) vec_err = psm_pkg::ErrSpadRange;
-          if (opcode == psm_pkg::OpAdd && !fits(32'(vec.src2_addr), rows_w_len, VectorDepth)) begin
-            vec_err = psm_pkg::ErrSpadRange;
-          end
-        end
-        psm_pkg::OpRmsnorm: begin
-          if (vec.gain_frac_bits > 4'd13) vec_err = psm_pkg::ErrBadOperand;
-          else if (!in_ok || !out_ok || !fits(32'(vec.src2_addr), w_len, VectorDepth)
-                   || !fits(32'(vec.param_addr), 32'd1, ParamDepth)) begin
-            vec_err = psm_pkg::ErrSpadRange;
-          end
-        end
-        psm_pkg::OpLayernorm, psm_pkg::OpBatchnorm: begin  // gain row, then the bias row
-          if (opcode == psm_pkg::OpLayernorm && vec.gain_frac_bits > 4'd13) begin
-            vec_err = psm_pkg::ErrBadOperand;
-          end else if (!in_ok || !out_ok || !fits(32'(vec.src2_addr), 2 * w_len, VectorDepth)
-                       || !fits(32'(vec.param_addr), 32'd1, ParamDepth)) begin
-            vec_err = psm_pkg::ErrSpadRange;
-          end
-        end
-        psm_pkg::OpSilu, psm_pkg::OpGelu: begin
-          if (!in_ok || !out_ok || !fits(32'(vec.param_addr), 32'd2, ParamDepth)) begin
-            vec_err = psm_pkg::ErrSpadRange;
-          end
-        end
-        psm_pkg::OpRope: begin
-          if (vec.len[0] || vec.len < 16'd2) vec_err = psm_pkg::ErrBadOperand;
-          else if (!in_ok || !out_ok || !fits(32'(vec.src2_addr), 2 * w_half, VectorDepth)) begin
-            vec_err = psm_pkg::ErrSpadRange;
-          end
-        end
-        psm_pkg::OpMul: begin
-          if (!in_ok || !out_ok || !fits(32'(vec.src2_addr), rows_w_len, VectorDepth)
-              || !fits(32'(vec.param_addr), 32'(vec.len), ParamDepth)) begin
-            vec_err = psm_pkg::ErrSpadRange;
-          end
-        end
-        psm_pkg::OpEmbed: begin
-          if (!in_ok || !out_ok || !fits(32'(vec.param_addr), 32'(vec.rows), ParamDepth)) begin
-            vec_err = psm_pkg::ErrSpadRange;
-          end
-        end
-        psm_pkg::OpAttnScore: begin  // q (len), K (rows x len) -> scores (rows)
-          if (!fits(32'(vec.src_addr), w_len, VectorDepth)
-              || !fits(32'(vec.src2_addr), rows_w_len, VectorDepth)
-              || !fits(32'(vec.dst_addr), w_rows, VectorDepth)
-              || !fits(32'(vec.param_addr), 32'd1, ParamDepth)) begin
-            vec_err = psm_pkg::ErrSpadRange;
-          end
-        end
-        psm_pkg::OpAttnValue: begin  // p (rows), V (rows x len) -> out (len)
-          if (!fits(32'(vec.src_addr), w_rows, VectorDepth)
-              || !fits(32'(vec.src2_addr), rows_w_len, VectorDepth)
-              || !fits(32'(vec.dst_addr), w_len, VectorDepth)
-              || !fits(32'(vec.param_addr), 32'd1, ParamDepth)) begin
-            vec_err = psm_pkg::ErrSpadRange;
-          end
-        end
-        default: vec_err = psm_pkg::ErrNone;
-      endcase
-      if (vec.len == '0 || vec.rows == '0) vec_err = psm_pkg::ErrBadOperand;
+    if (!is_vec) begin
+      // not a vector instruction: no checks
+    end else if (vec.len == '0 || vec.rows == '0 || vec_bad) begin
+      vec_err = psm_pkg::ErrBadOperand;
+    end else if (!fits(32'(vec.src_addr), src_words, VectorDepth)
+                 || !fits(32'(vec.dst_addr), dst_words, VectorDepth)
+                 || (src2_words != '0 && !fits(32'(vec.src2_addr), src2_words, VectorDepth))
+                 || (prm_entries != '0
+                     && !fits(32'(vec.param_addr), prm_entries, ParamDepth))) begin
+      vec_err = psm_pkg::ErrSpadRange;
     end
   end
 
