@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The vector unit: runs one vector instruction (SOFTMAX, RMSNORM, LAYERNORM, BATCHNORM, SILU,
-// GELU, ROPE, ADD, MUL, EMBED, ATTN_SCORE, ATTN_VALUE; docs/isa.md) on the matching row unit of
-// rtl/vector and rtl/norm, and shares their vector-scratchpad and parameter-memory ports.
+// GELU, ROPE, ADD, MUL, EMBED, ATTN_SCORE, ATTN_VALUE; docs/isa.md) on the matching row unit
+// (rtl/softmax, rtl/rmsnorm, rtl/layernorm with rtl/batchnorm, rtl/silu, rtl/gelu, rtl/rope,
+// rtl/eltwise, rtl/attn), and shares their vector-scratchpad and parameter-memory ports.
 // Golden model: passim::CpuDevice::vector_op() in runtime/src/device/cpu_device.cpp.
 //
 // Sequence: read the instruction's constant parameters (RMSNORM, LAYERNORM: eps at param_addr;

@@ -9,9 +9,9 @@ set(PASSIM_LAYERNORM_RTL
   ${PASSIM_RTL_DIR}/common/psm_row_tail.sv
   ${PASSIM_RTL_DIR}/common/psm_row_walk.sv
   ${PASSIM_RTL_DIR}/common/psm_isqrt.sv
-  ${PASSIM_RTL_DIR}/norm/psm_rsqrt.sv
+  ${PASSIM_RTL_DIR}/common/psm_rsqrt.sv
   ${PASSIM_RTL_DIR}/batchnorm/psm_batchnorm.sv
-  ${PASSIM_RTL_DIR}/norm/psm_layernorm.sv)
+  ${PASSIM_RTL_DIR}/layernorm/psm_layernorm.sv)
 
 foreach(lanes 2 4)
   passim_verilated_model(vpsm_layernorm_l${lanes} TOP psm_layernorm
