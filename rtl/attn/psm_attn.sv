@@ -73,6 +73,10 @@ module psm_attn #(
   } attn_state_e;
 
   attn_state_e state_d, state_q;
+
+  always_ff @(posedge clk_i) begin  // control: reset
+    state_q <= rst_i ? StIdle : state_d;
+  end
   attn_state_e read_state_q;  // the state of the previous cycle: names the read data arriving
 
   //////////////////////////////////////////////////////////////////////////////////////////////
@@ -87,7 +91,7 @@ module psm_attn #(
   // The walk's rows are the positions t (the cache rows k_t / v_t), its words the words w of a
   // row of len (q and k_t, or v_t and out). ATTN_SCORE walks row by row; ATTN_VALUE walks word
   // by word, and down the column of V for each word. The masks are evaluated only while busy.
-  logic                 walk_start, walk_next, walk_rewind, walk_row_next, walk_row_rewind;
+  logic                 start_cmd, walk_next, walk_rewind, walk_row_next, walk_row_rewind;
   logic                 k_read;     // SCORE: a word of k_t is requested
   logic [AddrWidth-1:0] word;       // w
   logic [AddrWidth-1:0] pos_off;    // t * W: offset of k_t / v_t from src2
@@ -101,7 +105,7 @@ module psm_attn #(
     .Lanes(Lanes), .AddrWidth(AddrWidth), .LenWidth(LenWidth),
     .CmdWidth(3 * AddrWidth + ParamAddrWidth + 1), .Reads(1'b1)
   ) u_walk (
-    .clk_i, .rst_i, .en_i(busy_o), .start_i(walk_start), .len_i, .rows_i,
+    .clk_i, .rst_i, .busy_i(busy_o), .start_i, .len_i, .rows_i,
     .cmd_i({op_i == psm_pkg::OpAttnScore, param_addr_i, dst_addr_i, src2_addr_i, src_addr_i}),
     .cmd_o({is_score, prm_base_q, dst_q, src2_q, src_q}), .next_i(walk_next),
     .rewind_i(walk_rewind), .row_next_i(walk_row_next), .row_rewind_i(walk_row_rewind),
@@ -240,10 +244,6 @@ module psm_attn #(
     endcase
   end
 
-  always_ff @(posedge clk_i) begin  // control: reset
-    state_q <= rst_i ? StIdle : state_d;
-  end
-
   // The walks: SCORE moves to word w + 1 of the same t, or (after the score of t is kept) to
   // word 0 of t + 1; VALUE moves down to t + 1 for the same w, or (after out[w] is written) to
   // word w + 1 at t = 0.
@@ -253,7 +253,7 @@ module psm_attn #(
   assign value_next_pos  = (state_q == StValueV) && !last_pos;
   assign value_next_word = (state_q == StValueWrite) && !last_word;
 
-  assign walk_start      = (state_q == StIdle) && start_i;
+  assign start_cmd      = start_i && !busy_o;
   assign walk_next       = (state_q == StScoreK && !last_word) || value_next_word;
   assign walk_rewind     = score_next_pos;
   assign walk_row_next   = score_next_pos || value_next_pos;
@@ -306,7 +306,7 @@ module psm_attn #(
     end else begin
       read_state_q <= state_q;
       done_o       <= done_d;
-      if (walk_start || walk_row_rewind) begin
+      if (start_cmd || walk_row_rewind) begin
         pos_lane_q <= '0;
         pos_word_q <= '0;
       end else if (walk_row_next) begin
@@ -326,7 +326,7 @@ module psm_attn #(
 
 `ifndef SYNTHESIS
   CmdOp_A : assert property (@(posedge clk_i) disable iff (rst_i)
-      walk_start |-> (op_i == psm_pkg::OpAttnScore || op_i == psm_pkg::OpAttnValue))
+      start_cmd |-> (op_i == psm_pkg::OpAttnScore || op_i == psm_pkg::OpAttnValue))
     else $error("psm_attn: op_i %0d is not ATTN_SCORE or ATTN_VALUE", op_i);
   PrmMultBit31_A : assert property (@(posedge clk_i) disable iff (rst_i)
       (read_state_q == StParam) |-> !prm_rdata_i[31])

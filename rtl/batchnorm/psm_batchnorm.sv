@@ -49,6 +49,10 @@ module psm_batchnorm #(
 
   batchnorm_state_e state_d, state_q;
 
+  always_ff @(posedge clk_i) begin  // control: reset
+    state_q <= rst_i ? StIdle : state_d;
+  end
+
   //////////////////////////////////////////////////////////////////////////////////////////////
   // Command and row walk                                                                     //
   //////////////////////////////////////////////////////////////////////////////////////////////
@@ -66,7 +70,7 @@ module psm_batchnorm #(
 
   // One word per write; rd_mask: the lanes of the word read last cycle inside the row (0
   // without one). row_words: the bias row follows the gain row.
-  logic                 walk_start, issue_read, write;
+  logic                 issue_read, write;
   logic [AddrWidth-1:0] word, row_words;
   logic [Lanes-1:0]     word_mask, rd_mask;
   logic                 last_word;
@@ -77,7 +81,7 @@ module psm_batchnorm #(
     .Lanes(Lanes), .AddrWidth(AddrWidth), .LenWidth(LenWidth), .CmdWidth(3 * AddrWidth + 53),
     .Rows(1'b0), .Reads(1'b1)
   ) u_walk (
-    .clk_i, .rst_i, .en_i(active), .start_i(walk_start), .len_i, .rows_i(LenWidth'(1)),
+    .clk_i, .rst_i, .busy_i(busy_o), .start_i, .len_i, .rows_i(LenWidth'(1)),
     .cmd_i({rq_shift_i, rq_mult_i, mean_i, dst_addr_i, gain_addr_i, src_addr_i}),
     .cmd_o({rq_shift_q, rq_mult_q, mean_q, dst_q, gain_q, src_q}), .next_i(write),
     .rewind_i(1'b0), .row_next_i(1'b0), .row_rewind_i(1'b0), .read_i(issue_read),
@@ -163,11 +167,6 @@ module psm_batchnorm #(
     endcase
   end
 
-  always_ff @(posedge clk_i) begin  // control: reset
-    state_q <= rst_i ? StIdle : state_d;
-  end
-
-  assign walk_start = (state_q == StIdle) && start_i;
   assign issue_read = (state_q == StReadX) || (state_q == StReadG) || (state_q == StReadB);
 
   // The scratchpad port: the three reads, and the write of the word's lanes inside the row

@@ -63,6 +63,10 @@ module psm_gated_act #(
 
   gated_act_state_e state_d, state_q;
 
+  always_ff @(posedge clk_i) begin  // control: reset
+    state_q <= rst_i ? StIdle : state_d;
+  end
+
   //////////////////////////////////////////////////////////////////////////////////////////////
   // Command and row walk                                                                     //
   //////////////////////////////////////////////////////////////////////////////////////////////
@@ -74,7 +78,7 @@ module psm_gated_act #(
 
   // Word by word, row by row: the write of a word moves the walk on (the masks are evaluated
   // only while the unit is busy).
-  logic                 walk_start, write;
+  logic                 write;
   logic [AddrWidth-1:0] word, row_off, row_words;  // row_words: not needed (row_off is)
   logic [Lanes-1:0]     word_mask, rd_mask;         // rd_mask, row_end: nor is read tracking
   logic                 last_word, last_row, row_end;
@@ -82,7 +86,7 @@ module psm_gated_act #(
   psm_row_walk #(
     .Lanes(Lanes), .AddrWidth(AddrWidth), .LenWidth(LenWidth), .CmdWidth(2 * AddrWidth + 74)
   ) u_walk (
-    .clk_i, .rst_i, .en_i(busy_o), .start_i(walk_start), .len_i, .rows_i,
+    .clk_i, .rst_i, .busy_i(busy_o), .start_i, .len_i, .rows_i,
     .cmd_i({out_shift_i, out_mult_i, to_q10_shift_i, to_q10_mult_i, dst_addr_i, src_addr_i}),
     .cmd_o({out_shift_q, out_mult_q, to_q10_shift_q, to_q10_mult_q, dst_q, src_q}),
     .next_i(write), .rewind_i(1'b0), .row_next_i(1'b0), .row_rewind_i(1'b0), .read_i(1'b0),
@@ -156,11 +160,6 @@ module psm_gated_act #(
     endcase
   end
 
-  always_ff @(posedge clk_i) begin  // control: reset
-    state_q <= rst_i ? StIdle : state_d;
-  end
-
-  assign walk_start   = (state_q == StIdle) && start_i;
   assign write        = (state_q == StWrite);
   assign gate_start_o = (state_q == StGate);
 

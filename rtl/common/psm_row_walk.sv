@@ -7,8 +7,8 @@
 // A command has rows_i rows of len_i elements; row r starts r * row_words_o words after each
 // base address (row_words_o = ceil(len / Lanes)). A step is StepWords consecutive words of a
 // row (RoPE: two); step k starts at word k * StepWords of its row. The unit drives the walk:
-//   start_i       a command: row 0, step 0 (len_i, rows_i and the unit's other fields, cmd_i,
-//                 are sampled; cmd_o holds them until the next command)
+//   start_i       a command (ignored while busy_i): row 0, step 0 (len_i, rows_i and the unit's
+//                 other fields, cmd_i, are sampled; cmd_o holds them until the next command)
 //   next_i        the step is done: the next step of the row; after the row's last step the
 //                 first step of the next row, or after the last row's last step the end
 //                 (row_end_o: no element left)
@@ -17,8 +17,8 @@
 //   row_rewind_i  back to row 0, the same step
 //   read_i        the first word of the step is read: rd_mask_o holds the lanes of its data
 //                 that belong to the row in the next cycle (0 in a cycle without read data)
-// The masks are evaluated only while en_i (the unit runs), so an idle unit's simulator cost is
-// one test; they are 0 otherwise. A unit whose commands are one row each sets Rows = 0 (no row
+// The masks are evaluated only while busy_i (the unit's busy_o), so an idle unit's simulator
+// cost is one test; they are 0 otherwise. A unit whose commands are one row each sets Rows = 0 (no row
 // registers; rows_i, row_next_i and row_rewind_i are ignored, row_off_o is 0), one that needs
 // no read tracking Reads = 0 (rd_mask_o is 0): neither keeps registers it does not use.
 module psm_row_walk #(
@@ -34,7 +34,7 @@ module psm_row_walk #(
 ) (
   input  logic                 clk_i,
   input  logic                 rst_i,         // synchronous, active high
-  input  logic                 en_i,          // the unit runs
+  input  logic                 busy_i,        // the unit is busy: start_i is ignored
   // Command: sampled with start_i, held until the next one
   input  logic                 start_i,
   input  logic [LenWidth-1:0]  len_i,         // elements per row, >= 1
@@ -66,8 +66,11 @@ module psm_row_walk #(
   logic [LenWidth-1:0] left_after;  // left_q after step k (0 at the row's end)
 
   psm_row_tail #(.Lanes(StepLanes), .LenWidth(LenWidth)) u_row_tail (
-    .en_i, .left_i(left_q), .mask_o, .left_after_o(left_after)
+    .en_i(busy_i), .left_i(left_q), .mask_o, .left_after_o(left_after)
   );
+
+  logic start;  // a command starts
+  assign start = start_i && !busy_i;
 
   // Ceil(n / Lanes): the words of an n-element row (a shift when Lanes is a power of two).
   logic [LenWidth:0] len_round_up;
@@ -81,9 +84,9 @@ module psm_row_walk #(
     if (rst_i) begin
       step_q <= '0;
       left_q <= '0;
-    end else if (start_i || rewind_i || wrap) begin
+    end else if (start || rewind_i || wrap) begin
       step_q <= '0;
-      left_q <= start_i ? len_i : len_q;
+      left_q <= start ? len_i : len_q;
     end else if (next_i) begin
       step_q <= step_q + AddrWidth'(1);
       left_q <= left_after;
@@ -91,7 +94,7 @@ module psm_row_walk #(
   end
 
   always_ff @(posedge clk_i) begin  // datapath: no reset
-    if (start_i) begin
+    if (start) begin
       cmd_q       <= cmd_i;
       len_q       <= len_i;
       row_words_q <= AddrWidth'(len_round_up / (LenWidth + 1)'(Lanes));
@@ -114,9 +117,9 @@ module psm_row_walk #(
       if (rst_i) begin
         row_off_q   <= '0;
         rows_left_q <= '0;
-      end else if (start_i || row_rewind_i) begin
+      end else if (start || row_rewind_i) begin
         row_off_q   <= '0;
-        rows_left_q <= start_i ? rows_i : rows_q;
+        rows_left_q <= start ? rows_i : rows_q;
       end else if (row_next_i || wrap) begin
         row_off_q   <= row_off_q + row_words_q;
         rows_left_q <= rows_left_q - LenWidth'(1);
@@ -124,7 +127,7 @@ module psm_row_walk #(
     end
 
     always_ff @(posedge clk_i) begin  // datapath: no reset
-      if (start_i) rows_q <= rows_i;
+      if (start) rows_q <= rows_i;
     end
 
     assign row_off_o  = row_off_q;
@@ -158,7 +161,7 @@ module psm_row_walk #(
 
 `ifndef SYNTHESIS
   CmdSizes_A : assert property (@(posedge clk_i) disable iff (rst_i)
-      start_i |-> (len_i != '0 && rows_i != '0))
+      start |-> (len_i != '0 && rows_i != '0))
     else $error("psm_row_walk: len_i and rows_i must be >= 1");
 `endif
 endmodule : psm_row_walk

@@ -31,6 +31,10 @@ module psm_rsqrt (
 
   rsqrt_state_e state_d, state_q;
 
+  always_ff @(posedge clk_i) begin  // control: reset
+    state_q <= rst_i ? StIdle : state_d;
+  end
+
   // Datapath registers (no reset).
   logic [63:0] x_norm_q;       // x << 2k
   logic [4:0]  k_q;            // normalisation shift / 2, 0..30
@@ -93,10 +97,6 @@ module psm_rsqrt (
       end
       default: state_d = StIdle;
     endcase
-  end
-
-  always_ff @(posedge clk_i) begin  // control: reset
-    state_q <= rst_i ? StIdle : state_d;
   end
 
   always_ff @(posedge clk_i) begin  // datapath: no reset

@@ -141,6 +141,10 @@ module psm_dma #(
 
   dma_state_e state_q, state_d;
 
+  always_ff @(posedge clk_i) begin  // control: reset
+    state_q <= rst_i ? StIdle : state_d;
+  end
+
   logic [OsWidth-1:0]  os_q;       // requests without a response yet
   logic [OsWidth-1:0]  fifo_cnt_q; // read beats waiting in the response FIFO
   logic                req_fire, rsp_fire;
@@ -561,10 +565,6 @@ module psm_dma #(
       end
       default: state_d = StIdle;
     endcase
-  end
-
-  always_ff @(posedge clk_i) begin  // control: reset
-    state_q <= rst_i ? StIdle : state_d;
   end
 
   assign busy_o  = (state_q != StIdle);

@@ -69,6 +69,10 @@ module psm_eltwise #(
 
   eltwise_state_e state_d, state_q;
 
+  always_ff @(posedge clk_i) begin  // control: reset
+    state_q <= rst_i ? StIdle : state_d;
+  end
+
   //////////////////////////////////////////////////////////////////////////////////////////////
   // Command and row walk                                                                     //
   //////////////////////////////////////////////////////////////////////////////////////////////
@@ -87,7 +91,7 @@ module psm_eltwise #(
   // Word by word, row by row: the write of a word moves the walk on. The datapath below is
   // evaluated only while the unit is busy: an idle unit costs the simulator one test per block
   // instead of its whole datapath.
-  logic                 walk_start, write;
+  logic                 start_cmd, write;
   logic [AddrWidth-1:0] word, row_off;
   logic [Lanes-1:0]     word_mask;
   logic                 last_word, last_row;
@@ -99,7 +103,7 @@ module psm_eltwise #(
     .Lanes(Lanes), .AddrWidth(AddrWidth), .LenWidth(LenWidth),
     .CmdWidth(3 * AddrWidth + ParamAddrWidth + 2)
   ) u_walk (
-    .clk_i, .rst_i, .en_i(busy_o), .start_i(walk_start), .len_i, .rows_i,
+    .clk_i, .rst_i, .busy_i(busy_o), .start_i, .len_i, .rows_i,
     .cmd_i({op_i == psm_pkg::OpMul, op_i == psm_pkg::OpEmbed, param_addr_i, dst_addr_i,
             src2_addr_i, src_addr_i}),
     .cmd_o({is_mul, is_embed, prm_base_q, dst_q, src2_q, src_q}), .next_i(write),
@@ -224,10 +228,6 @@ module psm_eltwise #(
     endcase
   end
 
-  always_ff @(posedge clk_i) begin  // control: reset
-    state_q <= rst_i ? StIdle : state_d;
-  end
-
   // The parameter port (EMBED: the row's step, for every lane; MUL: one channel's step).
   logic prm_bcast;
   assign prm_req_o  = (state_q == StRowParam) || (state_q == StChanParam);
@@ -247,7 +247,7 @@ module psm_eltwise #(
   assign mem_wdata_o = lane_out;
   assign mem_wmask_o = write ? word_mask : '0;
 
-  assign walk_start = (state_q == StIdle) && start_i;
+  assign start_cmd = start_i && !busy_o;
 
   always_ff @(posedge clk_i) begin  // control: reset
     if (rst_i) begin
@@ -259,8 +259,8 @@ module psm_eltwise #(
     end else begin
       prm_valid_q <= prm_req_o;
       done_o      <= done_d;
-      if (walk_start || next_row) begin
-        row_idx_q  <= walk_start ? '0 : row_idx_q + ParamAddrWidth'(1);
+      if (start_cmd || next_row) begin
+        row_idx_q  <= start_cmd ? '0 : row_idx_q + ParamAddrWidth'(1);
         chan_q     <= '0;
         prm_lane_q <= '0;
       end else if (next_word) begin
@@ -287,7 +287,7 @@ module psm_eltwise #(
 
 `ifndef SYNTHESIS
   CmdOp_A : assert property (@(posedge clk_i) disable iff (rst_i)
-      walk_start |-> (op_i == psm_pkg::OpAdd || op_i == psm_pkg::OpMul ||
+      start_cmd |-> (op_i == psm_pkg::OpAdd || op_i == psm_pkg::OpMul ||
                      op_i == psm_pkg::OpEmbed))
     else $error("psm_eltwise: op_i %0d is not ADD, MUL or EMBED", op_i);
   // Bit 31 of a Requant entry is zero (docs/isa.md); the unit reads mult from [30:0].

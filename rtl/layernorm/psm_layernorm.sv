@@ -70,6 +70,10 @@ module psm_layernorm #(
 
   layernorm_state_e state_d, state_q;
 
+  always_ff @(posedge clk_i) begin  // control: reset
+    state_q <= rst_i ? StIdle : state_d;
+  end
+
   //////////////////////////////////////////////////////////////////////////////////////////////
   // Command and row walk                                                                     //
   //////////////////////////////////////////////////////////////////////////////////////////////
@@ -101,7 +105,7 @@ module psm_layernorm #(
     .Lanes(Lanes), .AddrWidth(AddrWidth), .LenWidth(LenWidth),
     .CmdWidth(3 * AddrWidth + LenWidth + 69), .Rows(1'b0), .Reads(1'b1)
   ) u_walk (
-    .clk_i, .rst_i, .en_i(active), .start_i(start_cmd), .len_i, .rows_i(LenWidth'(1)),
+    .clk_i, .rst_i, .busy_i(busy_o), .start_i, .len_i, .rows_i(LenWidth'(1)),
     .cmd_i({mode_i, gain_frac_bits_i, eps_i, len_i, dst_addr_i, gain_addr_i, src_addr_i}),
     .cmd_o({mode_q, gain_frac_bits_q, eps_q, len_q, dst_q, gain_q, src_q}),
     .next_i(walk_next), .rewind_i(walk_rewind), .row_next_i(1'b0), .row_rewind_i(1'b0),
@@ -302,10 +306,6 @@ module psm_layernorm #(
       StRsqrt:      if (rsqrt_done) state_d = StIdle;
       default:      state_d = StIdle;
     endcase
-  end
-
-  always_ff @(posedge clk_i) begin  // control: reset
-    state_q <= rst_i ? StIdle : state_d;
   end
 
   // A command is accepted while this unit and psm_batchnorm are both idle. Pass 1 starts at

@@ -50,6 +50,10 @@ module psm_rmsnorm #(
 
   rmsnorm_state_e state_d, state_q;
 
+  always_ff @(posedge clk_i) begin  // control: reset
+    state_q <= rst_i ? StIdle : state_d;
+  end
+
   // RMSNorm's own requantisation step, the twin of passim::requantize(x, {mult, shift, 0}, 8)
   // in fixed_point.hpp: exact product, ONE rounding (half up: add 2^(shift-1), arithmetic
   // shift), then saturation to int8; bit-exact with rmsnorm_i8() (tests/sim/rmsnorm_rtl_test.cpp).
@@ -89,7 +93,7 @@ module psm_rmsnorm #(
 
   // Both passes walk the row from word 0: one word per read (pass 0) or per write (pass 1);
   // rd_mask: the lanes of the word read last cycle inside the row (0 without one).
-  logic                 walk_start, walk_next, walk_rewind, issue_read;
+  logic                 walk_next, walk_rewind, issue_read;
   logic [AddrWidth-1:0] word;
   logic [Lanes-1:0]     rd_mask;
   logic                 last_word, row_end;
@@ -101,7 +105,7 @@ module psm_rmsnorm #(
     .Lanes(Lanes), .AddrWidth(AddrWidth), .LenWidth(LenWidth), .CmdWidth(3 * AddrWidth + 68),
     .Rows(1'b0), .Reads(1'b1)
   ) u_walk (
-    .clk_i, .rst_i, .en_i(active), .start_i(walk_start), .len_i, .rows_i(LenWidth'(1)),
+    .clk_i, .rst_i, .busy_i(busy_o), .start_i, .len_i, .rows_i(LenWidth'(1)),
     .cmd_i({gain_frac_bits_i, eps_i, dst_addr_i, gain_addr_i, src_addr_i}),
     .cmd_o({gain_frac_bits_q, eps_q, dst_q, gain_q, src_q}), .next_i(walk_next),
     .rewind_i(walk_rewind), .row_next_i(1'b0), .row_rewind_i(1'b0), .read_i(issue_read),
@@ -222,12 +226,7 @@ module psm_rmsnorm #(
     endcase
   end
 
-  always_ff @(posedge clk_i) begin  // control: reset
-    state_q <= rst_i ? StIdle : state_d;
-  end
-
   // Pass 1 starts at word 0 again: rewind when the reciprocal square root starts.
-  assign walk_start  = (state_q == StIdle) && start_i;
   assign walk_rewind = (state_q == StSumReduce);
   assign walk_next   = sum_read || norm_write;
   assign issue_read  = sum_read || (state_q == StNormReadX) || (state_q == StNormReadG);

@@ -58,6 +58,10 @@ module psm_rope #(
   } rope_state_e;
 
   rope_state_e state_d, state_q;
+
+  always_ff @(posedge clk_i) begin  // control: reset
+    state_q <= rst_i ? StIdle : state_d;
+  end
   rope_state_e read_state_q;  // the state of the previous cycle: names the read data arriving
 
   // Twin of saturate(round_shift(r, 14), 12) in fixed_point.hpp: add 2^13, arithmetic shift
@@ -79,7 +83,7 @@ module psm_rope #(
 
   // Step by step (words 2k and 2k+1), row by row: the last write of a step moves the walk on
   // (the masks are evaluated only while the unit is busy).
-  logic                 walk_start, step_end;
+  logic                 step_end;
   logic [AddrWidth-1:0] step, row_off, row_words;  // step k: table word k, row words 2k, 2k+1
   logic [2*Lanes-1:0]   step_mask;                  // word 2k's lanes, then word 2k+1's
   logic                 last_step, last_row;
@@ -90,7 +94,7 @@ module psm_rope #(
     .Lanes(Lanes), .AddrWidth(AddrWidth), .LenWidth(LenWidth), .StepWords(2),
     .CmdWidth(3 * AddrWidth)
   ) u_walk (
-    .clk_i, .rst_i, .en_i(busy_o), .start_i(walk_start), .len_i, .rows_i,
+    .clk_i, .rst_i, .busy_i(busy_o), .start_i, .len_i, .rows_i,
     .cmd_i({dst_addr_i, src2_addr_i, src_addr_i}), .cmd_o({dst_q, cos_q, src_q}),
     .next_i(step_end), .rewind_i(1'b0), .row_next_i(1'b0), .row_rewind_i(1'b0), .read_i(1'b0),
     .step_o(step), .row_off_o(row_off), .row_words_o(row_words), .mask_o(step_mask),
@@ -193,12 +197,6 @@ module psm_rope #(
     endcase
   end
 
-  always_ff @(posedge clk_i) begin  // control: reset
-    state_q <= rst_i ? StIdle : state_d;
-  end
-
-  assign walk_start = (state_q == StIdle) && start_i;
-
   // The scratchpad port: the step's words and table words, then the rotated words, tail lanes
   // masked.
   always_comb begin
@@ -238,7 +236,7 @@ module psm_rope #(
 
 `ifndef SYNTHESIS
   CmdSizes_A : assert property (@(posedge clk_i) disable iff (rst_i)
-      walk_start |-> (len_i >= LenWidth'(2) && !len_i[0] && rows_i != '0))
+      (start_i && !busy_o) |-> (len_i >= LenWidth'(2) && !len_i[0] && rows_i != '0))
     else $error("psm_rope: len_i must be even and >= 2, rows_i >= 1");
 `endif
 endmodule : psm_rope

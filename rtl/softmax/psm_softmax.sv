@@ -74,6 +74,10 @@ module psm_softmax #(
 
   softmax_state_e state_d, state_q;
 
+  always_ff @(posedge clk_i) begin  // control: reset
+    state_q <= rst_i ? StIdle : state_d;
+  end
+
   //////////////////////////////////////////////////////////////////////////////////////////////
   // Command and row walk                                                                    //
   //////////////////////////////////////////////////////////////////////////////////////////////
@@ -89,7 +93,7 @@ module psm_softmax #(
 
   // Every pass walks the row from word 0: one word per read (passes 0, 1) or per write
   // (pass 2); rd_mask: the lanes of the word read last cycle inside the row (0 without one).
-  logic                 walk_start, walk_next, walk_rewind, issue_read;
+  logic                 walk_next, walk_rewind, issue_read;
   logic [AddrWidth-1:0] word;
   logic [Lanes-1:0]     rd_mask;
   logic                 last_word, row_end;
@@ -101,7 +105,7 @@ module psm_softmax #(
     .Lanes(Lanes), .AddrWidth(AddrWidth), .LenWidth(LenWidth), .CmdWidth(2 * AddrWidth + 1),
     .Rows(1'b0), .Reads(1'b1)
   ) u_walk (
-    .clk_i, .rst_i, .en_i(active), .start_i(walk_start), .len_i, .rows_i(LenWidth'(1)),
+    .clk_i, .rst_i, .busy_i(busy_o), .start_i, .len_i, .rows_i(LenWidth'(1)),
     .cmd_i({online_i, dst_addr_i, src_addr_i}), .cmd_o({online_q, dst_q, src_q}),
     .next_i(walk_next), .rewind_i(walk_rewind), .row_next_i(1'b0), .row_rewind_i(1'b0),
     .read_i(issue_read), .step_o(word), .row_off_o(row_off), .row_words_o(row_words),
@@ -284,13 +288,8 @@ module psm_softmax #(
     endcase
   end
 
-  always_ff @(posedge clk_i) begin  // control: reset
-    state_q <= rst_i ? StIdle : state_d;
-  end
-
   // Each pass starts at word 0: rewind when m is registered (not online) and when the divider
   // starts.
-  assign walk_start  = (state_q == StIdle) && start_i;
   assign walk_rewind = (state_q == StMaxReduce && !online_q) || (state_q == StSumReduce);
   assign walk_next   = row_read || norm_write;
   assign issue_read  = row_read || (state_q == StNormRead);
