@@ -176,102 +176,102 @@ module psm_controller #(
   logic watchdog_hit;
   assign watchdog_hit = busy_q && (watchdog_i != '0) && (run_cycles_q >= watchdog_i);
 
-  // CTRL.start checks PROG_LEN and PROG_ADDR (evaluated only when idle).
-  logic [7:0] start_err;
-  always_comb begin
-    start_err = psm_pkg::ErrNone;
-    if (state_q == StIdle) begin
-      if (prog_len_i == '0 || prog_len_i > 32'(ProgDepth)) start_err = psm_pkg::ErrProgLen;
-      else if (prog_addr_i[3:0] != 4'd0)                  start_err = psm_pkg::ErrProgAlign;
-    end
-  end
+  // CTRL.start checks PROG_LEN and PROG_ADDR (16-byte aligned: its low 4 bits).
+  function automatic logic [7:0] start_check(input logic [31:0] len, input logic [3:0] addr_lo);
+    if (len == '0 || len > 32'(ProgDepth)) start_check = psm_pkg::ErrProgLen;
+    else if (addr_lo != 4'd0)             start_check = psm_pkg::ErrProgAlign;
+    else                                  start_check = psm_pkg::ErrNone;
+  endfunction
 
-  // The fetch: two beats per instruction, the second one writes the program memory; it ends
-  // with the last beat, a bus error, or the watchdog.
-  logic fetch_err;    // a beat with a bus error
-  logic fetch_last;   // the program's last beat, without one
-  logic fetch_write;  // an instruction's second beat, without one
-  logic fetch_stop;   // the watchdog stops a fetch that does not end this cycle
-  assign fetch_err   = (state_q == StFetch) && mem_rsp_valid_i && mem_rsp_err_i;
-  assign fetch_last  = (state_q == StFetch) && mem_rsp_valid_i && !mem_rsp_err_i
-                       && (f_rsp_q + 32'd1 == {len_q[30:0], 1'b0});
-  assign fetch_write = (state_q == StFetch) && mem_rsp_valid_i && !mem_rsp_err_i && f_rsp_q[0];
-  assign fetch_stop  = (state_q == StFetch) && watchdog_hit && !fetch_err && !fetch_last;
-
-  // The run: StRead reads the instruction at pc (running past PROG_LEN is an error), StIssue
-  // retires it when it can: END and BARRIER once every unit is idle, NOP at once, a unit
-  // instruction when its unit is idle (it starts the unit). A DMA bus error (of an earlier
-  // instruction) or the watchdog stops the run in either state.
+  // StIssue retires an instruction when it can: END and BARRIER once every unit is idle, NOP
+  // at once, a unit instruction when its unit is idle (it starts the unit). A DMA bus error (of
+  // an earlier instruction) or the watchdog stops a running program in StRead and StIssue.
   logic run_stop;       // the run stops: DMA bus error or watchdog
   logic ir_opcode_end;  // END (BARRIER waits like it, then goes on)
   logic ir_ready;       // StIssue: the instruction can retire
-  logic issue;          // StIssue: it retires this cycle
   assign run_stop      = (state_q == StRead || state_q == StIssue) && (dma_err_i || watchdog_hit);
   assign ir_opcode_end = (ir_unit == 2'd0) && (ir_opcode == psm_pkg::OpEnd);
   assign ir_ready      = (ir_opcode_end || (ir_unit == 2'd0 && ir_opcode == psm_pkg::OpBarrier))
                          ? (unit_busy_i == '0) : !ir_unit_busy;
-  assign issue    = (state_q == StIssue) && (ir_error == psm_pkg::ErrNone) && ir_ready
-                    && !run_stop;
 
+  // The next state and the error raised in this cycle (the first one of a run is kept).
   always_comb begin
-    state_d = state_q;
+    state_d    = state_q;
+    raise_code = psm_pkg::ErrNone;
+    raise_info = pc_q;
     unique case (state_q)
-      StIdle:       if (start_i && start_err == psm_pkg::ErrNone) state_d = StFetch;
+      StIdle: begin
+        raise_info = '0;
+        if (start_i) raise_code = start_check(prog_len_i, prog_addr_i[3:0]);
+        if (start_i && raise_code == psm_pkg::ErrNone) state_d = StFetch;
+      end
+      // Two beats per instruction; a bus error or the watchdog ends the fetch.
       StFetch: begin
-        if (fetch_err || fetch_stop) state_d = StFetchDrain;
-        else if (fetch_last)         state_d = StRead;
+        if (mem_rsp_valid_i && mem_rsp_err_i) begin
+          raise_code = psm_pkg::ErrBus;
+          raise_info = f_rsp_q >> 1;
+          state_d    = StFetchDrain;
+        end else if (mem_rsp_valid_i && f_rsp_q + 32'd1 == {len_q[30:0], 1'b0}) begin
+          state_d = StRead;
+        end else if (watchdog_hit) begin
+          raise_code = psm_pkg::ErrWatchdog;
+          raise_info = '0;
+          state_d    = StFetchDrain;
+        end
       end
       // Every outstanding beat still gets its response.
       StFetchDrain: if (f_os_q == FetchCntWidth'(mem_rsp_valid_i)) state_d = StIdle;
-      StRead:       state_d = (pc_q == len_q) ? StAbort : StIssue;
+      // Running past PROG_LEN without END is an error.
+      StRead: begin
+        if (pc_q == len_q) raise_code = psm_pkg::ErrBadOpcode;
+        state_d = (pc_q == len_q) ? StAbort : StIssue;
+      end
       StIssue: begin
-        if (ir_error != psm_pkg::ErrNone)    state_d = StAbort;
+        raise_code = ir_error;
+        if (ir_error != psm_pkg::ErrNone)   state_d = StAbort;
         else if (ir_ready && ir_opcode_end) state_d = StIdle;
         else if (ir_ready)                  state_d = StRead;
       end
       // Hold the units in abort until none is busy.
-      StAbort:      if (unit_busy_i == '0) state_d = StIdle;
-      default:      state_d = StIdle;
+      StAbort: if (unit_busy_i == '0) state_d = StIdle;
+      default: state_d = StIdle;
     endcase
-    if (run_stop) state_d = StAbort;
-  end
-
-  // The error raised this cycle, if any (the first one of a run is kept).
-  always_comb begin
-    raise      = 1'b0;
-    raise_code = psm_pkg::ErrNone;
-    raise_info = pc_q;
     if (run_stop) begin
-      raise      = 1'b1;
       raise_code = dma_err_i ? psm_pkg::ErrBus : psm_pkg::ErrWatchdog;
       raise_info = dma_err_i ? unit_pc_q[31:0] : pc_q;
-    end else if (state_q == StIdle && start_i && start_err != psm_pkg::ErrNone) begin
-      raise      = 1'b1;
-      raise_code = start_err;
-      raise_info = '0;
-    end else if (fetch_err || fetch_stop) begin
-      raise      = 1'b1;
-      raise_code = fetch_err ? psm_pkg::ErrBus : psm_pkg::ErrWatchdog;
-      raise_info = fetch_err ? f_rsp_q >> 1 : '0;
-    end else if (state_q == StRead && pc_q == len_q) begin
-      raise      = 1'b1;
-      raise_code = psm_pkg::ErrBadOpcode;
-    end else if (state_q == StIssue && ir_error != psm_pkg::ErrNone) begin
-      raise      = 1'b1;
-      raise_code = ir_error;
+      state_d    = StAbort;
     end
   end
 
-  // The program memory (the fetch writes, StRead reads) and the units.
-  assign prog_req     = fetch_write || (state_q == StRead && pc_q != len_q);
-  assign prog_we      = fetch_write;
-  assign prog_addr    = (state_q == StFetch && mem_rsp_valid_i) ? ProgAddrWidth'(f_rsp_q >> 1)
-                                                                 : ProgAddrWidth'(pc_q);
-  assign prog_wdata   = {mem_rsp_rdata_i, f_low_q};
-  assign unit_start_o = (issue && ir_unit != 2'd0) ? (3'b001 << ir_u) : 3'b000;
-  assign unit_stall_o = (state_q == StIssue) && (ir_error == psm_pkg::ErrNone) && ir_unit_busy
-                        && !run_stop;
-  assign instret_o    = issue;
+  assign raise = (raise_code != psm_pkg::ErrNone);
+
+  // The program memory (the fetch writes an instruction with its second beat, StRead reads
+  // one) and the units.
+  always_comb begin
+    prog_req     = 1'b0;
+    prog_we      = 1'b0;
+    prog_addr    = ProgAddrWidth'(pc_q);
+    unit_start_o = '0;
+    unit_stall_o = 1'b0;
+    instret_o    = 1'b0;
+    unique case (state_q)
+      StFetch: begin
+        if (mem_rsp_valid_i) prog_addr = ProgAddrWidth'(f_rsp_q >> 1);
+        prog_req = mem_rsp_valid_i && !mem_rsp_err_i && f_rsp_q[0];
+        prog_we  = prog_req;
+      end
+      StRead: prog_req = (pc_q != len_q);
+      StIssue: begin
+        if (ir_error == psm_pkg::ErrNone && !run_stop) begin
+          instret_o    = ir_ready;
+          unit_stall_o = !ir_ready && ir_unit_busy;
+          if (ir_ready && ir_unit != 2'd0) unit_start_o[ir_u] = 1'b1;
+        end
+      end
+      default: ;
+    endcase
+  end
+  assign prog_wdata = {mem_rsp_rdata_i, f_low_q};
 
   always_ff @(posedge clk_i) begin  // control: reset
     if (rst_i) begin

@@ -157,73 +157,82 @@ module psm_instr_check #(
   // Vector opcodes (one operand layout: src, src2, dst, param_addr, len, rows)               //
   //////////////////////////////////////////////////////////////////////////////////////////////
 
-  // The words each opcode reads at src and src2 and writes at dst, and the parameter entries
-  // it reads (0: none); most read and write rows rows of len. Only for a vector instruction.
+  // The common case: rows rows of len at src and at dst. Only for a vector instruction.
   logic [31:0] w_len, w_rows, rows_w_len;
-  logic [31:0] src_words, src2_words, dst_words, prm_entries;
-  logic        vec_bad;  // an operand value the opcode does not take
+  logic        in_ok, out_ok;
   always_comb begin
-    w_len       = '0;
-    w_rows      = '0;
-    rows_w_len  = '0;
-    src_words   = '0;
-    src2_words  = '0;
-    dst_words   = '0;
-    prm_entries = '0;
-    vec_bad     = 1'b0;
+    w_len      = '0;
+    w_rows     = '0;
+    rows_w_len = '0;
+    in_ok      = 1'b0;
+    out_ok     = 1'b0;
     if (is_vec) begin
       w_len      = ceil_div(32'(vec.len), Lanes);
       w_rows     = ceil_div(32'(vec.rows), Lanes);
       rows_w_len = 32'(vec.rows) * w_len;
-      src_words  = rows_w_len;
-      dst_words  = rows_w_len;
-      unique case (opcode)
-        psm_pkg::OpAdd: src2_words = rows_w_len;
-        psm_pkg::OpMul: begin
-          src2_words  = rows_w_len;
-          prm_entries = 32'(vec.len);  // one step per channel
-        end
-        psm_pkg::OpEmbed: prm_entries = 32'(vec.rows);  // one step per row
-        psm_pkg::OpRmsnorm: begin  // the gain row; eps
-          vec_bad     = vec.gain_frac_bits > 4'd13;
-          src2_words  = w_len;
-          prm_entries = 32'd1;
-        end
-        psm_pkg::OpLayernorm, psm_pkg::OpBatchnorm: begin  // the gain row, then the bias row
-          vec_bad     = opcode == psm_pkg::OpLayernorm && vec.gain_frac_bits > 4'd13;
-          src2_words  = 2 * w_len;
-          prm_entries = 32'd1;
-        end
-        psm_pkg::OpSilu, psm_pkg::OpGelu: prm_entries = 32'd2;  // to_q10, out_rq
-        psm_pkg::OpRope: begin  // the cos table, then the sin table
-          vec_bad    = vec.len[0] || vec.len < 16'd2;
-          src2_words = 2 * ceil_div(32'(vec.len) >> 1, Lanes);
-        end
-        // SCORE: q (len), K (rows x len) -> scores (rows); VALUE: p (rows), V -> out (len).
-        psm_pkg::OpAttnScore, psm_pkg::OpAttnValue: begin
-          src_words   = (opcode == psm_pkg::OpAttnScore) ? w_len : w_rows;
-          src2_words  = rows_w_len;
-          dst_words   = (opcode == psm_pkg::OpAttnScore) ? w_rows : w_len;
-          prm_entries = 32'd1;
-        end
-        default: ;  // SOFTMAX
-      endcase
+      in_ok      = fits(src_at, rows_w_len, VectorDepth);
+      out_ok     = fits(dst_at, rows_w_len, VectorDepth);
     end
+  end
+
+  // What each opcode reads and writes beyond that: src2 words and parameter entries.
+  logic [31:0] src_at, src2_at, dst_at, prm_at;
+  assign src_at  = 32'(vec.src_addr);
+  assign src2_at = 32'(vec.src2_addr);
+  assign dst_at  = 32'(vec.dst_addr);
+  assign prm_at  = 32'(vec.param_addr);
+
+  logic vec_bad;       // an operand value the opcode does not take
+  logic vec_range_ok;  // every row the opcode touches fits its memory
+  always_comb begin
+    vec_bad      = 1'b0;
+    vec_range_ok = 1'b1;
+    if (is_vec) unique case (opcode)
+      psm_pkg::OpSoftmax: vec_range_ok = in_ok && out_ok;
+      psm_pkg::OpAdd: vec_range_ok = in_ok && out_ok && fits(src2_at, rows_w_len, VectorDepth);
+      psm_pkg::OpMul: begin  // a step per channel
+        vec_range_ok = in_ok && out_ok && fits(src2_at, rows_w_len, VectorDepth)
+                       && fits(prm_at, 32'(vec.len), ParamDepth);
+      end
+      psm_pkg::OpEmbed: begin  // a step per row
+        vec_range_ok = in_ok && out_ok && fits(prm_at, 32'(vec.rows), ParamDepth);
+      end
+      psm_pkg::OpSilu, psm_pkg::OpGelu: begin  // to_q10, out_rq
+        vec_range_ok = in_ok && out_ok && fits(prm_at, 32'd2, ParamDepth);
+      end
+      psm_pkg::OpRmsnorm: begin  // the gain row; eps
+        vec_bad      = vec.gain_frac_bits > 4'd13;
+        vec_range_ok = in_ok && out_ok && fits(src2_at, w_len, VectorDepth)
+                       && fits(prm_at, 32'd1, ParamDepth);
+      end
+      psm_pkg::OpLayernorm, psm_pkg::OpBatchnorm: begin  // the gain row, then the bias row
+        vec_bad      = opcode == psm_pkg::OpLayernorm && vec.gain_frac_bits > 4'd13;
+        vec_range_ok = in_ok && out_ok && fits(src2_at, 2 * w_len, VectorDepth)
+                       && fits(prm_at, 32'd1, ParamDepth);
+      end
+      psm_pkg::OpRope: begin  // the cos table, then the sin table
+        vec_bad      = vec.len[0] || vec.len < 16'd2;
+        vec_range_ok = in_ok && out_ok
+                       && fits(src2_at, 2 * ceil_div(32'(vec.len) >> 1, Lanes), VectorDepth);
+      end
+      psm_pkg::OpAttnScore: begin  // q (len), K (rows x len) -> scores (rows)
+        vec_range_ok = fits(src_at, w_len, VectorDepth) && fits(src2_at, rows_w_len, VectorDepth)
+                       && fits(dst_at, w_rows, VectorDepth) && fits(prm_at, 32'd1, ParamDepth);
+      end
+      psm_pkg::OpAttnValue: begin  // p (rows), V (rows x len) -> out (len)
+        vec_range_ok = fits(src_at, w_rows, VectorDepth) && fits(src2_at, rows_w_len, VectorDepth)
+                       && fits(dst_at, w_len, VectorDepth) && fits(prm_at, 32'd1, ParamDepth);
+      end
+      default: ;
+    endcase
   end
 
   logic [7:0] vec_err;
   always_comb begin
     vec_err = psm_pkg::ErrNone;
-    if (!is_vec) begin
-      // not a vector instruction: no checks
-    end else if (vec.len == '0 || vec.rows == '0 || vec_bad) begin
-      vec_err = psm_pkg::ErrBadOperand;
-    end else if (!fits(32'(vec.src_addr), src_words, VectorDepth)
-                 || !fits(32'(vec.dst_addr), dst_words, VectorDepth)
-                 || (src2_words != '0 && !fits(32'(vec.src2_addr), src2_words, VectorDepth))
-                 || (prm_entries != '0
-                     && !fits(32'(vec.param_addr), prm_entries, ParamDepth))) begin
-      vec_err = psm_pkg::ErrSpadRange;
+    if (is_vec) begin
+      if (vec.len == '0 || vec.rows == '0 || vec_bad) vec_err = psm_pkg::ErrBadOperand;
+      else if (!vec_range_ok)                          vec_err = psm_pkg::ErrSpadRange;
     end
   end
 
