@@ -165,9 +165,7 @@ module psm_controller #(
 
   // Unit u of a unit instruction is ir_unit - 1.
   logic [1:0] ir_u;
-  logic       ir_unit_busy;
-  assign ir_u         = ir_unit - 2'd1;
-  assign ir_unit_busy = (ir_unit != 2'd0) && unit_busy_i[ir_u];
+  assign ir_u = ir_unit - 2'd1;
 
   //////////////////////////////////////////////////////////////////////////////////////////////
   // Control                                                                                 //
@@ -183,16 +181,33 @@ module psm_controller #(
     else                                  start_check = psm_pkg::ErrNone;
   endfunction
 
-  // StIssue retires an instruction when it can: END and BARRIER once every unit is idle, NOP
-  // at once, a unit instruction when its unit is idle (it starts the unit). A DMA bus error (of
-  // an earlier instruction) or the watchdog stops a running program in StRead and StIssue.
-  logic run_stop;       // the run stops: DMA bus error or watchdog
-  logic ir_opcode_end;  // END (BARRIER waits like it, then goes on)
-  logic ir_ready;       // StIssue: the instruction can retire
-  assign run_stop      = (state_q == StRead || state_q == StIssue) && (dma_err_i || watchdog_hit);
-  assign ir_opcode_end = (ir_unit == 2'd0) && (ir_opcode == psm_pkg::OpEnd);
-  assign ir_ready      = (ir_opcode_end || (ir_unit == 2'd0 && ir_opcode == psm_pkg::OpBarrier))
-                         ? (unit_busy_i == '0) : !ir_unit_busy;
+  // StIssue retires an instruction when it can: a unit instruction when its unit is idle (it
+  // starts the unit; else the instruction stalls), END and BARRIER once every unit is idle, NOP
+  // at once. Evaluated in StIssue only.
+  logic issue_ready;  // the instruction retires
+  logic issue_stall;  // a unit instruction waits for its unit
+  logic issue_end;    // END (BARRIER waits like it, then goes on)
+  always_comb begin
+    issue_ready = 1'b0;
+    issue_stall = 1'b0;
+    issue_end   = 1'b0;
+    if (state_q == StIssue) begin
+      if (ir_unit != 2'd0) begin
+        issue_ready = !unit_busy_i[ir_u];
+        issue_stall = unit_busy_i[ir_u];
+      end else if (ir_opcode == psm_pkg::OpEnd || ir_opcode == psm_pkg::OpBarrier) begin
+        issue_ready = (unit_busy_i == '0);
+        issue_end   = (ir_opcode == psm_pkg::OpEnd);
+      end else begin
+        issue_ready = 1'b1;
+      end
+    end
+  end
+
+  // A DMA bus error (of an earlier instruction) or the watchdog stops a running program in
+  // StRead and StIssue.
+  logic run_stop;
+  assign run_stop = (state_q == StRead || state_q == StIssue) && (dma_err_i || watchdog_hit);
 
   // The next state and the error raised in this cycle (the first one of a run is kept).
   always_comb begin
@@ -228,9 +243,8 @@ module psm_controller #(
       end
       StIssue: begin
         raise_code = ir_error;
-        if (ir_error != psm_pkg::ErrNone)   state_d = StAbort;
-        else if (ir_ready && ir_opcode_end) state_d = StIdle;
-        else if (ir_ready)                  state_d = StRead;
+        if (ir_error != psm_pkg::ErrNone) state_d = StAbort;
+        else if (issue_ready)             state_d = issue_end ? StIdle : StRead;
       end
       // Hold the units in abort until none is busy.
       StAbort: if (unit_busy_i == '0) state_d = StIdle;
@@ -263,9 +277,9 @@ module psm_controller #(
       StRead: prog_req = (pc_q != len_q);
       StIssue: begin
         if (ir_error == psm_pkg::ErrNone && !run_stop) begin
-          instret_o    = ir_ready;
-          unit_stall_o = !ir_ready && ir_unit_busy;
-          if (ir_ready && ir_unit != 2'd0) unit_start_o[ir_u] = 1'b1;
+          instret_o    = issue_ready;
+          unit_stall_o = issue_stall;
+          if (issue_ready && ir_unit != 2'd0) unit_start_o[ir_u] = 1'b1;
         end
       end
       default: ;

@@ -78,43 +78,48 @@ module psm_instr_check #(
   // DMA                                                                                      //
   //////////////////////////////////////////////////////////////////////////////////////////////
 
-  // An operand of elem_ok elements at base, words long, in a memory of depth words.
-  function automatic logic [7:0] operand_err(input logic elem_ok, input logic [31:0] base,
-                                             input logic [31:0] words, input int unsigned depth);
-    if (!elem_ok)                       operand_err = psm_pkg::ErrBadOperand;
-    else if (!fits(base, words, depth)) operand_err = psm_pkg::ErrSpadRange;
-    else                                operand_err = psm_pkg::ErrNone;
-  endfunction
-
   // rows * ceil(row_len / E) words of the memory named by mem, each with its element sizes.
   logic [7:0]  dma_err;
-  logic [31:0] dma_rows, dma_len, dma_spad;
-  assign dma_rows = 32'(dma.rows);
-  assign dma_len  = 32'(dma.row_len);
-  assign dma_spad = 32'(dma.spad_addr);
+  logic [31:0] dma_row_words;  // ceil(row_len / E) of that memory
+  logic [31:0] dma_depth;      // its words
+  logic        dma_elem_ok;    // elem_size is one the memory holds
   always_comb begin
-    dma_err = psm_pkg::ErrNone;
+    dma_err       = psm_pkg::ErrNone;
+    dma_row_words = '0;
+    dma_depth     = '0;
+    dma_elem_ok   = 1'b0;
     if (is_dma) begin
       unique case (dma.mem)
-        psm_pkg::MemInput:
-          dma_err = operand_err(dma.elem_size == 2'd0, dma_spad,
-                                dma_rows * ceil_div(dma_len, ArrayRows), InputDepth);
-        psm_pkg::MemWeight:
-          dma_err = operand_err(dma.elem_size == 2'd0, dma_spad,
-                                dma_rows * ceil_div(dma_len, ArrayCols), WeightDepth);
-        psm_pkg::MemVector:
-          dma_err = operand_err(dma.elem_size != 2'd3, dma_spad,
-                                dma_rows * ceil_div(dma_len, Lanes), VectorDepth);
-        psm_pkg::MemParam:
-          dma_err = operand_err(dma.elem_size == 2'd3, dma_spad, dma_rows * dma_len, ParamDepth);
-        default: dma_err = psm_pkg::ErrBadOperand;
+        psm_pkg::MemInput: begin
+          dma_row_words = ceil_div(32'(dma.row_len), ArrayRows);
+          dma_depth     = 32'(InputDepth);
+          dma_elem_ok   = (dma.elem_size == 2'd0);
+        end
+        psm_pkg::MemWeight: begin
+          dma_row_words = ceil_div(32'(dma.row_len), ArrayCols);
+          dma_depth     = 32'(WeightDepth);
+          dma_elem_ok   = (dma.elem_size == 2'd0);
+        end
+        psm_pkg::MemVector: begin
+          dma_row_words = ceil_div(32'(dma.row_len), Lanes);
+          dma_depth     = 32'(VectorDepth);
+          dma_elem_ok   = (dma.elem_size != 2'd3);
+        end
+        psm_pkg::MemParam: begin
+          dma_row_words = 32'(dma.row_len);
+          dma_depth     = 32'(ParamDepth);
+          dma_elem_ok   = (dma.elem_size == 2'd3);
+        end
+        default: ;  // no such memory: a bad operand
       endcase
-      if (dma.rows == '0 || dma.row_len == '0) dma_err = psm_pkg::ErrBadOperand;
       // DMA_STORE requant reads int32 lanes: the vector scratchpad only (bit 26 is reserved in
       // DMA_LOAD, and reserved bits are not checked).
-      if (opcode == psm_pkg::OpDmaStore && instr_i[psm_pkg::DMA_STORE_REQUANT_LSB]
-          && dma.mem != psm_pkg::MemVector) begin
+      if (!dma_elem_ok || dma.rows == '0 || dma.row_len == '0
+          || (opcode == psm_pkg::OpDmaStore && instr_i[psm_pkg::DMA_STORE_REQUANT_LSB]
+              && dma.mem != psm_pkg::MemVector)) begin
         dma_err = psm_pkg::ErrBadOperand;
+      end else if (32'(dma.spad_addr) + 32'(dma.rows) * dma_row_words > dma_depth) begin
+        dma_err = psm_pkg::ErrSpadRange;
       end
     end
   end
