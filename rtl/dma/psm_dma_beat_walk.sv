@@ -25,10 +25,11 @@ module psm_dma_beat_walk (
   logic [28:0] last_q;      // last beat of the row
   logic        first_q;
 
-  logic [31:0] start_end, next_row_addr, next_end;  // last bytes of row 0 and of the next row
-  assign start_end     = start_addr_i + 32'(start_bytes_i) - 32'd1;
-  assign next_row_addr = row_addr_q + stride_i;
-  assign next_end      = next_row_addr + 32'(row_bytes_i) - 32'd1;
+  // A row's first and last beats: the byte address of its start and of its last byte, >> 3
+  // (evaluated only when a row starts).
+  function automatic logic [57:0] row_beats(input logic [31:0] addr, input logic [19:0] bytes);
+    row_beats = {addr[31:3], 29'((addr + 32'(bytes) - 32'd1) >> 3)};
+  endfunction
 
   always_ff @(posedge clk_i) begin  // control: reset
     if (rst_i)        first_q <= 1'b0;
@@ -38,13 +39,11 @@ module psm_dma_beat_walk (
 
   always_ff @(posedge clk_i) begin  // datapath: no reset
     if (start_i) begin
-      row_addr_q <= start_addr_i;
-      beat_q     <= start_addr_i[31:3];
-      last_q     <= start_end[31:3];
+      row_addr_q       <= start_addr_i;
+      {beat_q, last_q} <= row_beats(start_addr_i, start_bytes_i);
     end else if (adv_i && last_o) begin
-      row_addr_q <= next_row_addr;
-      beat_q     <= next_row_addr[31:3];
-      last_q     <= next_end[31:3];
+      row_addr_q       <= row_addr_q + stride_i;
+      {beat_q, last_q} <= row_beats(row_addr_q + stride_i, row_bytes_i);
     end else if (adv_i) begin
       beat_q <= beat_q + 29'd1;
     end
@@ -58,8 +57,4 @@ module psm_dma_beat_walk (
   assign last_o  = (beat_q == last_q);
   assign lo_o    = first_q ? row_addr_q[2:0] : 3'd0;
   assign hi_o    = last_o ? row_end : 3'd7;
-
-  // The low 3 bits of the end addresses are implied by row_end.
-  logic unused_bits;
-  assign unused_bits = ^{start_end[2:0], next_end[2:0]};
 endmodule : psm_dma_beat_walk
