@@ -10,6 +10,7 @@ common/psm_rsqrt.sv
 common/psm_row_tail.sv
 common/psm_row_walk.sv
 common/psm_gated_act.sv
+common/psm_gated_lane.sv
 matmul/psm_systolic_array.sv
 matmul/psm_matmul.sv
 softmax/psm_softmax.sv

@@ -83,7 +83,7 @@ module psm_attn #(
   // Command and walks                                                                        //
   //////////////////////////////////////////////////////////////////////////////////////////////
 
-  // The command, held by the walk.
+  // The command, sampled when it starts.
   logic                      is_score;  // ATTN_SCORE (else ATTN_VALUE)
   logic [AddrWidth-1:0]      src_q, src2_q, dst_q;
   logic [ParamAddrWidth-1:0] prm_base_q;
@@ -101,18 +101,23 @@ module psm_attn #(
   logic [AddrWidth-1:0] row_words;  // not needed: pos_off is the row's offset
   logic                 row_end;
 
-  psm_row_walk #(
-    .Lanes(Lanes), .AddrWidth(AddrWidth), .LenWidth(LenWidth),
-    .CmdWidth(3 * AddrWidth + ParamAddrWidth + 1), .Reads(1'b1)
-  ) u_walk (
-    .clk_i, .rst_i, .busy_i(busy_o), .start_i, .len_i, .rows_i,
-    .cmd_i({op_i == psm_pkg::OpAttnScore, param_addr_i, dst_addr_i, src2_addr_i, src_addr_i}),
-    .cmd_o({is_score, prm_base_q, dst_q, src2_q, src_q}), .next_i(walk_next),
-    .rewind_i(walk_rewind), .row_next_i(walk_row_next), .row_rewind_i(walk_row_rewind),
-    .read_i(k_read), .step_o(word), .row_off_o(pos_off), .row_words_o(row_words),
-    .mask_o(word_mask), .last_step_o(last_word), .last_row_o(last_pos), .row_end_o(row_end),
-    .rd_mask_o(k_mask)
+  psm_row_walk #(.Lanes(Lanes), .AddrWidth(AddrWidth), .LenWidth(LenWidth), .Reads(1'b1)) u_walk (
+    .clk_i, .rst_i, .busy_i(busy_o), .start_i, .len_i, .rows_i, .start_o(start_cmd),
+    .next_i(walk_next), .rewind_i(walk_rewind), .row_next_i(walk_row_next),
+    .row_rewind_i(walk_row_rewind), .read_i(k_read), .step_o(word), .row_off_o(pos_off),
+    .row_words_o(row_words), .mask_o(word_mask), .last_step_o(last_word), .last_row_o(last_pos),
+    .row_end_o(row_end), .rd_mask_o(k_mask)
   );
+
+  always_ff @(posedge clk_i) begin  // datapath: no reset
+    if (start_cmd) begin
+      src_q      <= src_addr_i;
+      src2_q     <= src2_addr_i;
+      dst_q      <= dst_addr_i;
+      prm_base_q <= param_addr_i;
+      is_score   <= op_i == psm_pkg::OpAttnScore;
+    end
+  end
 
   // Where t sits in a row of rows elements (p, or the scores).
   logic [LaneIdxWidth-1:0] pos_lane_q;  // t % Lanes
@@ -253,7 +258,6 @@ module psm_attn #(
   assign value_next_pos  = (state_q == StValueV) && !last_pos;
   assign value_next_word = (state_q == StValueWrite) && !last_word;
 
-  assign start_cmd      = start_i && !busy_o;
   assign walk_next       = (state_q == StScoreK && !last_word) || value_next_word;
   assign walk_rewind     = score_next_pos;
   assign walk_row_next   = score_next_pos || value_next_pos;

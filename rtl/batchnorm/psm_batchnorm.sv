@@ -57,7 +57,7 @@ module psm_batchnorm #(
   // Command and row walk                                                                     //
   //////////////////////////////////////////////////////////////////////////////////////////////
 
-  // The command, held by the walk.
+  // The command, sampled when it starts.
   logic [AddrWidth-1:0] src_q, gain_q, dst_q;
   logic signed [15:0]   mean_q;
   logic [30:0]          rq_mult_q;
@@ -70,7 +70,7 @@ module psm_batchnorm #(
 
   // One word per write; rd_mask: the lanes of the word read last cycle inside the row (0
   // without one). row_words: the bias row follows the gain row.
-  logic                 issue_read, write;
+  logic                 start, issue_read, write;
   logic [AddrWidth-1:0] word, row_words;
   logic [Lanes-1:0]     word_mask, rd_mask;
   logic                 last_word;
@@ -78,16 +78,24 @@ module psm_batchnorm #(
   logic                 last_row, row_end;
 
   psm_row_walk #(
-    .Lanes(Lanes), .AddrWidth(AddrWidth), .LenWidth(LenWidth), .CmdWidth(3 * AddrWidth + 53),
-    .Rows(1'b0), .Reads(1'b1)
+    .Lanes(Lanes), .AddrWidth(AddrWidth), .LenWidth(LenWidth), .Rows(1'b0), .Reads(1'b1)
   ) u_walk (
-    .clk_i, .rst_i, .busy_i(busy_o), .start_i, .len_i, .rows_i(LenWidth'(1)),
-    .cmd_i({rq_shift_i, rq_mult_i, mean_i, dst_addr_i, gain_addr_i, src_addr_i}),
-    .cmd_o({rq_shift_q, rq_mult_q, mean_q, dst_q, gain_q, src_q}), .next_i(write),
-    .rewind_i(1'b0), .row_next_i(1'b0), .row_rewind_i(1'b0), .read_i(issue_read),
+    .clk_i, .rst_i, .busy_i(busy_o), .start_i, .len_i, .rows_i(LenWidth'(1)), .start_o(start),
+    .next_i(write), .rewind_i(1'b0), .row_next_i(1'b0), .row_rewind_i(1'b0), .read_i(issue_read),
     .step_o(word), .row_off_o(row_off), .row_words_o(row_words), .mask_o(word_mask),
     .last_step_o(last_word), .last_row_o(last_row), .row_end_o(row_end), .rd_mask_o(rd_mask)
   );
+
+  always_ff @(posedge clk_i) begin  // datapath: no reset
+    if (start) begin
+      src_q      <= src_addr_i;
+      gain_q     <= gain_addr_i;
+      dst_q      <= dst_addr_i;
+      mean_q     <= mean_i;
+      rq_mult_q  <= rq_mult_i;
+      rq_shift_q <= rq_shift_i;
+    end
+  end
 
   //////////////////////////////////////////////////////////////////////////////////////////////
   // Lanes                                                                                    //

@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 // A self-gated activation out = x * g(x) on rows in the vector scratchpad, one word (Lanes
-// elements) at a time: the rows, the two requantisation steps and the scratchpad port of
-// psm_silu (g = sigmoid) and psm_gelu (g = Phi). The unit supplies g from t, lane by lane.
+// elements) at a time: the rows, the sequence of the two requantisation steps and the
+// scratchpad port of psm_silu (g = sigmoid) and psm_gelu (g = Phi). The unit's lanes (a
+// psm_gated_lane and the unit's gate each) do the arithmetic.
 // Golden model: the shared steps of passim::kernels::silu_i16() (runtime/src/kernels/silu.cpp)
 // and passim::kernels::gelu_i8() (runtime/src/kernels/gelu.cpp).
 //
-// Per element x (the low XBits of a lane, signed):
-//   t   = requantize(x, to_q10, 32)        Q.10, to the unit (t_o, valid with gate_start_o)
-//   g   = the unit's gate of t             unsigned, at most 2^16 (g_i, with gate_valid_i)
-//   out = requantize(x * g, out_rq, OutBits), written sign-extended
-// One requantiser per lane, used twice per word. |x * g| <= 2^(XBits - 1) * 2^16 must fit 32 bits.
+// Per element x (the low bits of a lane, signed), in each lane:
+//   t   = requantize(x, to_q10, 32)        Q.10, the gate's input (valid with gate_start_o)
+//   g   = the unit's gate of t             unsigned, at most 2^16 (with gate_valid_i)
+//   out = requantize(x * g, out_rq, OutBits), written sign-extended (lane_out_i)
+// The lanes' requantisers take x with to_q10 in load_o and x * g with out_rq in scale_o
+// (rq_*_o: the step of that cycle).
 //
 // Cycles per word (one word in flight at a time):
 //   read, load (to_q10), round, gate start, gate wait (>= 1, until gate_valid_i: out_rq),
@@ -19,7 +21,6 @@ module psm_gated_act #(
   parameter int unsigned Lanes     = 2,   // elements per scratchpad word
   parameter int unsigned AddrWidth = 16,  // scratchpad word address
   parameter int unsigned LenWidth  = 16,  // row length and row count
-  parameter int unsigned XBits     = 16,  // element bits: 16 (SiLU), 8 (GELU)
   parameter int unsigned OutBits   = 16   // result bits: 16 (SiLU), 8 (GELU)
 ) (
   input  logic                 clk_i,
@@ -36,19 +37,22 @@ module psm_gated_act #(
   input  logic [5:0]           out_shift_i,
   output logic                 busy_o,
   output logic                 done_o,         // one-cycle pulse after the last write
-  // The gate: t of every lane arrives with gate_start_o; the unit answers with g
-  output logic                 gate_start_o,
-  output logic [Lanes*32-1:0]  t_o,            // Q.10 per lane
-  input  logic                 gate_valid_i,   // g_i holds g of every lane (checked from the
+  // The lanes
+  output logic                 load_o,         // the requantisers take x (mem_rdata_i)
+  output logic                 gate_start_o,   // t (the requantisers' y) is valid
+  input  logic                 gate_valid_i,   // g of every lane is valid (checked from the
                                                // cycle after gate_start_o)
-  input  logic [Lanes*17-1:0]  g_i,            // unsigned per lane, <= 2^16
+  output logic                 scale_o,        // the requantisers take x * g
+  output logic [30:0]          rq_mult_o,      // the requantisers' step in load_o, scale_o
+  output logic [5:0]           rq_shift_o,
+  output logic [5:0]           rq_bits_o,
+  input  logic [Lanes*32-1:0]  lane_out_i,     // the requantisers' y: the results in StWrite
   // Vector scratchpad port (docs/accelerator.md): read data arrives one cycle after the request
   output logic                 mem_req_o,
   output logic                 mem_we_o,
   output logic [AddrWidth-1:0] mem_addr_o,
   output logic [Lanes*32-1:0]  mem_wdata_o,    // OutBits, sign-extended
-  output logic [Lanes-1:0]     mem_wmask_o,
-  input  logic [Lanes*32-1:0]  mem_rdata_i     // x in the low XBits of each lane
+  output logic [Lanes-1:0]     mem_wmask_o     // (the read data goes to the lanes)
 );
   typedef enum logic [2:0] {
     StIdle,   // wait for start_i
@@ -71,73 +75,42 @@ module psm_gated_act #(
   // Command and row walk                                                                     //
   //////////////////////////////////////////////////////////////////////////////////////////////
 
-  // The command, held by the walk.
-  logic [AddrWidth-1:0] src_q, dst_q;
-  logic [30:0]          to_q10_mult_q, out_mult_q;
-  logic [5:0]           to_q10_shift_q, out_shift_q;
-
   // Word by word, row by row: the write of a word moves the walk on (the masks are evaluated
   // only while the unit is busy).
-  logic                 write;
+  logic                 start, write;
   logic [AddrWidth-1:0] word, row_off, row_words;  // row_words: not needed (row_off is)
   logic [Lanes-1:0]     word_mask, rd_mask;         // rd_mask, row_end: nor is read tracking
   logic                 last_word, last_row, row_end;
 
-  psm_row_walk #(
-    .Lanes(Lanes), .AddrWidth(AddrWidth), .LenWidth(LenWidth), .CmdWidth(2 * AddrWidth + 74)
-  ) u_walk (
-    .clk_i, .rst_i, .busy_i(busy_o), .start_i, .len_i, .rows_i,
-    .cmd_i({out_shift_i, out_mult_i, to_q10_shift_i, to_q10_mult_i, dst_addr_i, src_addr_i}),
-    .cmd_o({out_shift_q, out_mult_q, to_q10_shift_q, to_q10_mult_q, dst_q, src_q}),
-    .next_i(write), .rewind_i(1'b0), .row_next_i(1'b0), .row_rewind_i(1'b0), .read_i(1'b0),
-    .step_o(word), .row_off_o(row_off), .row_words_o(row_words), .mask_o(word_mask),
-    .last_step_o(last_word), .last_row_o(last_row), .row_end_o(row_end), .rd_mask_o(rd_mask)
+  psm_row_walk #(.Lanes(Lanes), .AddrWidth(AddrWidth), .LenWidth(LenWidth)) u_walk (
+    .clk_i, .rst_i, .busy_i(busy_o), .start_i, .len_i, .rows_i, .start_o(start), .next_i(write),
+    .rewind_i(1'b0), .row_next_i(1'b0), .row_rewind_i(1'b0), .read_i(1'b0), .step_o(word),
+    .row_off_o(row_off), .row_words_o(row_words), .mask_o(word_mask), .last_step_o(last_word),
+    .last_row_o(last_row), .row_end_o(row_end), .rd_mask_o(rd_mask)
   );
 
-  //////////////////////////////////////////////////////////////////////////////////////////////
-  // Lanes                                                                                    //
-  //////////////////////////////////////////////////////////////////////////////////////////////
+  logic [AddrWidth-1:0] src_q, dst_q;
+  logic [30:0]          to_q10_mult_q, out_mult_q;
+  logic [5:0]           to_q10_shift_q, out_shift_q;
+
+  always_ff @(posedge clk_i) begin  // datapath: no reset
+    if (start) begin
+      src_q          <= src_addr_i;
+      dst_q          <= dst_addr_i;
+      to_q10_mult_q  <= to_q10_mult_i;
+      to_q10_shift_q <= to_q10_shift_i;
+      out_mult_q     <= out_mult_i;
+      out_shift_q    <= out_shift_i;
+    end
+  end
 
   // The requantisers take x with to_q10 in StLoad, and x * g with out_rq in the StScale cycle
   // in which g is valid.
-  logic                load, scale;
-  logic [30:0]         rq_mult;
-  logic [5:0]          rq_shift, rq_bits;
-  logic [Lanes*32-1:0] lane_out;  // requantised results, sign-extended
-  assign load     = (state_q == StLoad);
-  assign scale    = (state_q == StScale) && gate_valid_i;
-  assign rq_mult  = load ? to_q10_mult_q : out_mult_q;
-  assign rq_shift = load ? to_q10_shift_q : out_shift_q;
-  assign rq_bits  = load ? 6'd32 : 6'(OutBits);
-
-  for (genvar l = 0; l < Lanes; l++) begin : g_lane
-    logic signed [XBits-1:0] x;     // this lane of mem_rdata_i
-    logic signed [XBits-1:0] x_q;   // kept for x * g
-    logic signed [31:0]      rq_x;  // x, or x * g (exact)
-    logic signed [31:0]      rq_y;
-
-    assign x = mem_rdata_i[l*32 +: XBits];
-    always_comb begin
-      rq_x = '0;
-      if (load)       rq_x = 32'(x);
-      else if (scale) rq_x = 32'(x_q) * $signed({15'd0, g_i[l*17 +: 17]});
-    end
-
-    psm_requant u_requant (.clk_i, .en_i(load || scale), .x_i(rq_x), .bias_i(26'sd0),
-                           .mult_i(rq_mult), .shift_i(rq_shift), .out_bits_i(rq_bits),
-                           .y_o(rq_y));
-
-    always_ff @(posedge clk_i) begin  // datapath: no reset
-      if (load) x_q <= x;
-    end
-
-    assign t_o[l*32 +: 32]      = rq_y;
-    assign lane_out[l*32 +: 32] = rq_y;
-
-    // The upper bits of a lane are the sign extension of x.
-    logic unused_bits;
-    assign unused_bits = ^mem_rdata_i[l*32+XBits +: 32-XBits];
-  end : g_lane
+  assign load_o     = (state_q == StLoad);
+  assign scale_o    = (state_q == StScale) && gate_valid_i;
+  assign rq_mult_o  = load_o ? to_q10_mult_q : out_mult_q;
+  assign rq_shift_o = load_o ? to_q10_shift_q : out_shift_q;
+  assign rq_bits_o  = load_o ? 6'd32 : 6'(OutBits);
 
   //////////////////////////////////////////////////////////////////////////////////////////////
   // Control                                                                                  //
@@ -167,7 +140,7 @@ module psm_gated_act #(
   assign mem_req_o   = (state_q == StRead) || write;
   assign mem_we_o    = write;
   assign mem_addr_o  = (write ? dst_q : src_q) + row_off + word;
-  assign mem_wdata_o = lane_out;
+  assign mem_wdata_o = lane_out_i;
   assign mem_wmask_o = write ? word_mask : '0;
 
   always_ff @(posedge clk_i) begin  // control: reset

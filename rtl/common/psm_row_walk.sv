@@ -7,8 +7,8 @@
 // A command has rows_i rows of len_i elements; row r starts r * row_words_o words after each
 // base address (row_words_o = ceil(len / Lanes)). A step is StepWords consecutive words of a
 // row (RoPE: two); step k starts at word k * StepWords of its row. The unit drives the walk:
-//   start_i       a command (ignored while busy_i): row 0, step 0 (len_i, rows_i and the unit's
-//                 other fields, cmd_i, are sampled; cmd_o holds them until the next command)
+//   start_i       a command (ignored while busy_i): row 0, step 0 (len_i and rows_i are
+//                 sampled; start_o tells the unit to sample its other fields)
 //   next_i        the step is done: the next step of the row; after the row's last step the
 //                 first step of the next row, or after the last row's last step the end
 //                 (row_end_o: no element left)
@@ -18,15 +18,14 @@
 //   read_i        the first word of the step is read: rd_mask_o holds the lanes of its data
 //                 that belong to the row in the next cycle (0 in a cycle without read data)
 // The masks are evaluated only while busy_i (the unit's busy_o), so an idle unit's simulator
-// cost is one test; they are 0 otherwise. A unit whose commands are one row each sets Rows = 0 (no row
-// registers; rows_i, row_next_i and row_rewind_i are ignored, row_off_o is 0), one that needs
-// no read tracking Reads = 0 (rd_mask_o is 0): neither keeps registers it does not use.
+// cost is one test; they are 0 otherwise. A unit whose commands are one row each sets Rows = 0
+// (no row registers; rows_i, row_next_i and row_rewind_i are ignored, row_off_o is 0), one that
+// needs no read tracking Reads = 0 (rd_mask_o is 0): neither keeps registers it does not use.
 module psm_row_walk #(
   parameter int unsigned Lanes     = 2,     // elements per scratchpad word
   parameter int unsigned AddrWidth = 16,    // scratchpad word address
   parameter int unsigned LenWidth  = 16,    // row length and row count
   parameter int unsigned StepWords = 1,     // words per step
-  parameter int unsigned CmdWidth  = 1,     // bits of the unit's other command fields
   parameter bit          Rows      = 1'b1,  // commands of several rows
   parameter bit          Reads     = 1'b0,  // read tracking (rd_mask_o)
   // Derived
@@ -39,8 +38,7 @@ module psm_row_walk #(
   input  logic                 start_i,
   input  logic [LenWidth-1:0]  len_i,         // elements per row, >= 1
   input  logic [LenWidth-1:0]  rows_i,        // rows, >= 1
-  input  logic [CmdWidth-1:0]  cmd_i,         // the unit's other fields
-  output logic [CmdWidth-1:0]  cmd_o,
+  output logic                 start_o,       // start_i && !busy_i: the command starts
   // Moves (start_i wins; the row and the step move independently)
   input  logic                 next_i,
   input  logic                 rewind_i,
@@ -57,7 +55,6 @@ module psm_row_walk #(
   output logic                 row_end_o,     // every element of the row is walked
   output logic [StepLanes-1:0] rd_mask_o      // lanes of the data read last cycle in the row
 );
-  logic [CmdWidth-1:0]  cmd_q;
   logic [LenWidth-1:0]  len_q;
   logic [AddrWidth-1:0] row_words_q;
   logic [AddrWidth-1:0] step_q;       // k
@@ -70,7 +67,8 @@ module psm_row_walk #(
   );
 
   logic start;  // a command starts
-  assign start = start_i && !busy_i;
+  assign start   = start_i && !busy_i;
+  assign start_o = start;
 
   // Ceil(n / Lanes): the words of an n-element row (a shift when Lanes is a power of two).
   logic [LenWidth:0] len_round_up;
@@ -95,13 +93,11 @@ module psm_row_walk #(
 
   always_ff @(posedge clk_i) begin  // datapath: no reset
     if (start) begin
-      cmd_q       <= cmd_i;
       len_q       <= len_i;
       row_words_q <= AddrWidth'(len_round_up / (LenWidth + 1)'(Lanes));
     end
   end
 
-  assign cmd_o       = cmd_q;
   assign step_o      = step_q;
   assign row_words_o = row_words_q;
   assign last_step_o = (left_q <= LenWidth'(StepLanes));

@@ -77,7 +77,7 @@ module psm_eltwise #(
   // Command and row walk                                                                     //
   //////////////////////////////////////////////////////////////////////////////////////////////
 
-  // The command, held by the walk.
+  // The command, sampled when it starts.
   logic                      is_mul, is_embed;  // the op: MUL, EMBED (else ADD)
   logic [AddrWidth-1:0]      src_q, src2_q, dst_q;
   logic [ParamAddrWidth-1:0] prm_base_q;
@@ -99,18 +99,23 @@ module psm_eltwise #(
   logic [Lanes-1:0]     rd_mask;
   logic                 row_end;
 
-  psm_row_walk #(
-    .Lanes(Lanes), .AddrWidth(AddrWidth), .LenWidth(LenWidth),
-    .CmdWidth(3 * AddrWidth + ParamAddrWidth + 2)
-  ) u_walk (
-    .clk_i, .rst_i, .busy_i(busy_o), .start_i, .len_i, .rows_i,
-    .cmd_i({op_i == psm_pkg::OpMul, op_i == psm_pkg::OpEmbed, param_addr_i, dst_addr_i,
-            src2_addr_i, src_addr_i}),
-    .cmd_o({is_mul, is_embed, prm_base_q, dst_q, src2_q, src_q}), .next_i(write),
+  psm_row_walk #(.Lanes(Lanes), .AddrWidth(AddrWidth), .LenWidth(LenWidth)) u_walk (
+    .clk_i, .rst_i, .busy_i(busy_o), .start_i, .len_i, .rows_i, .start_o(start_cmd), .next_i(write),
     .rewind_i(1'b0), .row_next_i(1'b0), .row_rewind_i(1'b0), .read_i(1'b0), .step_o(word),
     .row_off_o(row_off), .row_words_o(row_words), .mask_o(word_mask), .last_step_o(last_word),
     .last_row_o(last_row), .row_end_o(row_end), .rd_mask_o(rd_mask)
   );
+
+  always_ff @(posedge clk_i) begin  // datapath: no reset
+    if (start_cmd) begin
+      src_q      <= src_addr_i;
+      src2_q     <= src2_addr_i;
+      dst_q      <= dst_addr_i;
+      prm_base_q <= param_addr_i;
+      is_embed   <= op_i == psm_pkg::OpEmbed;
+      is_mul     <= op_i == psm_pkg::OpMul;
+    end
+  end
 
   // MUL: prm_lane_q is the last lane of this word in the row (no lane above it is inside).
   logic last_chan;
@@ -246,8 +251,6 @@ module psm_eltwise #(
   assign mem_we_o    = write;
   assign mem_wdata_o = lane_out;
   assign mem_wmask_o = write ? word_mask : '0;
-
-  assign start_cmd = start_i && !busy_o;
 
   always_ff @(posedge clk_i) begin  // control: reset
     if (rst_i) begin

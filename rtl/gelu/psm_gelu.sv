@@ -7,9 +7,10 @@
 //   t   = requantize(x, to_q10, 32)                      Q.10             (psm_requant)
 //   phi = gelu_phi_q16(t)                                Phi(t), Q0.16    (psm_gelu_phi_pkg)
 //   out = requantize(x * phi, out_rq, 8)                 int8, written sign-extended
-// The rows, the two requantisations (one requantiser per lane, used twice per word) and the
-// scratchpad port are psm_gated_act's; each lane adds the gate, gelu_phi_q16() evaluated into a
-// register only when t arrives (an idle unit computes nothing). The two Requant steps are inputs.
+// The rows, the sequence of the two requantisations and the scratchpad port are
+// psm_gated_act's; each lane is a psm_gated_lane (x and its requantiser, used twice per word)
+// and the gate, gelu_phi_q16() evaluated into a register only when t arrives (an idle unit
+// computes nothing). The two Requant steps are inputs.
 //
 // Cycles per word (one word in flight at a time):
 //   read, load (to_q10 round), round, phi, scale (out_rq round), round, write = 7
@@ -44,29 +45,41 @@ module psm_gelu #(
 );
   localparam int unsigned GeluPhiFracBits = 16;  // kGeluPhiFracBits (fixed_point.hpp): Q0.16
 
-  logic                gate_start;  // t is valid: every lane evaluates Phi(t)
-  logic [Lanes*32-1:0] t;           // requantize(x, to_q10, 32) per lane, Q.10
-  logic [Lanes*17-1:0] phi;         // Phi(t) per lane, Q0.16, in [0, 2^16]
+  logic                load, scale, gate_start;  // gate_start: every lane evaluates Phi(t)
+  logic [30:0]         rq_mult;
+  logic [5:0]          rq_shift, rq_bits;
+  logic [Lanes*32-1:0] lane_out;                 // requantised results, sign-extended
 
   psm_gated_act #(
-    .Lanes(Lanes), .AddrWidth(AddrWidth), .LenWidth(LenWidth), .XBits(8), .OutBits(8)
+    .Lanes(Lanes), .AddrWidth(AddrWidth), .LenWidth(LenWidth), .OutBits(8)
   ) u_act (
     .clk_i, .rst_i, .start_i, .src_addr_i, .dst_addr_i, .len_i, .rows_i, .to_q10_mult_i,
     .to_q10_shift_i, .out_mult_i(out_rq_mult_i), .out_shift_i(out_rq_shift_i), .busy_o, .done_o,
-    .gate_start_o(gate_start), .t_o(t), .gate_valid_i(1'b1), .g_i(phi), .mem_req_o, .mem_we_o,
-    .mem_addr_o, .mem_wdata_o, .mem_wmask_o, .mem_rdata_i
+    .load_o(load), .gate_start_o(gate_start), .gate_valid_i(1'b1), .scale_o(scale),
+    .rq_mult_o(rq_mult), .rq_shift_o(rq_shift), .rq_bits_o(rq_bits), .lane_out_i(lane_out),
+    .mem_req_o, .mem_we_o, .mem_addr_o, .mem_wdata_o, .mem_wmask_o
   );
 
   assign pass_o = 2'd0;
 
-  // The gate of each lane: Phi(t) into a register, valid from the next cycle on.
+  // Each lane: x and its requantiser, and the gate Phi(t) into a register, valid from the next
+  // cycle on.
   for (genvar l = 0; l < Lanes; l++) begin : g_lane
-    logic [GeluPhiFracBits:0] phi_q;
+    logic signed [31:0]       t;      // requantize(x, to_q10, 32), Q.10; then the result
+    logic [GeluPhiFracBits:0] phi_q;  // Phi(t), Q0.16, in [0, 2^16]
+
+    psm_gated_lane #(.XBits(8)) u_lane (
+      .clk_i, .load_i(load), .scale_i(scale), .x_i(mem_rdata_i[l*32 +: 8]), .g_i(phi_q),
+      .rq_mult_i(rq_mult), .rq_shift_i(rq_shift), .rq_bits_i(rq_bits), .y_o(t)
+    );
+    assign lane_out[l*32 +: 32] = t;
 
     always_ff @(posedge clk_i) begin  // datapath: no reset
-      if (gate_start) phi_q <= psm_gelu_phi_pkg::gelu_phi_q16(t[l*32 +: 32]);
+      if (gate_start) phi_q <= psm_gelu_phi_pkg::gelu_phi_q16(t);
     end
 
-    assign phi[l*17 +: 17] = phi_q;
+    // The upper bits of a lane are the sign extension of x.
+    logic unused_bits;
+    assign unused_bits = ^mem_rdata_i[l*32+8 +: 24];
   end : g_lane
 endmodule : psm_gelu

@@ -78,7 +78,7 @@ module psm_layernorm #(
   // Command and row walk                                                                     //
   //////////////////////////////////////////////////////////////////////////////////////////////
 
-  // The command, held by the walk.
+  // The command, sampled when it starts.
   logic                 mode_q;      // 1: BatchNorm
   logic [AddrWidth-1:0] src_q, gain_q, dst_q;
   logic [LenWidth-1:0]  len_q;
@@ -102,17 +102,26 @@ module psm_layernorm #(
   logic                 last_word, last_row;
 
   psm_row_walk #(
-    .Lanes(Lanes), .AddrWidth(AddrWidth), .LenWidth(LenWidth),
-    .CmdWidth(3 * AddrWidth + LenWidth + 69), .Rows(1'b0), .Reads(1'b1)
+    .Lanes(Lanes), .AddrWidth(AddrWidth), .LenWidth(LenWidth), .Rows(1'b0), .Reads(1'b1)
   ) u_walk (
-    .clk_i, .rst_i, .busy_i(busy_o), .start_i, .len_i, .rows_i(LenWidth'(1)),
-    .cmd_i({mode_i, gain_frac_bits_i, eps_i, len_i, dst_addr_i, gain_addr_i, src_addr_i}),
-    .cmd_o({mode_q, gain_frac_bits_q, eps_q, len_q, dst_q, gain_q, src_q}),
+    .clk_i, .rst_i, .busy_i(busy_o), .start_i, .len_i, .rows_i(LenWidth'(1)), .start_o(start_cmd),
     .next_i(walk_next), .rewind_i(walk_rewind), .row_next_i(1'b0), .row_rewind_i(1'b0),
     .read_i(issue_read), .step_o(word), .row_off_o(row_off), .row_words_o(row_words),
     .mask_o(word_mask), .last_step_o(last_word), .last_row_o(last_row), .row_end_o(row_end),
     .rd_mask_o(rd_mask)
   );
+
+  always_ff @(posedge clk_i) begin  // datapath: no reset
+    if (start_cmd) begin
+      src_q            <= src_addr_i;
+      gain_q           <= gain_addr_i;
+      dst_q            <= dst_addr_i;
+      len_q            <= len_i;
+      eps_q            <= eps_i;
+      gain_frac_bits_q <= gain_frac_bits_i;
+      mode_q           <= mode_i;
+    end
+  end
 
   //////////////////////////////////////////////////////////////////////////////////////////////
   // Lanes: sums and squared deviations                                                       //
@@ -308,9 +317,8 @@ module psm_layernorm #(
     endcase
   end
 
-  // A command is accepted while this unit and psm_batchnorm are both idle. Pass 1 starts at
-  // word 0 again (and clears the lane sums) when m is latched.
-  assign start_cmd   = start_i && (state_q == StIdle) && !bn_busy;
+  // A command is accepted (start_cmd, the walk's) while this unit and psm_batchnorm are both
+  // idle. Pass 1 starts at word 0 again (and clears the lane sums) when m is latched.
   assign walk_rewind = (state_q == StMeanDivide) && div_done;
   assign walk_next   = row_read;
   assign issue_read  = row_read;

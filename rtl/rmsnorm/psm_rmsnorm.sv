@@ -81,7 +81,7 @@ module psm_rmsnorm #(
   // Command and row walk                                                                    //
   //////////////////////////////////////////////////////////////////////////////////////////////
 
-  // The command, held by the walk.
+  // The command, sampled when it starts.
   logic [AddrWidth-1:0] src_q, gain_q, dst_q;
   logic [63:0]          eps_q;
   logic [3:0]           gain_frac_bits_q;
@@ -93,7 +93,7 @@ module psm_rmsnorm #(
 
   // Both passes walk the row from word 0: one word per read (pass 0) or per write (pass 1);
   // rd_mask: the lanes of the word read last cycle inside the row (0 without one).
-  logic                 walk_next, walk_rewind, issue_read;
+  logic                 start, walk_next, walk_rewind, issue_read;
   logic [AddrWidth-1:0] word;
   logic [Lanes-1:0]     rd_mask;
   logic                 last_word, row_end;
@@ -102,17 +102,24 @@ module psm_rmsnorm #(
   logic                 last_row;
 
   psm_row_walk #(
-    .Lanes(Lanes), .AddrWidth(AddrWidth), .LenWidth(LenWidth), .CmdWidth(3 * AddrWidth + 68),
-    .Rows(1'b0), .Reads(1'b1)
+    .Lanes(Lanes), .AddrWidth(AddrWidth), .LenWidth(LenWidth), .Rows(1'b0), .Reads(1'b1)
   ) u_walk (
-    .clk_i, .rst_i, .busy_i(busy_o), .start_i, .len_i, .rows_i(LenWidth'(1)),
-    .cmd_i({gain_frac_bits_i, eps_i, dst_addr_i, gain_addr_i, src_addr_i}),
-    .cmd_o({gain_frac_bits_q, eps_q, dst_q, gain_q, src_q}), .next_i(walk_next),
-    .rewind_i(walk_rewind), .row_next_i(1'b0), .row_rewind_i(1'b0), .read_i(issue_read),
-    .step_o(word), .row_off_o(row_off), .row_words_o(row_words),
+    .clk_i, .rst_i, .busy_i(busy_o), .start_i, .len_i, .rows_i(LenWidth'(1)), .start_o(start),
+    .next_i(walk_next), .rewind_i(walk_rewind), .row_next_i(1'b0), .row_rewind_i(1'b0),
+    .read_i(issue_read), .step_o(word), .row_off_o(row_off), .row_words_o(row_words),
     .mask_o(word_mask), .last_step_o(last_word), .last_row_o(last_row), .row_end_o(row_end),
     .rd_mask_o(rd_mask)
   );
+
+  always_ff @(posedge clk_i) begin  // datapath: no reset
+    if (start) begin
+      src_q            <= src_addr_i;
+      gain_q           <= gain_addr_i;
+      dst_q            <= dst_addr_i;
+      eps_q            <= eps_i;
+      gain_frac_bits_q <= gain_frac_bits_i;
+    end
+  end
 
   //////////////////////////////////////////////////////////////////////////////////////////////
   // Lanes: sums of squares, normalisation                                                   //

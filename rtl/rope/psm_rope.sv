@@ -79,27 +79,31 @@ module psm_rope #(
   // Command and row walk                                                                     //
   //////////////////////////////////////////////////////////////////////////////////////////////
 
-  logic [AddrWidth-1:0] src_q, cos_q, dst_q;  // the command, held by the walk
+  logic [AddrWidth-1:0] src_q, cos_q, dst_q;  // the command
 
   // Step by step (words 2k and 2k+1), row by row: the last write of a step moves the walk on
   // (the masks are evaluated only while the unit is busy).
-  logic                 step_end;
+  logic                 start, step_end;
   logic [AddrWidth-1:0] step, row_off, row_words;  // step k: table word k, row words 2k, 2k+1
   logic [2*Lanes-1:0]   step_mask;                  // word 2k's lanes, then word 2k+1's
   logic                 last_step, last_row;
   logic [2*Lanes-1:0]   rd_mask;                    // not needed: the read tracking
   logic                 row_end;
 
-  psm_row_walk #(
-    .Lanes(Lanes), .AddrWidth(AddrWidth), .LenWidth(LenWidth), .StepWords(2),
-    .CmdWidth(3 * AddrWidth)
-  ) u_walk (
-    .clk_i, .rst_i, .busy_i(busy_o), .start_i, .len_i, .rows_i,
-    .cmd_i({dst_addr_i, src2_addr_i, src_addr_i}), .cmd_o({dst_q, cos_q, src_q}),
-    .next_i(step_end), .rewind_i(1'b0), .row_next_i(1'b0), .row_rewind_i(1'b0), .read_i(1'b0),
-    .step_o(step), .row_off_o(row_off), .row_words_o(row_words), .mask_o(step_mask),
-    .last_step_o(last_step), .last_row_o(last_row), .row_end_o(row_end), .rd_mask_o(rd_mask)
+  psm_row_walk #(.Lanes(Lanes), .AddrWidth(AddrWidth), .LenWidth(LenWidth), .StepWords(2)) u_walk (
+    .clk_i, .rst_i, .busy_i(busy_o), .start_i, .len_i, .rows_i, .start_o(start), .next_i(step_end),
+    .rewind_i(1'b0), .row_next_i(1'b0), .row_rewind_i(1'b0), .read_i(1'b0), .step_o(step),
+    .row_off_o(row_off), .row_words_o(row_words), .mask_o(step_mask), .last_step_o(last_step),
+    .last_row_o(last_row), .row_end_o(row_end), .rd_mask_o(rd_mask)
   );
+
+  always_ff @(posedge clk_i) begin  // datapath: no reset
+    if (start) begin
+      src_q <= src_addr_i;
+      cos_q <= src2_addr_i;
+      dst_q <= dst_addr_i;
+    end
+  end
 
   logic [AddrWidth-1:0] word0, word1;  // words 2k and 2k+1 of the row
   assign word0 = {step[AddrWidth-2:0], 1'b0};

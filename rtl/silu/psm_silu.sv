@@ -9,9 +9,10 @@
 //   pos = floor(kExpOne * 2^15 / (kExpOne + e))          sigmoid(|t|)   (psm_divider)
 //   s   = (t >= 0) ? pos : 2^15 - pos                    Q0.15, 1.0 = 2^15
 //   out = requantize(x * s, out_rq, 16)                  int16, written sign-extended
-// The rows, the two requantisations and the scratchpad port are psm_gated_act's; each lane adds
-// the sigmoid gate: its own i-exp and divider. The two Requant steps are inputs, as the
-// controller reads them from param_addr and param_addr + 1.
+// The rows, the sequence of the two requantisations and the scratchpad port are
+// psm_gated_act's; each lane is a psm_gated_lane (x and its requantiser) and the sigmoid gate:
+// its own i-exp and divider. The two Requant steps are inputs, as the controller reads them
+// from param_addr and param_addr + 1.
 //
 // Cycles per word (one word in flight at a time):
 //   read, load, to_q10 round, sigmoid (divider start), 38 divide, out_rq round, write = 44
@@ -49,31 +50,34 @@ module psm_silu #(
   localparam logic [DivWidth-1:0] SigNum = DivWidth'(ExpOne) << SigFracBits;
   localparam logic signed [32:0] MagMax = 33'sd1073741824;  // 2^30: clamp of |t|
 
-  logic                gate_start;  // t is valid: every lane starts its divider
-  logic [Lanes*32-1:0] t;           // requantize(x, to_q10, 32) per lane, Q.10
-  logic [Lanes-1:0]    div_done;    // the same cycle in every lane
-  logic [Lanes*17-1:0] s;           // sigmoid(t) per lane, Q0.15, in [0, 2^15]
+  logic                load, scale, gate_start;  // gate_start: every lane starts its divider
+  logic [30:0]         rq_mult;
+  logic [5:0]          rq_shift, rq_bits;
+  logic [Lanes-1:0]    div_done;                 // the same cycle in every lane
+  logic [Lanes*32-1:0] lane_out;                 // requantised results, sign-extended
 
   psm_gated_act #(
-    .Lanes(Lanes), .AddrWidth(AddrWidth), .LenWidth(LenWidth), .XBits(16), .OutBits(16)
+    .Lanes(Lanes), .AddrWidth(AddrWidth), .LenWidth(LenWidth), .OutBits(16)
   ) u_act (
     .clk_i, .rst_i, .start_i, .src_addr_i, .dst_addr_i, .len_i, .rows_i,
     .to_q10_mult_i (to_q10_i[psm_pkg::PARAM_RQ_MULT_LSB +: 31]),
     .to_q10_shift_i(to_q10_i[psm_pkg::PARAM_RQ_SHIFT_LSB +: 6]),
     .out_mult_i    (out_rq_i[psm_pkg::PARAM_RQ_MULT_LSB +: 31]),
     .out_shift_i   (out_rq_i[psm_pkg::PARAM_RQ_SHIFT_LSB +: 6]),
-    .busy_o, .done_o, .gate_start_o(gate_start), .t_o(t), .gate_valid_i(div_done[0]), .g_i(s),
-    .mem_req_o, .mem_we_o, .mem_addr_o, .mem_wdata_o, .mem_wmask_o, .mem_rdata_i
+    .busy_o, .done_o, .load_o(load), .gate_start_o(gate_start), .gate_valid_i(div_done[0]),
+    .scale_o(scale), .rq_mult_o(rq_mult), .rq_shift_o(rq_shift), .rq_bits_o(rq_bits),
+    .lane_out_i(lane_out), .mem_req_o, .mem_we_o, .mem_addr_o, .mem_wdata_o, .mem_wmask_o
   );
 
   assign pass_o = 2'd0;
 
   //////////////////////////////////////////////////////////////////////////////////////////////
-  // The sigmoid gate of each lane                                                            //
+  // Lanes: x * sigmoid(x)                                                                   //
   //////////////////////////////////////////////////////////////////////////////////////////////
 
   for (genvar l = 0; l < Lanes; l++) begin : g_lane
-    logic signed [31:0]         t_l;       // this lane of t
+    logic signed [31:0]         t_l;       // requantize(x, to_q10, 32), Q.10; then the result
+    logic        [16:0]         s;         // sigmoid(t), Q0.15, in [0, 2^15]
     logic signed [32:0]         mag;       // |t|, exact in 33 bits
     logic signed [32:0]         mag_clamped;
     logic signed [31:0]         neg;       // -min(|t|, 2^30), in [-2^30, 0]
@@ -81,12 +85,15 @@ module psm_silu #(
     logic        [DivWidth-1:0] divisor;   // kExpOne + e, sampled with gate_start
     logic                       t_neg_q;   // t < 0
     logic        [DivWidth-1:0] quotient;  // floor(kExpOne * 2^15 / (kExpOne + e))
-    logic        [16:0]         pos;       // sigmoid(|t|), in [2^14, 2^15]
     logic                       div_busy;  // implied by the gate wait
 
-    assign t_l = t[l*32 +: 32];
+    psm_gated_lane #(.XBits(16)) u_lane (
+      .clk_i, .load_i(load), .scale_i(scale), .x_i(mem_rdata_i[l*32 +: 16]), .g_i(s),
+      .rq_mult_i(rq_mult), .rq_shift_i(rq_shift), .rq_bits_i(rq_bits), .y_o(t_l)
+    );
+    assign lane_out[l*32 +: 32] = t_l;
 
-    // Sigmoid of |t| through i-exp, evaluated only when the dividers sample it.
+    // The gate: sigmoid of |t| through i-exp, evaluated only when the dividers sample it.
     always_comb begin
       mag         = '0;
       mag_clamped = '0;
@@ -111,16 +118,16 @@ module psm_silu #(
       if (gate_start) t_neg_q <= (t_l < 32'sd0);
     end
 
-    // The sign of t picks sigmoid(|t|) or 1 - sigmoid(|t|); read when the quotient is valid.
+    // The sign of t picks sigmoid(|t|) or 1 - sigmoid(|t|) when the quotient is valid.
     always_comb begin
-      pos = '0;
-      if (div_done[l]) pos = {1'b0, quotient[15:0]};
+      s = '0;
+      if (div_done[l]) s = t_neg_q ? 17'd32768 - {1'b0, quotient[15:0]} : {1'b0, quotient[15:0]};
     end
-    assign s[l*17 +: 17] = t_neg_q ? (17'd32768 - pos) : pos;
 
     // The quotient is at most 2^15 (asserted); mag_clamped <= 2^30 leaves bit 32 a copy of 31.
     logic unused_bits;
-    assign unused_bits = ^{quotient[DivWidth-1:16], mag_clamped[32], div_busy};
+    assign unused_bits = ^{quotient[DivWidth-1:16], mag_clamped[32], div_busy,
+                           mem_rdata_i[l*32+16 +: 16]};
 
 `ifndef SYNTHESIS
     QuotientFits_A : assert property (@(posedge clk_i) disable iff (rst_i)

@@ -82,7 +82,7 @@ module psm_softmax #(
   // Command and row walk                                                                    //
   //////////////////////////////////////////////////////////////////////////////////////////////
 
-  // The command, held by the walk.
+  // The command, sampled when it starts.
   logic [AddrWidth-1:0] src_q, dst_q;
   logic                 online_q;  // this row runs in online mode
 
@@ -93,7 +93,7 @@ module psm_softmax #(
 
   // Every pass walks the row from word 0: one word per read (passes 0, 1) or per write
   // (pass 2); rd_mask: the lanes of the word read last cycle inside the row (0 without one).
-  logic                 walk_next, walk_rewind, issue_read;
+  logic                 start, walk_next, walk_rewind, issue_read;
   logic [AddrWidth-1:0] word;
   logic [Lanes-1:0]     rd_mask;
   logic                 last_word, row_end;
@@ -102,16 +102,22 @@ module psm_softmax #(
   logic                 last_row;
 
   psm_row_walk #(
-    .Lanes(Lanes), .AddrWidth(AddrWidth), .LenWidth(LenWidth), .CmdWidth(2 * AddrWidth + 1),
-    .Rows(1'b0), .Reads(1'b1)
+    .Lanes(Lanes), .AddrWidth(AddrWidth), .LenWidth(LenWidth), .Rows(1'b0), .Reads(1'b1)
   ) u_walk (
-    .clk_i, .rst_i, .busy_i(busy_o), .start_i, .len_i, .rows_i(LenWidth'(1)),
-    .cmd_i({online_i, dst_addr_i, src_addr_i}), .cmd_o({online_q, dst_q, src_q}),
+    .clk_i, .rst_i, .busy_i(busy_o), .start_i, .len_i, .rows_i(LenWidth'(1)), .start_o(start),
     .next_i(walk_next), .rewind_i(walk_rewind), .row_next_i(1'b0), .row_rewind_i(1'b0),
     .read_i(issue_read), .step_o(word), .row_off_o(row_off), .row_words_o(row_words),
     .mask_o(word_mask), .last_step_o(last_word), .last_row_o(last_row), .row_end_o(row_end),
     .rd_mask_o(rd_mask)
   );
+
+  always_ff @(posedge clk_i) begin  // datapath: no reset
+    if (start) begin
+      src_q    <= src_addr_i;
+      dst_q    <= dst_addr_i;
+      online_q <= online_i;
+    end
+  end
 
   //////////////////////////////////////////////////////////////////////////////////////////////
   // Lanes: maxima, exponentials, sums, probabilities                                        //

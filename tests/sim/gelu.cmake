@@ -7,6 +7,7 @@ set(PASSIM_GELU_RTL
   ${PASSIM_RTL_DIR}/common/psm_row_tail.sv
   ${PASSIM_RTL_DIR}/common/psm_row_walk.sv
   ${PASSIM_RTL_DIR}/common/psm_gated_act.sv
+  ${PASSIM_RTL_DIR}/common/psm_gated_lane.sv
   ${PASSIM_RTL_DIR}/gelu/psm_gelu_phi_pkg.sv
   ${PASSIM_RTL_DIR}/gelu/psm_gelu.sv)
 

@@ -14,6 +14,7 @@ set(PASSIM_SILU_RTL ${PASSIM_VECTOR_PKG} ${PASSIM_ROW_WALK_RTL}
   ${PASSIM_RTL_DIR}/common/psm_iexp.sv
   ${PASSIM_RTL_DIR}/common/psm_divider.sv
   ${PASSIM_RTL_DIR}/common/psm_gated_act.sv
+  ${PASSIM_RTL_DIR}/common/psm_gated_lane.sv
   ${PASSIM_RTL_DIR}/silu/psm_silu.sv)
 set(PASSIM_ROPE_RTL ${PASSIM_VECTOR_PKG} ${PASSIM_ROW_WALK_RTL}
   ${PASSIM_RTL_DIR}/rope/psm_rope.sv)
