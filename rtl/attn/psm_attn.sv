@@ -249,28 +249,6 @@ module psm_attn #(
     endcase
   end
 
-  // The walks: SCORE moves to word w + 1 of the same t, or (after the score of t is kept) to
-  // word 0 of t + 1; VALUE moves down to t + 1 for the same w, or (after out[w] is written) to
-  // word w + 1 at t = 0.
-  logic score_next_pos, value_next_pos, value_next_word;
-  assign score_next_pos  = (state_q == StScore && !last_lane && !last_pos)
-                           || (state_q == StScoreWrite && !last_pos);
-  assign value_next_pos  = (state_q == StValueV) && !last_pos;
-  assign value_next_word = (state_q == StValueWrite) && !last_word;
-
-  assign walk_next       = (state_q == StScoreK && !last_word) || value_next_word;
-  assign walk_rewind     = score_next_pos;
-  assign walk_row_next   = score_next_pos || value_next_pos;
-  assign walk_row_rewind = value_next_word;
-  assign k_read          = (state_q == StScoreK);
-
-  logic done_d;
-  assign acc_clear  = (state_q == StParam) || (state_q == StScore) || (state_q == StValueWrite);
-  assign done_d     = (state_q == StScoreWrite && last_pos)
-                      || (state_q == StValueWrite && last_word);
-  assign prm_req_o  = (state_q == StParam);
-  assign prm_addr_o = prm_base_q;
-
   // Lanes 0 .. t % Lanes of the scores word are filled.
   logic [Lanes-1:0] score_mask;
   always_comb begin
@@ -280,25 +258,73 @@ module psm_attn #(
     end
   end
 
-  // The scratchpad port: q or p, k_t or v_t words, and the output words (scores: a full word
-  // or the last one; out: tail lanes masked).
+  // The walks, the accumulators and the ports, state by state. SCORE moves to word w + 1 of
+  // the same t, or (after the score of t is kept) to word 0 of t + 1; VALUE moves down to t + 1
+  // for the same w, or (after out[w] is written) to word w + 1 at t = 0. The scratchpad port:
+  // q or p, k_t or v_t words (the default address: k_t / v_t word w), and the output words
+  // (scores: a full word or the last one; out: tail lanes masked).
+  logic done_d;
   always_comb begin
+    walk_next       = 1'b0;
+    walk_rewind     = 1'b0;
+    walk_row_next   = 1'b0;
+    walk_row_rewind = 1'b0;
+    k_read          = 1'b0;
+    acc_clear       = 1'b0;
+    done_d          = 1'b0;
+    mem_req_o       = 1'b0;
+    mem_we_o        = 1'b0;
+    mem_addr_o      = src2_q + pos_off + word;
+    mem_wmask_o     = '0;
     unique case (state_q)
-      StScoreQ:     mem_addr_o = src_q + word;
-      StValueP:     mem_addr_o = src_q + pos_word_q;
-      StScoreWrite: mem_addr_o = dst_q + pos_word_q;
-      StValueWrite: mem_addr_o = dst_q + word;
-      default:      mem_addr_o = src2_q + pos_off + word;  // k_t / v_t word w
-    endcase
-    unique case (state_q)
-      StScoreWrite: mem_wmask_o = score_mask;
-      StValueWrite: mem_wmask_o = word_mask;
-      default:      mem_wmask_o = '0;
+      StParam: acc_clear = 1'b1;
+      StScoreQ: begin
+        mem_req_o  = 1'b1;
+        mem_addr_o = src_q + word;
+      end
+      StScoreK: begin
+        mem_req_o = 1'b1;
+        k_read    = 1'b1;
+        walk_next = !last_word;
+      end
+      StValueP: begin
+        mem_req_o  = 1'b1;
+        mem_addr_o = src_q + pos_word_q;
+      end
+      StValueV: begin
+        mem_req_o     = 1'b1;
+        walk_row_next = !last_pos;
+      end
+      StScore: begin
+        acc_clear     = 1'b1;
+        walk_rewind   = !last_lane && !last_pos;
+        walk_row_next = !last_lane && !last_pos;
+      end
+      StScoreWrite: begin
+        mem_req_o     = 1'b1;
+        mem_we_o      = 1'b1;
+        mem_addr_o    = dst_q + pos_word_q;
+        mem_wmask_o   = score_mask;
+        done_d        = last_pos;
+        walk_rewind   = !last_pos;
+        walk_row_next = !last_pos;
+      end
+      StValueWrite: begin
+        mem_req_o       = 1'b1;
+        mem_we_o        = 1'b1;
+        mem_addr_o      = dst_q + word;
+        mem_wmask_o     = word_mask;
+        acc_clear       = 1'b1;
+        done_d          = last_word;
+        walk_next       = !last_word;
+        walk_row_rewind = !last_word;
+      end
+      default: ;
     endcase
   end
-  assign mem_req_o   = (state_q == StScoreQ) || (state_q == StScoreK) || (state_q == StValueP)
-                       || (state_q == StValueV) || mem_we_o;
-  assign mem_we_o    = (state_q == StScoreWrite) || (state_q == StValueWrite);
+
+  assign prm_req_o   = (state_q == StParam);
+  assign prm_addr_o  = prm_base_q;
   assign mem_wdata_o = (state_q == StScoreWrite) ? scores_q : lane_out;
 
   always_ff @(posedge clk_i) begin  // control: reset

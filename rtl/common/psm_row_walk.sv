@@ -74,7 +74,8 @@ module psm_row_walk #(
   logic [LenWidth:0] len_round_up;
   assign len_round_up = {1'b0, len_i} + (LenWidth + 1)'(Lanes - 1);
 
-  // next_i after the row's last step moves to the next row, unless the row is the last.
+  // next_i after the row's last step moves to the next row, unless the row is the last. The
+  // moves come from a busy unit: an idle one costs the simulator the tests of start and busy_i.
   logic wrap;
   assign wrap = next_i && last_step_o && !last_row_o;
 
@@ -82,12 +83,17 @@ module psm_row_walk #(
     if (rst_i) begin
       step_q <= '0;
       left_q <= '0;
-    end else if (start || rewind_i || wrap) begin
+    end else if (start) begin
       step_q <= '0;
-      left_q <= start ? len_i : len_q;
-    end else if (next_i) begin
-      step_q <= step_q + AddrWidth'(1);
-      left_q <= left_after;
+      left_q <= len_i;
+    end else if (busy_i) begin
+      if (rewind_i || wrap) begin
+        step_q <= '0;
+        left_q <= len_q;
+      end else if (next_i) begin
+        step_q <= step_q + AddrWidth'(1);
+        left_q <= left_after;
+      end
     end
   end
 
@@ -113,12 +119,17 @@ module psm_row_walk #(
       if (rst_i) begin
         row_off_q   <= '0;
         rows_left_q <= '0;
-      end else if (start || row_rewind_i) begin
+      end else if (start) begin
         row_off_q   <= '0;
-        rows_left_q <= start ? rows_i : rows_q;
-      end else if (row_next_i || wrap) begin
-        row_off_q   <= row_off_q + row_words_q;
-        rows_left_q <= rows_left_q - LenWidth'(1);
+        rows_left_q <= rows_i;
+      end else if (busy_i) begin
+        if (row_rewind_i) begin
+          row_off_q   <= '0;
+          rows_left_q <= rows_q;
+        end else if (row_next_i || wrap) begin
+          row_off_q   <= row_off_q + row_words_q;
+          rows_left_q <= rows_left_q - LenWidth'(1);
+        end
       end
     end
 
