@@ -6,7 +6,8 @@ set(PASSIM_SOFTMAX_RTL
   ${PASSIM_RTL_DIR}/common/psm_iexp.sv
   ${PASSIM_RTL_DIR}/common/psm_divider.sv
   ${PASSIM_RTL_DIR}/common/psm_row_tail.sv
-  ${PASSIM_RTL_DIR}/vector/psm_softmax.sv)
+  ${PASSIM_RTL_DIR}/common/psm_row_walk.sv
+  ${PASSIM_RTL_DIR}/softmax/psm_softmax.sv)
 
 passim_verilated_model(vpsm_softmax_l2 TOP psm_softmax PREFIX Vpsm_softmax_l2
   SOURCES ${PASSIM_SOFTMAX_RTL} PARAMS Lanes=2)
