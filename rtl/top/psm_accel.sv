@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Passim accelerator top: host registers, controller with program memory, DMA engine on one
 // memory port, the input / weight / param / vector memories, the matmul and vector units,
-// the performance counters and the per-instruction trace (docs/isa.md, DESIGN.md section 3).
+// the performance counters and the per-instruction trace (docs/isa.md, docs/accelerator.md).
 // Golden model: passim::CpuDevice in runtime/src/device/cpu_device.cpp (same DRAM contents after
 // every program).
 //

@@ -17,7 +17,7 @@ if(NOT TARGET vpsm_isqrt)
     SOURCES ${PASSIM_RTL_DIR}/common/psm_isqrt.sv)
 endif()
 
-# Verilator headers are SYSTEM includes for the testbench (STYLE.md 3.1; they do not build
+# Verilator headers are SYSTEM includes for the testbench (they do not build
 # under -Wconversion -Werror). TODO: move into passim_verilated_model() in cmake/verilate.cmake.
 foreach(model vpsm_rmsnorm_l2 vpsm_rsqrt vpsm_isqrt)
   get_target_property(model_includes ${model} INTERFACE_INCLUDE_DIRECTORIES)

@@ -33,7 +33,7 @@ foreach(unit silu rope eltwise attn)
     set(model vpsm_${unit}_l${lanes})
     passim_verilated_model(${model} TOP psm_${unit} PREFIX Vpsm_${unit}_l${lanes}
       SOURCES ${PASSIM_${UNIT}_RTL} PARAMS Lanes=${lanes})
-    # Verilator headers are SYSTEM includes for the testbench (STYLE.md 3.1; they do not build
+    # Verilator headers are SYSTEM includes for the testbench (they do not build
     # under -Wconversion -Werror).
     get_target_property(model_includes ${model} INTERFACE_INCLUDE_DIRECTORIES)
     set_property(TARGET ${model} APPEND PROPERTY
