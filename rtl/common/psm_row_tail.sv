@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Row walk of a multi-pass row unit (softmax, RMSNorm, LayerNorm): the lanes of the current
-// vector-scratchpad word that belong to the row, and the elements left after it. A row of
-// `left_i` remaining elements covers lane l of the current word when l < left_i; the tail word
-// may be partial.
+// Row tail of psm_row_walk: the lanes of the current vector-scratchpad word (or step of words)
+// that belong to the row, and the elements left after it. A row of `left_i` remaining elements
+// covers lane l of the current word when l < left_i; the tail word may be partial.
 // Golden model: none (addressing only; the units' golden twins check every element).
 //
 // Combinational. Evaluated only while en_i (the unit runs): an idle unit's simulator cost is

@@ -132,6 +132,10 @@ module psm_matmul #(
 
   mm_state_e state_q, state_d;
 
+  always_ff @(posedge clk_i) begin  // control: reset
+    state_q <= rst_i ? StIdle : state_d;
+  end
+
   logic [DimWidth-1:0] slot_q;       // cycle in the tile slot: weight row, activation row
   logic [DimWidth-1:0] kt_q, nt_q;   // tile being read from the memories
   logic                last_kt, last_nt, last_tile, slot_end;
@@ -174,11 +178,6 @@ module psm_matmul #(
       end
       default: state_d = StIdle;
     endcase
-  end
-
-  always_ff @(posedge clk_i) begin
-    if (rst_i) state_q <= StIdle;
-    else       state_q <= state_d;
   end
 
   always_ff @(posedge clk_i) begin  // control: reset

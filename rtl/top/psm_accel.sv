@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Passim accelerator top: host registers, controller with program memory, DMA engine on one
 // memory port, the input / weight / param / vector memories, the matmul and vector units,
-// the performance counters and the per-instruction trace (docs/isa.md, DESIGN.md section 3).
+// the performance counters and the per-instruction trace (docs/isa.md, docs/accelerator.md).
 // Golden model: passim::CpuDevice in runtime/src/device/cpu_device.cpp (same DRAM contents after
 // every program).
 //
@@ -426,105 +426,41 @@ module psm_accel #(
   assign dma_pm_req = dma_spad_req && (dma_mem == psm_pkg::MemParam);
   assign dma_vs_req = dma_spad_req && (dma_mem == psm_pkg::MemVector);
 
-  // Input memory: matmul stage (reads) > DMA.
-  logic [1:0]             in_gnt;
-  logic                   in_req, in_we;
-  logic [InAddrWidth-1:0] in_addr;
-  logic [ArrayRows*8-1:0] in_wdata;
-  logic [ArrayRows-1:0]   in_wmask;
+  // Input and weight memories: matmul stage (reads) > DMA; param memory: vector unit > matmul
+  // stage > DMA; vector scratchpad: vector unit > matmul stage (writes) > DMA. Only the DMA
+  // writes the first three.
+  logic [1:0]          in_gnt, wt_gnt;
+  logic [2:0]          pm_gnt, vs_gnt;
+  logic                in_we, wt_we, pm_we, vs_we;
+  logic [Lanes*32-1:0] vs_wdata;
 
-  psm_spad_arbiter #(
-    .Ports(2), .AddrWidth(InAddrWidth), .Lanes(ArrayRows)
-  ) u_in_arb (
-    .req_i      ({dma_in_req, mm_in_req}),
-    .we_i       ({dma_spad_we, 1'b0}),
-    .addr_i     ({dma_in_addr, mm_in_addr}),
-    .wmask_i    ({{ArrayRows{1'b1}}, {ArrayRows{1'b0}}}),
-    .gnt_o      (in_gnt),
-    .ram_req_o  (in_req),
-    .ram_we_o   (in_we),
-    .ram_addr_o (in_addr),
-    .ram_wmask_o(in_wmask)
+  psm_spad #(.Ports(2), .Depth(InputDepth), .Lanes(ArrayRows), .LaneWidth(8)) u_input_mem (
+    .clk_i, .req_i({dma_in_req, mm_in_req}), .we_i({dma_spad_we, 1'b0}),
+    .addr_i({dma_in_addr, mm_in_addr}), .wmask_i({{ArrayRows{1'b1}}, {ArrayRows{1'b0}}}),
+    .gnt_o(in_gnt), .we_o(in_we), .wdata_i(dma_spad_wdata[ArrayRows*8-1:0]), .rdata_o(in_rdata)
   );
-  assign in_wdata = dma_spad_wdata[ArrayRows*8-1:0];  // only the DMA writes it
-  psm_ram #(.Depth(InputDepth), .Lanes(ArrayRows), .LaneWidth(8)) u_input_mem (
-    .clk_i, .req_i(in_req), .we_i(in_we), .addr_i(in_addr), .wdata_i(in_wdata),
-    .wmask_i(in_wmask), .rdata_o(in_rdata)
+  psm_spad #(
+    .Ports(2), .Depth(WeightDepth), .Lanes(ArrayCols), .LaneWidth(8), .ClockGate(1'b1)
+  ) u_weight_mem (
+    .clk_i, .req_i({dma_wt_req, mm_wt_req}), .we_i({dma_spad_we, 1'b0}),
+    .addr_i({dma_wt_addr, mm_wt_addr}), .wmask_i({{ArrayCols{1'b1}}, {ArrayCols{1'b0}}}),
+    .gnt_o(wt_gnt), .we_o(wt_we), .wdata_i(dma_spad_wdata[ArrayCols*8-1:0]), .rdata_o(wt_rdata)
   );
-
-  // Weight memory: matmul stage (reads) > DMA.
-  logic [1:0]              wt_gnt;
-  logic                    wt_req, wt_we;
-  logic [WgtAddrWidth-1:0] wt_addr;
-  logic [ArrayCols*8-1:0]  wt_wdata;
-  logic [ArrayCols-1:0]    wt_wmask;
-
-  psm_spad_arbiter #(
-    .Ports(2), .AddrWidth(WgtAddrWidth), .Lanes(ArrayCols)
-  ) u_wt_arb (
-    .req_i      ({dma_wt_req, mm_wt_req}),
-    .we_i       ({dma_spad_we, 1'b0}),
-    .addr_i     ({dma_wt_addr, mm_wt_addr}),
-    .wmask_i    ({{ArrayCols{1'b1}}, {ArrayCols{1'b0}}}),
-    .gnt_o      (wt_gnt),
-    .ram_req_o  (wt_req),
-    .ram_we_o   (wt_we),
-    .ram_addr_o (wt_addr),
-    .ram_wmask_o(wt_wmask)
+  psm_spad #(.Ports(3), .Depth(ParamDepth), .Lanes(1), .LaneWidth(64)) u_param_mem (
+    .clk_i, .req_i({dma_pm_req, mm_pm_req, vec_prm_req}), .we_i({dma_spad_we, 1'b0, 1'b0}),
+    .addr_i({dma_pm_addr, mm_pm_addr, vec_prm_addr}), .wmask_i(3'b100), .gnt_o(pm_gnt),
+    .we_o(pm_we), .wdata_i(dma_spad_wdata[63:0]), .rdata_o(pm_rdata)
   );
-  assign wt_wdata = dma_spad_wdata[ArrayCols*8-1:0];  // only the DMA writes it
-  psm_ram #(.Depth(WeightDepth), .Lanes(ArrayCols), .LaneWidth(8), .ClockGate(1'b1)) u_weight_mem (
-    .clk_i, .req_i(wt_req), .we_i(wt_we), .addr_i(wt_addr), .wdata_i(wt_wdata),
-    .wmask_i(wt_wmask), .rdata_o(wt_rdata)
+  psm_spad #(
+    .Ports(3), .Depth(VectorDepth), .Lanes(Lanes), .LaneWidth(32), .ClockGate(1'b1)
+  ) u_vector_mem (
+    .clk_i, .req_i({dma_vs_req, mm_vs_req, vec_mem_req}), .we_i({dma_spad_we, 1'b1, vec_mem_we}),
+    .addr_i({dma_vs_addr, mm_vs_addr, vec_mem_addr}),
+    .wmask_i({{Lanes{1'b1}}, mm_vs_wmask, vec_mem_wmask}), .gnt_o(vs_gnt), .we_o(vs_we),
+    .wdata_i(vs_wdata), .rdata_o(vs_rdata)
   );
 
-  // Param memory: vector unit > matmul stage > DMA.
-  logic [2:0]              pm_gnt;
-  logic                    pm_req, pm_we;
-  logic [PrmAddrWidth-1:0] pm_addr;
-  logic [63:0]             pm_wdata;
-  logic                    pm_wmask;
-
-  psm_spad_arbiter #(
-    .Ports(3), .AddrWidth(PrmAddrWidth), .Lanes(1)
-  ) u_pm_arb (
-    .req_i      ({dma_pm_req, mm_pm_req, vec_prm_req}),
-    .we_i       ({dma_spad_we, 1'b0, 1'b0}),
-    .addr_i     ({dma_pm_addr, mm_pm_addr, vec_prm_addr}),
-    .wmask_i    (3'b100),
-    .gnt_o      (pm_gnt),
-    .ram_req_o  (pm_req),
-    .ram_we_o   (pm_we),
-    .ram_addr_o (pm_addr),
-    .ram_wmask_o(pm_wmask)
-  );
-  assign pm_wdata = dma_spad_wdata[63:0];  // only the DMA writes it
-  psm_ram #(.Depth(ParamDepth), .Lanes(1), .LaneWidth(64)) u_param_mem (
-    .clk_i, .req_i(pm_req), .we_i(pm_we), .addr_i(pm_addr), .wdata_i(pm_wdata),
-    .wmask_i(pm_wmask), .rdata_o(pm_rdata)
-  );
-
-  // Vector scratchpad: vector unit > matmul stage (writes) > DMA.
-  logic [2:0]              vs_gnt;
-  logic                    vs_req, vs_we;
-  logic [VecAddrWidth-1:0] vs_addr;
-  logic [Lanes*32-1:0]     vs_wdata;
-  logic [Lanes-1:0]        vs_wmask;
-
-  psm_spad_arbiter #(
-    .Ports(3), .AddrWidth(VecAddrWidth), .Lanes(Lanes)
-  ) u_vs_arb (
-    .req_i      ({dma_vs_req, mm_vs_req, vec_mem_req}),
-    .we_i       ({dma_spad_we, 1'b1, vec_mem_we}),
-    .addr_i     ({dma_vs_addr, mm_vs_addr, vec_mem_addr}),
-    .wmask_i    ({{Lanes{1'b1}}, mm_vs_wmask, vec_mem_wmask}),
-    .gnt_o      (vs_gnt),
-    .ram_req_o  (vs_req),
-    .ram_we_o   (vs_we),
-    .ram_addr_o (vs_addr),
-    .ram_wmask_o(vs_wmask)
-  );
-  // The write data of the granted writer (copied only in a write cycle).
+  // The vector scratchpad's write data: the granted writer's (copied only in a write cycle).
   always_comb begin
     vs_wdata = '0;
     if (vs_we) begin
@@ -533,10 +469,6 @@ module psm_accel #(
       else                vs_wdata = dma_spad_wdata[Lanes*32-1:0];
     end
   end
-  psm_ram #(.Depth(VectorDepth), .Lanes(Lanes), .LaneWidth(32), .ClockGate(1'b1)) u_vector_mem (
-    .clk_i, .req_i(vs_req), .we_i(vs_we), .addr_i(vs_addr), .wdata_i(vs_wdata),
-    .wmask_i(vs_wmask), .rdata_o(vs_rdata)
-  );
 
   assign mm_in_gnt = in_gnt[0];
   assign mm_wt_gnt = wt_gnt[0];
@@ -615,7 +547,8 @@ module psm_accel #(
   assign run_busy_o  = run_busy;
   assign unit_busy_o = unit_busy;
 
-  // The DMA's done_o is implied by busy_o falling; its 16-bit word address was range-checked.
+  // The DMA's done_o is implied by busy_o falling; its 16-bit word address was range-checked;
+  // only the DMA writes the input, weight and param memories.
   logic unused_bits;
-  assign unused_bits = ^{dma_done, pm_gnt[0], vs_gnt[0], dma_spad_addr};
+  assign unused_bits = ^{dma_done, pm_gnt[0], vs_gnt[0], dma_spad_addr, in_we, wt_we, pm_we};
 endmodule : psm_accel

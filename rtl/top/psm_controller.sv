@@ -165,9 +165,7 @@ module psm_controller #(
 
   // Unit u of a unit instruction is ir_unit - 1.
   logic [1:0] ir_u;
-  logic       ir_unit_busy;
-  assign ir_u         = ir_unit - 2'd1;
-  assign ir_unit_busy = (ir_unit != 2'd0) && unit_busy_i[ir_u];
+  assign ir_u = ir_unit - 2'd1;
 
   //////////////////////////////////////////////////////////////////////////////////////////////
   // Control                                                                                 //
@@ -176,122 +174,118 @@ module psm_controller #(
   logic watchdog_hit;
   assign watchdog_hit = busy_q && (watchdog_i != '0) && (run_cycles_q >= watchdog_i);
 
+  // CTRL.start checks PROG_LEN and PROG_ADDR (16-byte aligned: its low 4 bits).
+  function automatic logic [7:0] start_check(input logic [31:0] len, input logic [3:0] addr_lo);
+    if (len == '0 || len > 32'(ProgDepth)) start_check = psm_pkg::ErrProgLen;
+    else if (addr_lo != 4'd0)             start_check = psm_pkg::ErrProgAlign;
+    else                                  start_check = psm_pkg::ErrNone;
+  endfunction
+
+  // StIssue retires an instruction when it can: a unit instruction when its unit is idle (it
+  // starts the unit; else the instruction stalls), END and BARRIER once every unit is idle, NOP
+  // at once. Evaluated in StIssue only.
+  logic issue_ready;  // the instruction retires
+  logic issue_stall;  // a unit instruction waits for its unit
+  logic issue_end;    // END (BARRIER waits like it, then goes on)
   always_comb begin
-    state_d      = state_q;
-    prog_req     = 1'b0;
-    prog_we      = 1'b0;
-    prog_addr    = ProgAddrWidth'(pc_q);
-    prog_wdata   = {mem_rsp_rdata_i, f_low_q};
-    unit_start_o = '0;
-    unit_stall_o = 1'b0;
-    instret_o    = 1'b0;
-    raise        = 1'b0;
-    raise_code   = psm_pkg::ErrNone;
-    raise_info   = pc_q;
-    unique case (state_q)
-      // Idle: check PROG_LEN and PROG_ADDR on start.
-      StIdle: begin
-        if (start_i) begin
-          if (prog_len_i == '0 || prog_len_i > 32'(ProgDepth)) begin
-            raise      = 1'b1;
-            raise_code = psm_pkg::ErrProgLen;
-            raise_info = '0;
-          end else if (prog_addr_i[3:0] != 4'd0) begin
-            raise      = 1'b1;
-            raise_code = psm_pkg::ErrProgAlign;
-            raise_info = '0;
-          end else begin
-            state_d = StFetch;
-          end
-        end
+    issue_ready = 1'b0;
+    issue_stall = 1'b0;
+    issue_end   = 1'b0;
+    if (state_q == StIssue) begin
+      if (ir_unit != 2'd0) begin
+        issue_ready = !unit_busy_i[ir_u];
+        issue_stall = unit_busy_i[ir_u];
+      end else if (ir_opcode == psm_pkg::OpEnd || ir_opcode == psm_pkg::OpBarrier) begin
+        issue_ready = (unit_busy_i == '0);
+        issue_end   = (ir_opcode == psm_pkg::OpEnd);
+      end else begin
+        issue_ready = 1'b1;
       end
-      // Fetch: two beats per instruction; the second one writes the program memory.
+    end
+  end
+
+  // A DMA bus error (of an earlier instruction) or the watchdog stops a running program in
+  // StRead and StIssue.
+  logic run_stop;
+  assign run_stop = (state_q == StRead || state_q == StIssue) && (dma_err_i || watchdog_hit);
+
+  // The next state and the error raised in this cycle (the first one of a run is kept).
+  always_comb begin
+    state_d    = state_q;
+    raise_code = psm_pkg::ErrNone;
+    raise_info = pc_q;
+    unique case (state_q)
+      StIdle: begin
+        raise_info = '0;
+        if (start_i) raise_code = start_check(prog_len_i, prog_addr_i[3:0]);
+        if (start_i && raise_code == psm_pkg::ErrNone) state_d = StFetch;
+      end
+      // Two beats per instruction; a bus error or the watchdog ends the fetch.
       StFetch: begin
-        if (mem_rsp_valid_i) begin
-          prog_addr = ProgAddrWidth'(f_rsp_q >> 1);
-          if (mem_rsp_err_i) begin
-            raise      = 1'b1;
-            raise_code = psm_pkg::ErrBus;
-            raise_info = f_rsp_q >> 1;
-            state_d    = StFetchDrain;
-          end else if (f_rsp_q[0]) begin
-            prog_req = 1'b1;
-            prog_we  = 1'b1;
-          end
-          if (!mem_rsp_err_i && f_rsp_q + 32'd1 == {len_q[30:0], 1'b0}) state_d = StRead;
-        end
-        if (watchdog_hit && state_d == StFetch) begin
-          raise      = 1'b1;
+        if (mem_rsp_valid_i && mem_rsp_err_i) begin
+          raise_code = psm_pkg::ErrBus;
+          raise_info = f_rsp_q >> 1;
+          state_d    = StFetchDrain;
+        end else if (mem_rsp_valid_i && f_rsp_q + 32'd1 == {len_q[30:0], 1'b0}) begin
+          state_d = StRead;
+        end else if (watchdog_hit) begin
           raise_code = psm_pkg::ErrWatchdog;
           raise_info = '0;
           state_d    = StFetchDrain;
         end
       end
-      // The fetch failed: every outstanding beat still gets its response.
-      StFetchDrain: begin
-        if (f_os_q == FetchCntWidth'(mem_rsp_valid_i)) state_d = StIdle;
-      end
-      // Read the instruction at pc (a program that runs out of instructions is an error).
+      // Every outstanding beat still gets its response.
+      StFetchDrain: if (f_os_q == FetchCntWidth'(mem_rsp_valid_i)) state_d = StIdle;
+      // Running past PROG_LEN without END is an error.
       StRead: begin
-        if (pc_q == len_q) begin
-          raise      = 1'b1;
-          raise_code = psm_pkg::ErrBadOpcode;
-          state_d    = StAbort;
-        end else begin
-          prog_req = 1'b1;
-          state_d  = StIssue;
-        end
+        if (pc_q == len_q) raise_code = psm_pkg::ErrBadOpcode;
+        state_d = (pc_q == len_q) ? StAbort : StIssue;
       end
-      // Decode and check; issue when the unit is idle (BARRIER and END: every unit).
       StIssue: begin
-        if (ir_error != psm_pkg::ErrNone) begin
-          raise      = 1'b1;
-          raise_code = ir_error;
-          state_d    = StAbort;
-        end else if (ir_unit == 2'd0) begin
-          unique case (ir_opcode)
-            psm_pkg::OpEnd: begin
-              if (unit_busy_i == '0) begin
-                instret_o = 1'b1;
-                state_d   = StIdle;
-              end
-            end
-            psm_pkg::OpBarrier: begin
-              if (unit_busy_i == '0) begin
-                instret_o = 1'b1;
-                state_d   = StRead;
-              end
-            end
-            default: begin  // NOP
-              instret_o = 1'b1;
-              state_d   = StRead;
-            end
-          endcase
-        end else if (ir_unit_busy) begin
-          unit_stall_o = 1'b1;
-        end else begin
-          unit_start_o[ir_u] = 1'b1;
-          instret_o          = 1'b1;
-          state_d            = StRead;
-        end
+        raise_code = ir_error;
+        if (ir_error != psm_pkg::ErrNone) state_d = StAbort;
+        else if (issue_ready)             state_d = issue_end ? StIdle : StRead;
       end
-      // Abort: hold the units in abort until none is busy.
-      StAbort: begin
-        if (unit_busy_i == '0) state_d = StIdle;
-      end
+      // Hold the units in abort until none is busy.
+      StAbort: if (unit_busy_i == '0) state_d = StIdle;
       default: state_d = StIdle;
     endcase
-    // A DMA bus error (of an earlier instruction) or the watchdog stops a running program.
-    if ((state_q == StRead || state_q == StIssue) && (dma_err_i || watchdog_hit)) begin
-      unit_start_o = '0;
-      instret_o    = 1'b0;
-      unit_stall_o = 1'b0;
-      raise        = 1'b1;
-      raise_code   = dma_err_i ? psm_pkg::ErrBus : psm_pkg::ErrWatchdog;
-      raise_info   = dma_err_i ? unit_pc_q[31:0] : pc_q;
-      state_d      = StAbort;
+    if (run_stop) begin
+      raise_code = dma_err_i ? psm_pkg::ErrBus : psm_pkg::ErrWatchdog;
+      raise_info = dma_err_i ? unit_pc_q[31:0] : pc_q;
+      state_d    = StAbort;
     end
   end
+
+  assign raise = (raise_code != psm_pkg::ErrNone);
+
+  // The program memory (the fetch writes an instruction with its second beat, StRead reads
+  // one) and the units.
+  always_comb begin
+    prog_req     = 1'b0;
+    prog_we      = 1'b0;
+    prog_addr    = ProgAddrWidth'(pc_q);
+    unit_start_o = '0;
+    unit_stall_o = 1'b0;
+    instret_o    = 1'b0;
+    unique case (state_q)
+      StFetch: begin
+        if (mem_rsp_valid_i) prog_addr = ProgAddrWidth'(f_rsp_q >> 1);
+        prog_req = mem_rsp_valid_i && !mem_rsp_err_i && f_rsp_q[0];
+        prog_we  = prog_req;
+      end
+      StRead: prog_req = (pc_q != len_q);
+      StIssue: begin
+        if (ir_error == psm_pkg::ErrNone && !run_stop) begin
+          instret_o    = issue_ready;
+          unit_stall_o = issue_stall;
+          if (issue_ready && ir_unit != 2'd0) unit_start_o[ir_u] = 1'b1;
+        end
+      end
+      default: ;
+    endcase
+  end
+  assign prog_wdata = {mem_rsp_rdata_i, f_low_q};
 
   always_ff @(posedge clk_i) begin  // control: reset
     if (rst_i) begin

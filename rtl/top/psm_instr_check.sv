@@ -78,41 +78,48 @@ module psm_instr_check #(
   // DMA                                                                                      //
   //////////////////////////////////////////////////////////////////////////////////////////////
 
+  // rows * ceil(row_len / E) words of the memory named by mem, each with its element sizes.
   logic [7:0]  dma_err;
-  logic [31:0] dma_words;  // rows * ceil(row_len / E)
+  logic [31:0] dma_row_words;  // ceil(row_len / E) of that memory
+  logic [31:0] dma_depth;      // its words
+  logic        dma_elem_ok;    // elem_size is one the memory holds
   always_comb begin
-    dma_err   = psm_pkg::ErrNone;
-    dma_words = '0;
+    dma_err       = psm_pkg::ErrNone;
+    dma_row_words = '0;
+    dma_depth     = '0;
+    dma_elem_ok   = 1'b0;
     if (is_dma) begin
       unique case (dma.mem)
         psm_pkg::MemInput: begin
-          dma_words = 32'(dma.rows) * ceil_div(32'(dma.row_len), ArrayRows);
-          if (dma.elem_size != 2'd0) dma_err = psm_pkg::ErrBadOperand;
-          else if (!fits(32'(dma.spad_addr), dma_words, InputDepth)) dma_err = psm_pkg::ErrSpadRange;
+          dma_row_words = ceil_div(32'(dma.row_len), ArrayRows);
+          dma_depth     = 32'(InputDepth);
+          dma_elem_ok   = (dma.elem_size == 2'd0);
         end
         psm_pkg::MemWeight: begin
-          dma_words = 32'(dma.rows) * ceil_div(32'(dma.row_len), ArrayCols);
-          if (dma.elem_size != 2'd0) dma_err = psm_pkg::ErrBadOperand;
-          else if (!fits(32'(dma.spad_addr), dma_words, WeightDepth)) dma_err = psm_pkg::ErrSpadRange;
+          dma_row_words = ceil_div(32'(dma.row_len), ArrayCols);
+          dma_depth     = 32'(WeightDepth);
+          dma_elem_ok   = (dma.elem_size == 2'd0);
         end
         psm_pkg::MemVector: begin
-          dma_words = 32'(dma.rows) * ceil_div(32'(dma.row_len), Lanes);
-          if (dma.elem_size == 2'd3) dma_err = psm_pkg::ErrBadOperand;
-          else if (!fits(32'(dma.spad_addr), dma_words, VectorDepth)) dma_err = psm_pkg::ErrSpadRange;
+          dma_row_words = ceil_div(32'(dma.row_len), Lanes);
+          dma_depth     = 32'(VectorDepth);
+          dma_elem_ok   = (dma.elem_size != 2'd3);
         end
         psm_pkg::MemParam: begin
-          dma_words = 32'(dma.rows) * 32'(dma.row_len);
-          if (dma.elem_size != 2'd3) dma_err = psm_pkg::ErrBadOperand;
-          else if (!fits(32'(dma.spad_addr), dma_words, ParamDepth)) dma_err = psm_pkg::ErrSpadRange;
+          dma_row_words = 32'(dma.row_len);
+          dma_depth     = 32'(ParamDepth);
+          dma_elem_ok   = (dma.elem_size == 2'd3);
         end
-        default: dma_err = psm_pkg::ErrBadOperand;
+        default: ;  // no such memory: a bad operand
       endcase
-      if (dma.rows == '0 || dma.row_len == '0) dma_err = psm_pkg::ErrBadOperand;
       // DMA_STORE requant reads int32 lanes: the vector scratchpad only (bit 26 is reserved in
       // DMA_LOAD, and reserved bits are not checked).
-      if (opcode == psm_pkg::OpDmaStore && instr_i[psm_pkg::DMA_STORE_REQUANT_LSB]
-          && dma.mem != psm_pkg::MemVector) begin
+      if (!dma_elem_ok || dma.rows == '0 || dma.row_len == '0
+          || (opcode == psm_pkg::OpDmaStore && instr_i[psm_pkg::DMA_STORE_REQUANT_LSB]
+              && dma.mem != psm_pkg::MemVector)) begin
         dma_err = psm_pkg::ErrBadOperand;
+      end else if (32'(dma.spad_addr) + 32'(dma.rows) * dma_row_words > dma_depth) begin
+        dma_err = psm_pkg::ErrSpadRange;
       end
     end
   end
@@ -155,92 +162,82 @@ module psm_instr_check #(
   // Vector opcodes (one operand layout: src, src2, dst, param_addr, len, rows)               //
   //////////////////////////////////////////////////////////////////////////////////////////////
 
-  logic [7:0]  vec_err;
-  logic [31:0] w_len, w_rows, w_half, rows_w_len;
-  logic        in_ok, out_ok;  // the common case: rows rows of len at src and at dst
+  // The common case: rows rows of len at src and at dst. Only for a vector instruction.
+  logic [31:0] w_len, w_rows, rows_w_len;
+  logic        in_ok, out_ok;
   always_comb begin
     w_len      = '0;
     w_rows     = '0;
-    w_half     = '0;
     rows_w_len = '0;
     in_ok      = 1'b0;
     out_ok     = 1'b0;
     if (is_vec) begin
       w_len      = ceil_div(32'(vec.len), Lanes);
       w_rows     = ceil_div(32'(vec.rows), Lanes);
-      w_half     = ceil_div(32'(vec.len) >> 1, Lanes);
       rows_w_len = 32'(vec.rows) * w_len;
-      in_ok      = fits(32'(vec.src_addr), rows_w_len, VectorDepth);
-      out_ok     = fits(32'(vec.dst_addr), rows_w_len, VectorDepth);
+      in_ok      = fits(src_at, rows_w_len, VectorDepth);
+      out_ok     = fits(dst_at, rows_w_len, VectorDepth);
     end
   end
 
+  // What each opcode reads and writes beyond that: src2 words and parameter entries.
+  logic [31:0] src_at, src2_at, dst_at, prm_at;
+  assign src_at  = 32'(vec.src_addr);
+  assign src2_at = 32'(vec.src2_addr);
+  assign dst_at  = 32'(vec.dst_addr);
+  assign prm_at  = 32'(vec.param_addr);
+
+  logic vec_bad;       // an operand value the opcode does not take
+  logic vec_range_ok;  // every row the opcode touches fits its memory
+  always_comb begin
+    vec_bad      = 1'b0;
+    vec_range_ok = 1'b1;
+    if (is_vec) unique case (opcode)
+      psm_pkg::OpSoftmax: vec_range_ok = in_ok && out_ok;
+      psm_pkg::OpAdd: vec_range_ok = in_ok && out_ok && fits(src2_at, rows_w_len, VectorDepth);
+      psm_pkg::OpMul: begin  // a step per channel
+        vec_range_ok = in_ok && out_ok && fits(src2_at, rows_w_len, VectorDepth)
+                       && fits(prm_at, 32'(vec.len), ParamDepth);
+      end
+      psm_pkg::OpEmbed: begin  // a step per row
+        vec_range_ok = in_ok && out_ok && fits(prm_at, 32'(vec.rows), ParamDepth);
+      end
+      psm_pkg::OpSilu, psm_pkg::OpGelu: begin  // to_q10, out_rq
+        vec_range_ok = in_ok && out_ok && fits(prm_at, 32'd2, ParamDepth);
+      end
+      psm_pkg::OpRmsnorm: begin  // the gain row; eps
+        vec_bad      = vec.gain_frac_bits > 4'd13;
+        vec_range_ok = in_ok && out_ok && fits(src2_at, w_len, VectorDepth)
+                       && fits(prm_at, 32'd1, ParamDepth);
+      end
+      psm_pkg::OpLayernorm, psm_pkg::OpBatchnorm: begin  // the gain row, then the bias row
+        vec_bad      = opcode == psm_pkg::OpLayernorm && vec.gain_frac_bits > 4'd13;
+        vec_range_ok = in_ok && out_ok && fits(src2_at, 2 * w_len, VectorDepth)
+                       && fits(prm_at, 32'd1, ParamDepth);
+      end
+      psm_pkg::OpRope: begin  // the cos table, then the sin table
+        vec_bad      = vec.len[0] || vec.len < 16'd2;
+        vec_range_ok = in_ok && out_ok
+                       && fits(src2_at, 2 * ceil_div(32'(vec.len) >> 1, Lanes), VectorDepth);
+      end
+      psm_pkg::OpAttnScore: begin  // q (len), K (rows x len) -> scores (rows)
+        vec_range_ok = fits(src_at, w_len, VectorDepth) && fits(src2_at, rows_w_len, VectorDepth)
+                       && fits(dst_at, w_rows, VectorDepth) && fits(prm_at, 32'd1, ParamDepth);
+      end
+      psm_pkg::OpAttnValue: begin  // p (rows), V (rows x len) -> out (len)
+        vec_range_ok = fits(src_at, w_rows, VectorDepth) && fits(src2_at, rows_w_len, VectorDepth)
+                       && fits(dst_at, w_len, VectorDepth) && fits(prm_at, 32'd1, ParamDepth);
+      end
+      default: ;
+    endcase
+  end
+
+  logic [7:0] vec_err;
   always_comb begin
     vec_err = psm_pkg::ErrNone;
     if (is_vec) begin
-      unique case (opcode)
-        psm_pkg::OpSoftmax, psm_pkg::OpAdd: begin
-          if (!in_ok || !out_ok) vec_err = psm_pkg::ErrSpadRange;
-          if (opcode == psm_pkg::OpAdd && !fits(32'(vec.src2_addr), rows_w_len, VectorDepth)) begin
-            vec_err = psm_pkg::ErrSpadRange;
-          end
-        end
-        psm_pkg::OpRmsnorm: begin
-          if (vec.gain_frac_bits > 4'd13) vec_err = psm_pkg::ErrBadOperand;
-          else if (!in_ok || !out_ok || !fits(32'(vec.src2_addr), w_len, VectorDepth)
-                   || !fits(32'(vec.param_addr), 32'd1, ParamDepth)) begin
-            vec_err = psm_pkg::ErrSpadRange;
-          end
-        end
-        psm_pkg::OpLayernorm, psm_pkg::OpBatchnorm: begin  // gain row, then the bias row
-          if (opcode == psm_pkg::OpLayernorm && vec.gain_frac_bits > 4'd13) begin
-            vec_err = psm_pkg::ErrBadOperand;
-          end else if (!in_ok || !out_ok || !fits(32'(vec.src2_addr), 2 * w_len, VectorDepth)
-                       || !fits(32'(vec.param_addr), 32'd1, ParamDepth)) begin
-            vec_err = psm_pkg::ErrSpadRange;
-          end
-        end
-        psm_pkg::OpSilu, psm_pkg::OpGelu: begin
-          if (!in_ok || !out_ok || !fits(32'(vec.param_addr), 32'd2, ParamDepth)) begin
-            vec_err = psm_pkg::ErrSpadRange;
-          end
-        end
-        psm_pkg::OpRope: begin
-          if (vec.len[0] || vec.len < 16'd2) vec_err = psm_pkg::ErrBadOperand;
-          else if (!in_ok || !out_ok || !fits(32'(vec.src2_addr), 2 * w_half, VectorDepth)) begin
-            vec_err = psm_pkg::ErrSpadRange;
-          end
-        end
-        psm_pkg::OpMul: begin
-          if (!in_ok || !out_ok || !fits(32'(vec.src2_addr), rows_w_len, VectorDepth)
-              || !fits(32'(vec.param_addr), 32'(vec.len), ParamDepth)) begin
-            vec_err = psm_pkg::ErrSpadRange;
-          end
-        end
-        psm_pkg::OpEmbed: begin
-          if (!in_ok || !out_ok || !fits(32'(vec.param_addr), 32'(vec.rows), ParamDepth)) begin
-            vec_err = psm_pkg::ErrSpadRange;
-          end
-        end
-        psm_pkg::OpAttnScore: begin  // q (len), K (rows x len) -> scores (rows)
-          if (!fits(32'(vec.src_addr), w_len, VectorDepth)
-              || !fits(32'(vec.src2_addr), rows_w_len, VectorDepth)
-              || !fits(32'(vec.dst_addr), w_rows, VectorDepth)
-              || !fits(32'(vec.param_addr), 32'd1, ParamDepth)) begin
-            vec_err = psm_pkg::ErrSpadRange;
-          end
-        end
-        psm_pkg::OpAttnValue: begin  // p (rows), V (rows x len) -> out (len)
-          if (!fits(32'(vec.src_addr), w_rows, VectorDepth)
-              || !fits(32'(vec.src2_addr), rows_w_len, VectorDepth)
-              || !fits(32'(vec.dst_addr), w_len, VectorDepth)
-              || !fits(32'(vec.param_addr), 32'd1, ParamDepth)) begin
-            vec_err = psm_pkg::ErrSpadRange;
-          end
-        end
-        default: vec_err = psm_pkg::ErrNone;
-      endcase
-      if (vec.len == '0 || vec.rows == '0) vec_err = psm_pkg::ErrBadOperand;
+      if (vec.len == '0 || vec.rows == '0 || vec_bad) vec_err = psm_pkg::ErrBadOperand;
+      else if (!vec_range_ok)                          vec_err = psm_pkg::ErrSpadRange;
     end
   end
 

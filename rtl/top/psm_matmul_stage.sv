@@ -110,6 +110,10 @@ module psm_matmul_stage #(
 
   mms_state_e state_q, state_d;
 
+  always_ff @(posedge clk_i) begin  // control: reset
+    state_q <= rst_i ? StIdle : state_d;
+  end
+
   //////////////////////////////////////////////////////////////////////////////////////////////
   // psm_matmul                                                                              //
   //////////////////////////////////////////////////////////////////////////////////////////////
@@ -327,11 +331,6 @@ module psm_matmul_stage #(
       StCopyOut: if (ow_done) state_d = StIdle;
       default: state_d = StIdle;
     endcase
-  end
-
-  always_ff @(posedge clk_i) begin
-    if (rst_i) state_q <= StIdle;
-    else       state_q <= state_d;
   end
 
   assign busy_o = (state_q != StIdle);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Single-port synchronous RAM with a per-lane write mask: one read or one write per cycle.
-// Golden model: the on-chip memory arrays of passim::CpuDevice in runtime/src/device/cpu_device.cpp.
+// Golden model: the on-chip memory arrays of passim::CpuDevice in
+// runtime/src/device/cpu_device.cpp.
 //
 // A read request in cycle t returns the word on rdata_o in cycle t + 1; rdata_o holds its
 // value until the next read. The contents have no reset (they map to block RAM).

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The vector unit: runs one vector instruction (SOFTMAX, RMSNORM, LAYERNORM, BATCHNORM, SILU,
-// GELU, ROPE, ADD, MUL, EMBED, ATTN_SCORE, ATTN_VALUE; docs/isa.md) on the matching row unit of
-// rtl/vector and rtl/norm, and shares their vector-scratchpad and parameter-memory ports.
+// GELU, ROPE, ADD, MUL, EMBED, ATTN_SCORE, ATTN_VALUE; docs/isa.md) on the matching row unit
+// (rtl/softmax, rtl/rmsnorm, rtl/layernorm with rtl/batchnorm, rtl/silu, rtl/gelu, rtl/rope,
+// rtl/eltwise, rtl/attn), and shares their vector-scratchpad and parameter-memory ports.
 // Golden model: passim::CpuDevice::vector_op() in runtime/src/device/cpu_device.cpp.
 //
 // Sequence: read the instruction's constant parameters (RMSNORM, LAYERNORM: eps at param_addr;
@@ -156,158 +157,58 @@ module psm_vector_unit #(
   assign row_src2 = src2_q + off_q;
   assign row_dst  = dst_q + off_q;
 
-  psm_softmax #(
-    .Lanes    (Lanes),
-    .AddrWidth(VecAddrWidth),
-    .LenWidth (16)
-  ) u_softmax (
-    .clk_i,
-    .rst_i,
-    .start_i    (u_start[USoftmax]),
-    .src_addr_i (row_src),
-    .dst_addr_i (row_dst),
-    .len_i      (len_q),
-    .online_i   (online_q),
-    .busy_o     (u_busy[USoftmax]),
-    .done_o     (u_done[USoftmax]),
-    .pass_o     (u_pass[USoftmax*2 +: 2]),
-    .mem_req_o  (u_req[USoftmax]),
-    .mem_we_o   (u_we[USoftmax]),
-    .mem_addr_o (u_addr[USoftmax*VecAddrWidth +: VecAddrWidth]),
-    .mem_wdata_o(wd_softmax),
-    .mem_wmask_o(u_wmask[USoftmax*Lanes +: Lanes]),
-    .mem_rdata_i
+  psm_softmax #(.Lanes(Lanes), .AddrWidth(VecAddrWidth), .LenWidth(16)) u_softmax (
+    .clk_i, .rst_i, .start_i(u_start[USoftmax]), .src_addr_i(row_src), .dst_addr_i(row_dst),
+    .len_i(len_q), .online_i(online_q), .busy_o(u_busy[USoftmax]), .done_o(u_done[USoftmax]),
+    .pass_o(u_pass[USoftmax*2 +: 2]), .mem_req_o(u_req[USoftmax]), .mem_we_o(u_we[USoftmax]),
+    .mem_addr_o(u_addr[USoftmax*VecAddrWidth +: VecAddrWidth]), .mem_wdata_o(wd_softmax),
+    .mem_wmask_o(u_wmask[USoftmax*Lanes +: Lanes]), .mem_rdata_i
   );
 
-  psm_rmsnorm #(
-    .Lanes    (Lanes),
-    .AddrWidth(VecAddrWidth),
-    .LenWidth (16)
-  ) u_rmsnorm (
-    .clk_i,
-    .rst_i,
-    .start_i         (u_start[URmsnorm]),
-    .src_addr_i      (row_src),
-    .gain_addr_i     (src2_q),
-    .dst_addr_i      (row_dst),
-    .len_i           (len_q),
-    .eps_i           (p0_q),
-    .gain_frac_bits_i(gfb_q),
-    .busy_o          (u_busy[URmsnorm]),
-    .done_o          (u_done[URmsnorm]),
-    .pass_o          (u_pass[URmsnorm*2 +: 2]),
-    .mem_req_o       (u_req[URmsnorm]),
-    .mem_we_o        (u_we[URmsnorm]),
-    .mem_addr_o      (u_addr[URmsnorm*VecAddrWidth +: VecAddrWidth]),
-    .mem_wdata_o     (wd_rmsnorm),
-    .mem_wmask_o     (u_wmask[URmsnorm*Lanes +: Lanes]),
-    .mem_rdata_i
+  psm_rmsnorm #(.Lanes(Lanes), .AddrWidth(VecAddrWidth), .LenWidth(16)) u_rmsnorm (
+    .clk_i, .rst_i, .start_i(u_start[URmsnorm]), .src_addr_i(row_src), .gain_addr_i(src2_q),
+    .dst_addr_i(row_dst), .len_i(len_q), .eps_i(p0_q), .gain_frac_bits_i(gfb_q),
+    .busy_o(u_busy[URmsnorm]), .done_o(u_done[URmsnorm]), .pass_o(u_pass[URmsnorm*2 +: 2]),
+    .mem_req_o(u_req[URmsnorm]), .mem_we_o(u_we[URmsnorm]),
+    .mem_addr_o(u_addr[URmsnorm*VecAddrWidth +: VecAddrWidth]), .mem_wdata_o(wd_rmsnorm),
+    .mem_wmask_o(u_wmask[URmsnorm*Lanes +: Lanes]), .mem_rdata_i
   );
 
   // LAYERNORM (mode 0: eps in p0) and BATCHNORM (mode 1: the step's mult and shift in p0). The
   // gain row and, right after it, the bias row are the same for every row.
-  psm_layernorm #(
-    .Lanes    (Lanes),
-    .AddrWidth(VecAddrWidth),
-    .LenWidth (16)
-  ) u_layernorm (
-    .clk_i,
-    .rst_i,
-    .start_i         (u_start[ULnorm]),
-    .mode_i          (op_q == psm_pkg::OpBatchnorm),
-    .src_addr_i      (row_src),
-    .gain_addr_i     (src2_q),
-    .dst_addr_i      (row_dst),
-    .len_i           (len_q),
-    .eps_i           (p0_q),
-    .gain_frac_bits_i(gfb_q),
-    .rq_mult_i       (p0_q[30:0]),
-    .rq_shift_i      (p0_q[37:32]),
-    .busy_o          (u_busy[ULnorm]),
-    .done_o          (u_done[ULnorm]),
-    .pass_o          (u_pass[ULnorm*2 +: 2]),
-    .mem_req_o       (u_req[ULnorm]),
-    .mem_we_o        (u_we[ULnorm]),
-    .mem_addr_o      (u_addr[ULnorm*VecAddrWidth +: VecAddrWidth]),
-    .mem_wdata_o     (wd_lnorm),
-    .mem_wmask_o     (u_wmask[ULnorm*Lanes +: Lanes]),
-    .mem_rdata_i
+  psm_layernorm #(.Lanes(Lanes), .AddrWidth(VecAddrWidth), .LenWidth(16)) u_layernorm (
+    .clk_i, .rst_i, .start_i(u_start[ULnorm]), .mode_i(op_q == psm_pkg::OpBatchnorm),
+    .src_addr_i(row_src), .gain_addr_i(src2_q), .dst_addr_i(row_dst), .len_i(len_q), .eps_i(p0_q),
+    .gain_frac_bits_i(gfb_q), .rq_mult_i(p0_q[30:0]), .rq_shift_i(p0_q[37:32]),
+    .busy_o(u_busy[ULnorm]), .done_o(u_done[ULnorm]), .pass_o(u_pass[ULnorm*2 +: 2]),
+    .mem_req_o(u_req[ULnorm]), .mem_we_o(u_we[ULnorm]),
+    .mem_addr_o(u_addr[ULnorm*VecAddrWidth +: VecAddrWidth]), .mem_wdata_o(wd_lnorm),
+    .mem_wmask_o(u_wmask[ULnorm*Lanes +: Lanes]), .mem_rdata_i
   );
 
-  psm_silu #(
-    .Lanes    (Lanes),
-    .AddrWidth(VecAddrWidth),
-    .LenWidth (16)
-  ) u_silu (
-    .clk_i,
-    .rst_i,
-    .start_i    (u_start[USilu]),
-    .src_addr_i (row_src),
-    .dst_addr_i (row_dst),
-    .len_i      (len_q),
-    .rows_i     (16'd1),
-    .to_q10_i   (p0_q),
-    .out_rq_i   (p1_q),
-    .busy_o     (u_busy[USilu]),
-    .done_o     (u_done[USilu]),
-    .pass_o     (u_pass[USilu*2 +: 2]),
-    .mem_req_o  (u_req[USilu]),
-    .mem_we_o   (u_we[USilu]),
-    .mem_addr_o (u_addr[USilu*VecAddrWidth +: VecAddrWidth]),
-    .mem_wdata_o(wd_silu),
-    .mem_wmask_o(u_wmask[USilu*Lanes +: Lanes]),
-    .mem_rdata_i
+  psm_silu #(.Lanes(Lanes), .AddrWidth(VecAddrWidth), .LenWidth(16)) u_silu (
+    .clk_i, .rst_i, .start_i(u_start[USilu]), .src_addr_i(row_src), .dst_addr_i(row_dst),
+    .len_i(len_q), .rows_i(16'd1), .to_q10_i(p0_q), .out_rq_i(p1_q), .busy_o(u_busy[USilu]),
+    .done_o(u_done[USilu]), .pass_o(u_pass[USilu*2 +: 2]), .mem_req_o(u_req[USilu]),
+    .mem_we_o(u_we[USilu]), .mem_addr_o(u_addr[USilu*VecAddrWidth +: VecAddrWidth]),
+    .mem_wdata_o(wd_silu), .mem_wmask_o(u_wmask[USilu*Lanes +: Lanes]), .mem_rdata_i
   );
 
-  psm_gelu #(
-    .Lanes    (Lanes),
-    .AddrWidth(VecAddrWidth),
-    .LenWidth (16)
-  ) u_gelu (
-    .clk_i,
-    .rst_i,
-    .start_i       (u_start[UGelu]),
-    .src_addr_i    (row_src),
-    .dst_addr_i    (row_dst),
-    .len_i         (len_q),
-    .rows_i        (16'd1),
-    .to_q10_mult_i (p0_q[30:0]),
-    .to_q10_shift_i(p0_q[37:32]),
-    .out_rq_mult_i (p1_q[30:0]),
-    .out_rq_shift_i(p1_q[37:32]),
-    .busy_o        (u_busy[UGelu]),
-    .done_o        (u_done[UGelu]),
-    .pass_o        (u_pass[UGelu*2 +: 2]),
-    .mem_req_o     (u_req[UGelu]),
-    .mem_we_o      (u_we[UGelu]),
-    .mem_addr_o    (u_addr[UGelu*VecAddrWidth +: VecAddrWidth]),
-    .mem_wdata_o   (wd_gelu),
-    .mem_wmask_o   (u_wmask[UGelu*Lanes +: Lanes]),
-    .mem_rdata_i
+  psm_gelu #(.Lanes(Lanes), .AddrWidth(VecAddrWidth), .LenWidth(16)) u_gelu (
+    .clk_i, .rst_i, .start_i(u_start[UGelu]), .src_addr_i(row_src), .dst_addr_i(row_dst),
+    .len_i(len_q), .rows_i(16'd1), .to_q10_mult_i(p0_q[30:0]), .to_q10_shift_i(p0_q[37:32]),
+    .out_rq_mult_i(p1_q[30:0]), .out_rq_shift_i(p1_q[37:32]), .busy_o(u_busy[UGelu]),
+    .done_o(u_done[UGelu]), .pass_o(u_pass[UGelu*2 +: 2]), .mem_req_o(u_req[UGelu]),
+    .mem_we_o(u_we[UGelu]), .mem_addr_o(u_addr[UGelu*VecAddrWidth +: VecAddrWidth]),
+    .mem_wdata_o(wd_gelu), .mem_wmask_o(u_wmask[UGelu*Lanes +: Lanes]), .mem_rdata_i
   );
 
-  psm_rope #(
-    .Lanes    (Lanes),
-    .AddrWidth(VecAddrWidth),
-    .LenWidth (16)
-  ) u_rope (
-    .clk_i,
-    .rst_i,
-    .start_i    (u_start[URope]),
-    .src_addr_i (row_src),
-    .src2_addr_i(src2_q),
-    .dst_addr_i (row_dst),
-    .len_i      (len_q),
-    .rows_i     (16'd1),
-    .busy_o     (u_busy[URope]),
-    .done_o     (u_done[URope]),
-    .pass_o     (u_pass[URope*2 +: 2]),
-    .mem_req_o  (u_req[URope]),
-    .mem_we_o   (u_we[URope]),
-    .mem_addr_o (u_addr[URope*VecAddrWidth +: VecAddrWidth]),
-    .mem_wdata_o(wd_rope),
-    .mem_wmask_o(u_wmask[URope*Lanes +: Lanes]),
-    .mem_rdata_i
+  psm_rope #(.Lanes(Lanes), .AddrWidth(VecAddrWidth), .LenWidth(16)) u_rope (
+    .clk_i, .rst_i, .start_i(u_start[URope]), .src_addr_i(row_src), .src2_addr_i(src2_q),
+    .dst_addr_i(row_dst), .len_i(len_q), .rows_i(16'd1), .busy_o(u_busy[URope]),
+    .done_o(u_done[URope]), .pass_o(u_pass[URope*2 +: 2]), .mem_req_o(u_req[URope]),
+    .mem_we_o(u_we[URope]), .mem_addr_o(u_addr[URope*VecAddrWidth +: VecAddrWidth]),
+    .mem_wdata_o(wd_rope), .mem_wmask_o(u_wmask[URope*Lanes +: Lanes]), .mem_rdata_i
   );
 
   // MUL: one step per channel, the same for every row; EMBED: one step per row.
@@ -315,63 +216,25 @@ module psm_vector_unit #(
   assign elt_prm_base = (op_q == psm_pkg::OpEmbed) ? prm_q + PrmAddrWidth'(row_q) : prm_q;
 
   psm_eltwise #(
-    .Lanes         (Lanes),
-    .AddrWidth     (VecAddrWidth),
-    .LenWidth      (16),
-    .ParamAddrWidth(PrmAddrWidth)
+    .Lanes(Lanes), .AddrWidth(VecAddrWidth), .LenWidth(16), .ParamAddrWidth(PrmAddrWidth)
   ) u_eltwise (
-    .clk_i,
-    .rst_i,
-    .start_i     (u_start[UElt]),
-    .op_i        (op_q),
-    .src_addr_i  (row_src),
-    .src2_addr_i (row_src2),
-    .dst_addr_i  (row_dst),
-    .param_addr_i(elt_prm_base),
-    .len_i       (len_q),
-    .rows_i      (16'd1),
-    .busy_o      (u_busy[UElt]),
-    .done_o      (u_done[UElt]),
-    .pass_o      (u_pass[UElt*2 +: 2]),
-    .prm_req_o   (elt_prm_req),
-    .prm_addr_o  (elt_prm_addr),
-    .prm_rdata_i,
-    .mem_req_o   (u_req[UElt]),
-    .mem_we_o    (u_we[UElt]),
-    .mem_addr_o  (u_addr[UElt*VecAddrWidth +: VecAddrWidth]),
-    .mem_wdata_o (wd_elt),
-    .mem_wmask_o (u_wmask[UElt*Lanes +: Lanes]),
-    .mem_rdata_i
+    .clk_i, .rst_i, .start_i(u_start[UElt]), .op_i(op_q), .src_addr_i(row_src),
+    .src2_addr_i(row_src2), .dst_addr_i(row_dst), .param_addr_i(elt_prm_base), .len_i(len_q),
+    .rows_i(16'd1), .busy_o(u_busy[UElt]), .done_o(u_done[UElt]), .pass_o(u_pass[UElt*2 +: 2]),
+    .prm_req_o(elt_prm_req), .prm_addr_o(elt_prm_addr), .prm_rdata_i, .mem_req_o(u_req[UElt]),
+    .mem_we_o(u_we[UElt]), .mem_addr_o(u_addr[UElt*VecAddrWidth +: VecAddrWidth]),
+    .mem_wdata_o(wd_elt), .mem_wmask_o(u_wmask[UElt*Lanes +: Lanes]), .mem_rdata_i
   );
 
   psm_attn #(
-    .Lanes         (Lanes),
-    .AddrWidth     (VecAddrWidth),
-    .LenWidth      (16),
-    .ParamAddrWidth(PrmAddrWidth)
+    .Lanes(Lanes), .AddrWidth(VecAddrWidth), .LenWidth(16), .ParamAddrWidth(PrmAddrWidth)
   ) u_attn (
-    .clk_i,
-    .rst_i,
-    .start_i     (u_start[UAttn]),
-    .op_i        (op_q),
-    .src_addr_i  (src_q),
-    .src2_addr_i (src2_q),
-    .dst_addr_i  (dst_q),
-    .param_addr_i(prm_q),
-    .len_i       (len_q),
-    .rows_i      (rows_q),
-    .busy_o      (u_busy[UAttn]),
-    .done_o      (u_done[UAttn]),
-    .pass_o      (u_pass[UAttn*2 +: 2]),
-    .prm_req_o   (attn_prm_req),
-    .prm_addr_o  (attn_prm_addr),
-    .prm_rdata_i,
-    .mem_req_o   (u_req[UAttn]),
-    .mem_we_o    (u_we[UAttn]),
-    .mem_addr_o  (u_addr[UAttn*VecAddrWidth +: VecAddrWidth]),
-    .mem_wdata_o (wd_attn),
-    .mem_wmask_o (u_wmask[UAttn*Lanes +: Lanes]),
-    .mem_rdata_i
+    .clk_i, .rst_i, .start_i(u_start[UAttn]), .op_i(op_q), .src_addr_i(src_q),
+    .src2_addr_i(src2_q), .dst_addr_i(dst_q), .param_addr_i(prm_q), .len_i(len_q), .rows_i(rows_q),
+    .busy_o(u_busy[UAttn]), .done_o(u_done[UAttn]), .pass_o(u_pass[UAttn*2 +: 2]),
+    .prm_req_o(attn_prm_req), .prm_addr_o(attn_prm_addr), .prm_rdata_i, .mem_req_o(u_req[UAttn]),
+    .mem_we_o(u_we[UAttn]), .mem_addr_o(u_addr[UAttn*VecAddrWidth +: VecAddrWidth]),
+    .mem_wdata_o(wd_attn), .mem_wmask_o(u_wmask[UAttn*Lanes +: Lanes]), .mem_rdata_i
   );
 
   // Only the unit of the current instruction is busy: its port is the vector unit's port.

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// rtl/vector/psm_attn.sv (Lanes = 2 and 3) against the ATTN_SCORE and ATTN_VALUE semantics of
+// rtl/attn/psm_attn.sv (Lanes = 2 and 3) against the ATTN_SCORE and ATTN_VALUE semantics of
 // passim::CpuDevice (the two halves of attention_i8()), compared exactly.
 #include <cmath>
 #include <cstdint>
@@ -59,7 +59,7 @@ class AttnRtl : public ::testing::Test {
 
   /// Runs ATTN_SCORE or ATTN_VALUE for one head with `len` = head_size and `rows` = t_len,
   /// and checks it against CpuDevice, the read counts and the cycle count
-  /// (rtl/vector/README.md).
+  /// (rtl/attn/README.md).
   void check(Opcode op, std::size_t len, std::size_t rows, const Head& h, std::uint32_t seed) {
     const bool score = op == Opcode::kAttnScore;
     const std::uint32_t w = elt_words(len, kLanes);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The accelerator's memory port and DMA engine (rtl/top/psm_dma.sv, psm_controller.sv) and its
+// The accelerator's memory port and DMA engine (rtl/dma/psm_dma.sv, psm_controller.sv) and its
 // host registers (psm_regs.sv), on the Verilated tiny psm_accel driven by a plain loop with a
 // memory of random latency and back-pressure. DRAM contents must equal CpuDevice's exactly.
 #include <algorithm>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// rtl/vector/psm_eltwise.sv (Lanes = 2 and 3) against its golden twins add_i16(), mul_i8() and
+// rtl/eltwise/psm_eltwise.sv (Lanes = 2 and 3) against its golden twins add_i16(), mul_i8() and
 // embed_i16(), run through passim::CpuDevice (ADD, MUL, EMBED), compared exactly.
 #include <cmath>
 #include <cstdint>
@@ -96,7 +96,7 @@ class EltwiseRtl : public ::testing::Test {
         e.param_reads[kParamBase + r] = 1;
       }
     }
-    // Cycles (rtl/vector/README.md): ADD 5 per word; MUL 5 per word + 1 per element;
+    // Cycles (rtl/eltwise/README.md): ADD 5 per word; MUL 5 per word + 1 per element;
     // EMBED 4 per word + 1 per row.
     switch (op) {
       case Opcode::kAdd:

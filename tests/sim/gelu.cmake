@@ -4,15 +4,19 @@
 # test. Included from tests/sim/CMakeLists.txt.
 set(PASSIM_GELU_RTL
   ${PASSIM_RTL_DIR}/common/psm_requant.sv
-  ${PASSIM_RTL_DIR}/vector/psm_gelu_phi_pkg.sv
-  ${PASSIM_RTL_DIR}/vector/psm_gelu.sv)
+  ${PASSIM_RTL_DIR}/common/psm_row_tail.sv
+  ${PASSIM_RTL_DIR}/common/psm_row_walk.sv
+  ${PASSIM_RTL_DIR}/common/psm_gated_act.sv
+  ${PASSIM_RTL_DIR}/common/psm_gated_lane.sv
+  ${PASSIM_RTL_DIR}/gelu/psm_gelu_phi_pkg.sv
+  ${PASSIM_RTL_DIR}/gelu/psm_gelu.sv)
 
 foreach(lanes 2 4)
   passim_verilated_model(vpsm_gelu_l${lanes} TOP psm_gelu PREFIX Vpsm_gelu_l${lanes}
     SOURCES ${PASSIM_GELU_RTL} PARAMS Lanes=${lanes})
 endforeach()
 passim_verilated_model(vpsm_gelu_phi TOP psm_gelu_phi PREFIX Vpsm_gelu_phi
-  SOURCES ${PASSIM_RTL_DIR}/vector/psm_gelu_phi_pkg.sv ${PASSIM_RTL_DIR}/vector/psm_gelu_phi.sv)
+  SOURCES ${PASSIM_RTL_DIR}/gelu/psm_gelu_phi_pkg.sv ${PASSIM_RTL_DIR}/gelu/psm_gelu_phi.sv)
 passim_sim_test(gelu_rtl_test MODEL vpsm_gelu_l2 vpsm_gelu_l4 vpsm_gelu_phi
   SOURCES gelu_rtl_test.cpp)
 

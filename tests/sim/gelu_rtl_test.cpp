@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// rtl/vector/psm_gelu.sv (Lanes = 2 and 4) against its golden twin passim::kernels::gelu_i8(),
-// with the port traffic and cycles of rtl/vector/README.md, and rtl/vector/psm_gelu_phi.sv
+// rtl/gelu/psm_gelu.sv (Lanes = 2 and 4) against its golden twin passim::kernels::gelu_i8(),
+// with the port traffic and cycles of rtl/gelu/README.md, and rtl/gelu/psm_gelu_phi.sv
 // against gelu_phi_q16(); compared exactly.
 #include <cmath>
 #include <cstdint>
@@ -33,7 +33,7 @@ using passim::sim::VecHarness;
 using passim::sim::VecScratchpad;
 using passim::sim::VecTracedRun;
 
-constexpr std::uint64_t kCyclesPerWord = 7;  // rtl/vector/README.md
+constexpr std::uint64_t kCyclesPerWord = 7;  // rtl/gelu/README.md
 
 template <typename Top, std::size_t L>
 struct GeluModel {

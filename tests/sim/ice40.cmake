@@ -125,6 +125,11 @@ passim_ice40_unit(rmsnorm SOURCES ${PASSIM_RMSNORM_RTL} MODELS vpsm_rsqrt vpsm_i
   FILTER "RmsNormRtl*")
 passim_ice40_unit(layernorm SOURCES ${PASSIM_LAYERNORM_RTL} MODELS vpsm_layernorm_l4
   FILTER "*Lanes2*:-*EveryInt16Value*")
+# BATCHNORM runs on the same netlist (psm_layernorm's mode_i = 1).
+passim_ice40_netlist_test(batchnorm_ice40_test NETLIST psm_layernorm_l2_ice40
+  MODELS vpsm_layernorm_l4 SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/batchnorm_rtl_test.cpp
+  FILTER "*Lanes2*:-*EveryInt16Value*")
+list(APPEND passim_ice40_tests batchnorm_ice40_test)
 
 # `cmake --build --preset release --target passim_ice40_tests` builds every netlist test.
 add_custom_target(passim_ice40_tests DEPENDS ${passim_ice40_tests})

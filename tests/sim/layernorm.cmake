@@ -1,14 +1,17 @@
 # SPDX-License-Identifier: Apache-2.0
-# psm_layernorm (LAYERNORM and BATCHNORM), Verilated with Lanes = 2 (tiny) and Lanes = 4, against
-# layernorm_i8() / batchnorm_i8() in tests/sim/layernorm_rtl_test.cpp; plus a Yosys synthesis
-# test. Included from tests/sim/CMakeLists.txt.
+# psm_layernorm (LAYERNORM and BATCHNORM, the latter psm_batchnorm alone), Verilated with Lanes = 2
+# (tiny) and Lanes = 4, against layernorm_i8() in tests/sim/layernorm_rtl_test.cpp and
+# batchnorm_i8() in tests/sim/batchnorm_rtl_test.cpp (one testbench, tests/sim/common/
+# layernorm_fixture.hpp); plus a Yosys synthesis test. Included from tests/sim/CMakeLists.txt.
 set(PASSIM_LAYERNORM_RTL
   ${PASSIM_RTL_DIR}/common/psm_requant.sv
   ${PASSIM_RTL_DIR}/common/psm_divider.sv
   ${PASSIM_RTL_DIR}/common/psm_row_tail.sv
+  ${PASSIM_RTL_DIR}/common/psm_row_walk.sv
   ${PASSIM_RTL_DIR}/common/psm_isqrt.sv
-  ${PASSIM_RTL_DIR}/norm/psm_rsqrt.sv
-  ${PASSIM_RTL_DIR}/norm/psm_layernorm.sv)
+  ${PASSIM_RTL_DIR}/common/psm_rsqrt.sv
+  ${PASSIM_RTL_DIR}/batchnorm/psm_batchnorm.sv
+  ${PASSIM_RTL_DIR}/layernorm/psm_layernorm.sv)
 
 foreach(lanes 2 4)
   passim_verilated_model(vpsm_layernorm_l${lanes} TOP psm_layernorm
@@ -16,6 +19,8 @@ foreach(lanes 2 4)
 endforeach()
 passim_sim_test(layernorm_rtl_test MODEL vpsm_layernorm_l2 vpsm_layernorm_l4
   SOURCES layernorm_rtl_test.cpp)
+passim_sim_test(batchnorm_rtl_test MODEL vpsm_layernorm_l2 vpsm_layernorm_l4
+  SOURCES batchnorm_rtl_test.cpp)
 
 # Synthesis as a test (default parameters, Lanes = 2): Yosys must elaborate and map the unit, and
 # `check -assert` fails on undriven wires, multiple drivers or combinational loops.

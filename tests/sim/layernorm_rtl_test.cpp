@@ -1,276 +1,31 @@
 // SPDX-License-Identifier: Apache-2.0
-// rtl/norm/psm_layernorm.sv (Lanes = 2 and 4) against its golden twins
-// passim::kernels::layernorm_i8() (mode_i = 0) and batchnorm_i8() (mode_i = 1), compared
-// exactly, with the passes, port traffic and cycles of rtl/norm/README.md.
+// rtl/layernorm/psm_layernorm.sv (Lanes = 2 and 4) in LAYERNORM mode (`mode_i` = 0) against its
+// golden twin passim::kernels::layernorm_i8(), compared exactly, with the passes, port traffic
+// and cycles of rtl/layernorm/README.md. BATCHNORM mode: batchnorm_rtl_test.cpp.
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <functional>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
-#include "Vpsm_layernorm_l2.h"
-#include "Vpsm_layernorm_l4.h"
+#include "layernorm_fixture.hpp"
 #include "passim/fixed_point.hpp"
 #include "passim/kernels/layernorm.hpp"
-#include "passim/kernels/batchnorm.hpp"
-#include "vec_harness.hpp"
-#include "vec_traced_run.hpp"
 
 namespace {
 
 using passim::Requant;
-using passim::sim::vec_first_mismatch;
 using passim::sim::vec_seeded_rng;
 using passim::sim::vec_uniform;
 using passim::sim::vec_words;
-using passim::sim::VecHarness;
-using passim::sim::VecScratchpad;
-using passim::sim::VecTracedRun;
-
-constexpr std::size_t kScratchWords = std::size_t{1} << 16;  // AddrWidth = 16 (the default)
-constexpr std::uint64_t kDivWidth = 33;                       // LenWidth + 17, LenWidth = 16
-
-template <typename Top, std::size_t L>
-struct NormModel {
-  using Model = Top;
-  static constexpr std::size_t kLanes = L;
-};
-
-/// One row and its parameters. LayerNorm uses `frac` and `eps`, BatchNorm `rq`.
-struct NormCase {
-  std::vector<std::int16_t> x;
-  std::vector<std::int16_t> gain;
-  std::vector<std::int16_t> bias;
-  int frac = 0;
-  std::uint64_t eps = 0;
-  Requant rq;
-};
-
-/// Word addresses of the rows; the bias row always follows the gain row.
-struct Layout {
-  std::uint32_t src = 8;
-  std::uint32_t gain = 20000;
-  std::uint32_t dst = 45000;
-};
-
-/// The mean and the ssd (after 0 -> 1) of a row, as layernorm_i8 computes them, and the
-/// normalisation shift k of rsqrt_requant: only to predict the cycle count of pass 1 and to
-/// keep gain_frac_bits inside rsqrt_requant's precondition.
-struct RowStats {
-  std::int64_t mean = 0;
-  std::uint64_t ssd = 1;
-  int k = 0;
-};
-RowStats row_stats(const std::vector<std::int16_t>& x, std::uint64_t eps) {
-  std::int64_t sum = 0;
-  for (const auto v : x) {
-    sum += v;
-  }
-  const auto n = static_cast<std::int64_t>(x.size());
-  const std::int64_t num = 2 * sum + n;
-  RowStats s;
-  s.mean = num / (2 * n) - ((num % (2 * n) != 0 && num < 0) ? 1 : 0);  // floor
-  s.ssd = eps;
-  for (const auto v : x) {
-    const std::int64_t d = v - s.mean;
-    s.ssd += static_cast<std::uint64_t>(d * d);
-  }
-  s.ssd = std::max<std::uint64_t>(s.ssd, 1);
-  s.k = (62 - static_cast<int>(std::bit_width(s.ssd))) / 2;
-  return s;
-}
-
-/// The largest gain_frac_bits <= `want` with rsqrt_requant's shift 59 - k + frac <= 63.
-int legal_frac(const std::vector<std::int16_t>& x, std::uint64_t eps, int want) {
-  return std::min(want, 4 + row_stats(x, eps).k);
-}
-
-std::vector<std::int16_t> random_i16(std::mt19937& rng, std::size_t n, std::int64_t lo,
-                                     std::int64_t hi) {
-  std::vector<std::int16_t> v(n);
-  for (auto& e : v) {
-    e = vec_uniform<std::int16_t>(rng, lo, hi);
-  }
-  return v;
-}
-
-/// Gains like a real model's: g * sqrt(n) / s_out with |g| around 1, in Q.frac; capped so
-/// int16 holds them at frac 13.
-std::vector<std::int16_t> realistic_gain(std::mt19937& rng, std::size_t n, int frac) {
-  const std::int64_t one = std::int64_t{1} << frac;
-  const std::int64_t hi = std::min<std::int64_t>(32767, 48 * one);
-  return random_i16(rng, n, -hi, hi);
-}
-
-template <typename P>
-class NormRtl : public ::testing::Test {
- protected:
-  static constexpr std::size_t kLanes = P::kLanes;
-
-  NormRtl() {
-    VecScratchpad mem(1, kLanes, 0);
-    VecHarness<typename P::Model>(top_, mem).reset();
-  }
-
-  /// LayerNorm of one row (no reset since the previous command), checked against layernorm_i8.
-  void check_ln(const NormCase& c, std::uint32_t seed, Layout at = {}, bool spam = false) {
-    std::vector<std::int8_t> golden(c.x.size());
-    passim::kernels::layernorm_i8(c.x, {c.gain, c.bias, c.frac, c.eps}, golden);
-    const RowStats st = row_stats(c.x, c.eps);
-    const std::uint64_t w = vec_words(c.x.size(), kLanes);
-    // rtl/norm/README.md: W + DivWidth + 3, W + 97 + k, 5 W.
-    const std::vector<std::uint64_t> cycles{w + kDivWidth + 3, w + 97 + std::uint64_t(st.k),
-                                            5 * w};
-    run_and_check(false, c, golden, cycles, seed, at, spam);
-  }
-
-  /// BatchNorm of one row, checked against batchnorm_i8.
-  void check_bn(const NormCase& c, std::uint32_t seed, Layout at = {}, bool spam = false) {
-    std::vector<std::int8_t> golden(c.x.size());
-    passim::kernels::batchnorm_i8(c.x, {c.gain, c.bias, c.rq}, golden);
-    run_and_check(true, c, golden, {5 * std::uint64_t{vec_words(c.x.size(), kLanes)}}, seed, at,
-                  spam);
-  }
-
-  /// Runs the command and checks: every output lane (all 32 bits) against the golden row, that
-  /// nothing else in the (garbage-filled) scratchpad changed, the pass sequence (0, 1, 2 or 0),
-  /// the busy cycles of each pass, that each pass reads the rows of rtl/norm/README.md once
-  /// per word and that only the last pass writes, each output word once with its tail mask.
-  void run_and_check(bool batch, const NormCase& c, const std::vector<std::int8_t>& golden8,
-                     const std::vector<std::uint64_t>& cycles, std::uint32_t seed, Layout at,
-                     bool spam) {
-    const std::size_t n = c.x.size();
-    ASSERT_EQ(c.gain.size(), n);
-    ASSERT_EQ(c.bias.size(), n);
-    const std::uint32_t words = vec_words(n, kLanes);
-    const std::uint32_t bias_at = at.gain + words;
-    const std::vector<std::int32_t> golden(golden8.begin(), golden8.end());
-
-    VecScratchpad mem(kScratchWords, kLanes, seed);
-    mem.write_row<std::int16_t>(at.src, c.x);
-    mem.write_row<std::int16_t>(at.gain, c.gain);
-    mem.write_row<std::int16_t>(bias_at, c.bias);
-    std::vector<std::uint32_t> expected_mem = mem.raw();
-    for (std::size_t i = 0; i < n; ++i) {
-      expected_mem[(at.dst + i / kLanes) * kLanes + i % kLanes] =
-          static_cast<std::uint32_t>(golden[i]);
-    }
-
-    top_.mode_i = batch ? 1 : 0;
-    top_.src_addr_i = static_cast<std::uint16_t>(at.src);
-    top_.gain_addr_i = static_cast<std::uint16_t>(at.gain);
-    top_.dst_addr_i = static_cast<std::uint16_t>(at.dst);
-    top_.len_i = static_cast<std::uint16_t>(n);
-    top_.eps_i = c.eps;
-    top_.gain_frac_bits_i = static_cast<std::uint8_t>(c.frac & 15);
-    top_.rq_mult_i = static_cast<std::uint32_t>(c.rq.mult) & 0x7FFFFFFFu;
-    top_.rq_shift_i = static_cast<std::uint8_t>(c.rq.shift & 63);
-    std::function<void(typename P::Model&)> scramble;
-    if (spam) {
-      scramble = [](typename P::Model& t) {
-        t.mode_i ^= 1u;
-        t.src_addr_i = static_cast<std::uint16_t>(t.src_addr_i + 1u);
-        t.dst_addr_i = static_cast<std::uint16_t>(t.dst_addr_i + 3u);
-        t.len_i = static_cast<std::uint16_t>(t.len_i + 1u);
-        t.rq_shift_i = static_cast<std::uint8_t>((t.rq_shift_i + 1u) & 63u);
-        t.gain_frac_bits_i = static_cast<std::uint8_t>((t.gain_frac_bits_i + 1u) % 14u);
-        t.eps_i += 12345;
-      };
-    }
-    std::uint64_t budget = 0;
-    for (const auto cyc : cycles) {
-      budget += cyc;
-    }
-    const VecTracedRun run =
-        passim::sim::vec_run_traced(top_, mem, budget + 50, scramble, seed + 1);
-    const auto& s = run.stats;
-    ASSERT_TRUE(s.finished) << "no done_o; n " << n << ", seed " << seed << "; " << s.summary();
-
-    const std::vector<std::int32_t> out = mem.read_row(at.dst, n);
-    const std::size_t bad = vec_first_mismatch(out, golden);
-    ASSERT_EQ(out, golden) << describe(batch, c, bad, seed) << ": rtl " << out[bad]
-                           << ", golden " << golden[bad];
-    const std::size_t bad_word = vec_first_mismatch(mem.raw(), expected_mem);
-    ASSERT_EQ(mem.raw(), expected_mem)
-        << "scratchpad changed outside the output row at word " << bad_word / kLanes << " lane "
-        << bad_word % kLanes << "; n " << n << ", seed " << seed;
-
-    // Passes and cycles.
-    std::vector<unsigned> want_passes;
-    for (std::size_t p = 0; p < cycles.size(); ++p) {
-      want_passes.push_back(static_cast<unsigned>(p));
-    }
-    EXPECT_EQ(run.passes, want_passes) << "pass_o sequence; n " << n;
-    for (std::size_t p = 0; p < passim::sim::VecRunStats::kPasses; ++p) {
-      EXPECT_EQ(s.pass_cycles[p], p < cycles.size() ? cycles[p] : 0)
-          << "busy cycles of pass " << p << "; n " << n << ", seed " << seed << "; "
-          << s.summary();
-    }
-    EXPECT_EQ(s.latency, s.busy_cycles() + 1) << s.summary();
-    EXPECT_EQ(s.done_pulses, 1) << s.summary();
-    EXPECT_EQ(s.idle_requests, 0);
-
-    // Reads: passes 0 and 1 (LayerNorm) read the row; the last pass reads x, gain and bias.
-    const std::size_t last = cycles.size() - 1;
-    for (std::size_t p = 0; p < last; ++p) {
-      EXPECT_EQ(passim::sim::count_requests(s.reads[p]), words) << "reads in pass " << p;
-      passim::sim::expect_reads_whole_row(s, p, at.src, n, kLanes, "input");
-    }
-    if (at.src != at.gain) {
-      EXPECT_EQ(passim::sim::count_requests(s.reads[last]), 3 * std::uint64_t{words})
-          << "reads in pass " << last;
-      passim::sim::expect_reads_whole_row(s, last, at.src, n, kLanes, "input");
-      passim::sim::expect_reads_whole_row(s, last, at.gain, n, kLanes, "gain");
-      passim::sim::expect_reads_whole_row(s, last, bias_at, n, kLanes, "bias");
-    }
-    passim::sim::expect_writes_whole_row(s, last, at.dst, n, kLanes);
-    last_run_ = run;
-  }
-
-  static std::string describe(bool batch, const NormCase& c, std::size_t bad,
-                              std::uint32_t seed) {
-    std::ostringstream msg;
-    msg << (batch ? "BatchNorm" : "LayerNorm") << ", seed " << seed << ", n " << c.x.size();
-    if (batch) {
-      msg << ", rq {" << c.rq.mult << ", " << c.rq.shift << "}";
-    } else {
-      const RowStats st = row_stats(c.x, c.eps);
-      msg << ", eps " << c.eps << ", gain_frac_bits " << c.frac << ", mean " << st.mean
-          << ", ssd " << st.ssd;
-    }
-    msg << ", first bad index " << bad;
-    if (bad < c.x.size()) {
-      msg << " (x " << c.x[bad] << ", gain " << c.gain[bad] << ", bias " << c.bias[bad] << ")";
-    }
-    return msg.str();
-  }
-
-  typename P::Model top_;
-  VecTracedRun last_run_;
-};
-
-using NormModels =
-    ::testing::Types<NormModel<Vpsm_layernorm_l2, 2>, NormModel<Vpsm_layernorm_l4, 4>>;
-class LaneNames {
- public:
-  template <typename T>
-  static std::string GetName(int) {
-    return "Lanes" + std::to_string(T::kLanes);
-  }
-};
+using namespace passim::sim::norm_test;  // the shared testbench
 
 template <typename P>
 class LayerNormRtl : public NormRtl<P> {};
-template <typename P>
-class BatchNormRtl : public NormRtl<P> {};
 TYPED_TEST_SUITE(LayerNormRtl, NormModels, LaneNames);
-TYPED_TEST_SUITE(BatchNormRtl, NormModels, LaneNames);
 
 // ---------------------------------------------------------------------------------------------
 // LayerNorm
@@ -503,105 +258,6 @@ TYPED_TEST(LayerNormRtl, BackToBackWithStartPulsesWhileBusy) {
     ASSERT_FALSE(this->HasFatalFailure());
     EXPECT_GT(this->last_run_.stray_starts, 0);
   }
-}
-
-// ---------------------------------------------------------------------------------------------
-// BatchNorm
-// ---------------------------------------------------------------------------------------------
-
-/// A step as the quantiser would build it for |x * gain| up to 2^30 mapped to about +-2^(bits)
-/// output LSB.
-Requant random_step(std::mt19937& rng) {
-  const double m = std::ldexp(std::uniform_real_distribution<double>(1.0, 2.0)(rng),
-                              vec_uniform<int>(rng, -30, -14));
-  return passim::make_requant(m);
-}
-
-TYPED_TEST(BatchNormRtl, RandomRowsOfManyLengths) {
-  const std::uint32_t seed = 9201;
-  auto rng = vec_seeded_rng(seed);
-  const std::size_t l = TestFixture::kLanes;
-  for (const std::size_t n : {std::size_t{1}, std::size_t{2}, std::size_t{3}, l - 1, l + 1,
-                              std::size_t{33}, std::size_t{100}, std::size_t{4096}}) {
-    for (int row = 0; row < 3; ++row) {
-      NormCase c;
-      c.x = random_i16(rng, n, -32768, 32767);
-      c.gain = random_i16(rng, n, -32768, 32767);
-      c.bias = random_i16(rng, n, -150, 150);
-      c.rq = random_step(rng);
-      SCOPED_TRACE("n " + std::to_string(n) + ", row " + std::to_string(row));
-      this->check_bn(c, seed + static_cast<std::uint32_t>(3 * n + row));
-      ASSERT_FALSE(this->HasFatalFailure());
-    }
-  }
-  std::printf("[  CYCLES  ] BatchNorm, Lanes %zu, n 4096: %s\n", TestFixture::kLanes,
-              this->last_run_.stats.summary().c_str());
-}
-
-// Every int16 input (two rows of 32768, in place), with random and extreme gains and steps.
-TYPED_TEST(BatchNormRtl, EveryInt16Value) {
-  const std::uint32_t seed = 9202;
-  auto rng = vec_seeded_rng(seed);
-  const std::size_t n = 32768;
-  const auto w = static_cast<std::uint32_t>(vec_words(n, TestFixture::kLanes));
-  const std::vector<Requant> steps{passim::make_requant(std::ldexp(1.0, -20)),
-                                   passim::make_requant(0.7 * std::ldexp(1.0, -16)),
-                                   {1 << 30, 31}};  // 1/2: ties
-  for (int half = 0; half < 2; ++half) {
-    for (std::size_t s = 0; s < steps.size(); ++s) {
-      NormCase c;
-      c.x.resize(n);
-      for (std::size_t i = 0; i < n; ++i) {
-        c.x[i] = static_cast<std::int16_t>(static_cast<std::int64_t>(i) - 32768 +
-                                           32768 * half);
-      }
-      c.gain = (s == 2) ? std::vector<std::int16_t>(n, 1) : random_i16(rng, n, -32768, 32767);
-      c.bias = random_i16(rng, n, -100, 100);
-      c.rq = steps[s];
-      SCOPED_TRACE("half " + std::to_string(half) + ", step " + std::to_string(s));
-      this->check_bn(c, seed + static_cast<std::uint32_t>(4 * half + s), {0, w, 0});
-      ASSERT_FALSE(this->HasFatalFailure());
-    }
-  }
-}
-
-// Extreme steps: mult 0 (out = bias), the largest multiplier without a shift (requantize
-// saturates to int32 before the bias), the largest shift, rounding ties of both signs.
-TYPED_TEST(BatchNormRtl, ExtremeStepsAndSaturation) {
-  const std::uint32_t seed = 9203;
-  auto rng = vec_seeded_rng(seed);
-  std::vector<std::int16_t> x{-32768, 32767, -32767, 0, 1, -1, 3, -3, 5, -5, 1024, -1024, 77};
-  const std::size_t n = x.size();
-  const std::vector<Requant> steps{{0, 0},          {2147483647, 0}, {2147483647, 63},
-                                   {1 << 30, 31},   {1 << 30, 32},   {1, 0},
-                                   {1 << 30, 46},   {1 << 30, 30}};
-  for (std::size_t s = 0; s < steps.size(); ++s) {
-    for (int g = 0; g < 3; ++g) {
-      NormCase c;
-      c.x = x;
-      c.gain = g == 0 ? std::vector<std::int16_t>(n, 1)
-                      : (g == 1 ? std::vector<std::int16_t>(n, -32768)
-                                : random_i16(rng, n, -32768, 32767));
-      c.bias = random_i16(rng, n, -32768, 32767);
-      c.bias[0] = 0;
-      c.bias[1] = 0;
-      c.rq = steps[s];
-      SCOPED_TRACE("step " + std::to_string(s) + ", gains " + std::to_string(g));
-      this->check_bn(c, seed + static_cast<std::uint32_t>(s));
-      ASSERT_FALSE(this->HasFatalFailure());
-    }
-  }
-}
-
-TYPED_TEST(BatchNormRtl, InPlaceRow) {
-  const std::uint32_t seed = 9204;
-  auto rng = vec_seeded_rng(seed);
-  NormCase c;
-  c.x = random_i16(rng, 77, -32768, 32767);
-  c.gain = random_i16(rng, 77, -32768, 32767);
-  c.bias = random_i16(rng, 77, -128, 127);
-  c.rq = random_step(rng);
-  this->check_bn(c, seed, {300, 600, 300});
 }
 
 }  // namespace

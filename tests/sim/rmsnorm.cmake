@@ -4,10 +4,10 @@
 set(PASSIM_RSQRT_RTL
   ${PASSIM_RTL_DIR}/common/psm_isqrt.sv
   ${PASSIM_RTL_DIR}/common/psm_divider.sv
-  ${PASSIM_RTL_DIR}/norm/psm_rsqrt.sv)
+  ${PASSIM_RTL_DIR}/common/psm_rsqrt.sv)
 
 set(PASSIM_RMSNORM_RTL ${PASSIM_RSQRT_RTL} ${PASSIM_RTL_DIR}/common/psm_row_tail.sv
-  ${PASSIM_RTL_DIR}/norm/psm_rmsnorm.sv)
+  ${PASSIM_RTL_DIR}/common/psm_row_walk.sv ${PASSIM_RTL_DIR}/rmsnorm/psm_rmsnorm.sv)
 
 passim_verilated_model(vpsm_rmsnorm_l2 TOP psm_rmsnorm PREFIX Vpsm_rmsnorm_l2
   SOURCES ${PASSIM_RMSNORM_RTL} PARAMS Lanes=2)
@@ -17,7 +17,7 @@ if(NOT TARGET vpsm_isqrt)
     SOURCES ${PASSIM_RTL_DIR}/common/psm_isqrt.sv)
 endif()
 
-# Verilator headers are SYSTEM includes for the testbench (STYLE.md 3.1; they do not build
+# Verilator headers are SYSTEM includes for the testbench (they do not build
 # under -Wconversion -Werror). TODO: move into passim_verilated_model() in cmake/verilate.cmake.
 foreach(model vpsm_rmsnorm_l2 vpsm_rsqrt vpsm_isqrt)
   get_target_property(model_includes ${model} INTERFACE_INCLUDE_DIRECTORIES)

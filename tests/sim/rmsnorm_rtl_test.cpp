@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// rtl/norm/psm_rmsnorm.sv (Lanes = 2), rtl/norm/psm_rsqrt.sv and rtl/common/psm_isqrt.sv against
-// their golden twins passim::kernels::rmsnorm_i8(), passim::rsqrt_requant() and
+// rtl/rmsnorm/psm_rmsnorm.sv (Lanes = 2), rtl/common/psm_rsqrt.sv and rtl/common/psm_isqrt.sv
+// against their golden twins passim::kernels::rmsnorm_i8(), passim::rsqrt_requant() and
 // passim::isqrt_u64(), compared exactly.
 #include <algorithm>
 #include <bit>

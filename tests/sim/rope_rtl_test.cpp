@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// rtl/vector/psm_rope.sv (Lanes = 2 and 3) against its golden twin rope_i16(), run through
+// rtl/rope/psm_rope.sv (Lanes = 2 and 3) against its golden twin rope_i16(), run through
 // passim::CpuDevice (ROPE), compared exactly.
 #include <cmath>
 #include <cstdint>
@@ -53,7 +53,7 @@ class RopeRtl : public ::testing::Test {
     EltHarness<typename P::Model>(top_, mem, nullptr).reset();
   }
 
-  /// Cycles of one row (rtl/vector/README.md): 7 per step of 2 * Lanes elements, 5 for a last
+  /// Cycles of one row (rtl/rope/README.md): 7 per step of 2 * Lanes elements, 5 for a last
   /// step that holds only one word.
   static std::uint64_t row_cycles(std::size_t len) {
     const std::size_t steps = (len + 2 * kLanes - 1) / (2 * kLanes);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// rtl/vector/psm_silu.sv (Lanes = 2 and 3) against its golden twin silu_i16(), run through
+// rtl/silu/psm_silu.sv (Lanes = 2 and 3) against its golden twin silu_i16(), run through
 // passim::CpuDevice (SILU), compared exactly.
 #include <cmath>
 #include <cstdint>
@@ -32,7 +32,7 @@ using passim::sim::EltParamMemory;
 using passim::sim::VecScratchpad;
 
 constexpr std::int32_t kSigOne = 1 << passim::kSigmoidFracBits;  // 1.0 in Q0.15
-constexpr std::uint64_t kCyclesPerWord = 44;                     // rtl/vector/README.md
+constexpr std::uint64_t kCyclesPerWord = 44;                     // rtl/silu/README.md
 
 template <typename Top, std::size_t L>
 struct SiluModel {

@@ -6,7 +6,8 @@ set(PASSIM_SOFTMAX_RTL
   ${PASSIM_RTL_DIR}/common/psm_iexp.sv
   ${PASSIM_RTL_DIR}/common/psm_divider.sv
   ${PASSIM_RTL_DIR}/common/psm_row_tail.sv
-  ${PASSIM_RTL_DIR}/vector/psm_softmax.sv)
+  ${PASSIM_RTL_DIR}/common/psm_row_walk.sv
+  ${PASSIM_RTL_DIR}/softmax/psm_softmax.sv)
 
 passim_verilated_model(vpsm_softmax_l2 TOP psm_softmax PREFIX Vpsm_softmax_l2
   SOURCES ${PASSIM_SOFTMAX_RTL} PARAMS Lanes=2)
@@ -20,7 +21,7 @@ endif()
 passim_verilated_model(vpsm_divider64 TOP psm_divider PREFIX Vpsm_divider
   SOURCES ${PASSIM_RTL_DIR}/common/psm_divider.sv PARAMS Width=64)
 
-# Verilator headers are SYSTEM includes for the testbench (STYLE.md 3.1; they do not build
+# Verilator headers are SYSTEM includes for the testbench (they do not build
 # under -Wconversion -Werror). TODO: move into passim_verilated_model() in cmake/verilate.cmake.
 foreach(model vpsm_softmax_l2 vpsm_softmax_l4 vpsm_iexp vpsm_divider64)
   get_target_property(model_includes ${model} INTERFACE_INCLUDE_DIRECTORIES)

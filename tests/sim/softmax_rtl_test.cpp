@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// rtl/vector/psm_softmax.sv (Lanes = 2 and 4), rtl/common/psm_iexp.sv and rtl/common/psm_divider.sv
-// against their golden twins passim::kernels::softmax_i16() (three passes),
-// passim::kernels::softmax_online_i16() with lanes = Lanes (online_i = 1), passim::iexp_q10() and
-// C++ unsigned division, compared exactly.
+// rtl/softmax/psm_softmax.sv (Lanes = 2 and 4), rtl/common/psm_iexp.sv and
+// rtl/common/psm_divider.sv against their golden twins passim::kernels::softmax_i16() (three
+// passes), passim::kernels::softmax_online_i16() with lanes = Lanes (online_i = 1),
+// passim::iexp_q10() and C++ unsigned division, compared exactly.
 #include <algorithm>
 #include <bit>
 #include <cstdint>
@@ -38,7 +38,7 @@ constexpr std::int32_t kI32Max = std::numeric_limits<std::int32_t>::max();
 constexpr std::size_t kScratchWords = std::size_t{1} << 16;  // AddrWidth = 16 (the default)
 constexpr std::size_t kMaxLen = 65535;                       // LenWidth = 16 (the default)
 
-// Cycles per pass for a row of W words (rtl/vector/README.md): the divider is part of pass 1.
+// Cycles per pass for a row of W words (rtl/softmax/README.md): the divider is part of pass 1.
 constexpr std::uint64_t kPass0Extra = 2;   // last read data + reduction
 constexpr std::uint64_t kPass1Extra = 67;  // last read data + reduction + 65-cycle divide
 // Online: pass 0 is last read data + max reduction + sum combine + 65-cycle divide.

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-# Post-synthesis check of the tiny (2x4) psm_matmul (docs/TOOLCHAIN 6.4 recipe):
+# Post-synthesis check of the tiny (2x4) psm_matmul:
 #   1. Yosys synthesises it (generic gates, flattened) into psm_matmul_tiny_syn.v;
 #   2. Verilator builds that netlist (-fno-dfg: Verilator 5.006's DFG pass mis-simulates
 #      some Yosys netlists) and tests/sim/matmul_rtl_test.cpp runs against it;

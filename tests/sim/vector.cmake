@@ -6,20 +6,24 @@
 
 # RTL sources of each unit, package first, in dependency order.
 set(PASSIM_VECTOR_PKG ${PASSIM_RTL_DIR}/pkg/psm_pkg.sv)
-set(PASSIM_SILU_RTL ${PASSIM_VECTOR_PKG}
+set(PASSIM_ROW_WALK_RTL ${PASSIM_RTL_DIR}/common/psm_row_tail.sv
+  ${PASSIM_RTL_DIR}/common/psm_row_walk.sv)
+set(PASSIM_SILU_RTL ${PASSIM_VECTOR_PKG} ${PASSIM_ROW_WALK_RTL}
   ${PASSIM_RTL_DIR}/common/psm_requant.sv
   ${PASSIM_RTL_DIR}/common/psm_iexp_pkg.sv
   ${PASSIM_RTL_DIR}/common/psm_iexp.sv
   ${PASSIM_RTL_DIR}/common/psm_divider.sv
-  ${PASSIM_RTL_DIR}/vector/psm_silu.sv)
-set(PASSIM_ROPE_RTL ${PASSIM_VECTOR_PKG}
-  ${PASSIM_RTL_DIR}/vector/psm_rope.sv)
-set(PASSIM_ELTWISE_RTL ${PASSIM_VECTOR_PKG}
+  ${PASSIM_RTL_DIR}/common/psm_gated_act.sv
+  ${PASSIM_RTL_DIR}/common/psm_gated_lane.sv
+  ${PASSIM_RTL_DIR}/silu/psm_silu.sv)
+set(PASSIM_ROPE_RTL ${PASSIM_VECTOR_PKG} ${PASSIM_ROW_WALK_RTL}
+  ${PASSIM_RTL_DIR}/rope/psm_rope.sv)
+set(PASSIM_ELTWISE_RTL ${PASSIM_VECTOR_PKG} ${PASSIM_ROW_WALK_RTL}
   ${PASSIM_RTL_DIR}/common/psm_requant.sv
-  ${PASSIM_RTL_DIR}/vector/psm_eltwise.sv)
-set(PASSIM_ATTN_RTL ${PASSIM_VECTOR_PKG}
+  ${PASSIM_RTL_DIR}/eltwise/psm_eltwise.sv)
+set(PASSIM_ATTN_RTL ${PASSIM_VECTOR_PKG} ${PASSIM_ROW_WALK_RTL}
   ${PASSIM_RTL_DIR}/common/psm_requant.sv
-  ${PASSIM_RTL_DIR}/vector/psm_attn.sv)
+  ${PASSIM_RTL_DIR}/attn/psm_attn.sv)
 
 set(passim_vector_tests "")
 foreach(unit silu rope eltwise attn)
@@ -29,7 +33,7 @@ foreach(unit silu rope eltwise attn)
     set(model vpsm_${unit}_l${lanes})
     passim_verilated_model(${model} TOP psm_${unit} PREFIX Vpsm_${unit}_l${lanes}
       SOURCES ${PASSIM_${UNIT}_RTL} PARAMS Lanes=${lanes})
-    # Verilator headers are SYSTEM includes for the testbench (STYLE.md 3.1; they do not build
+    # Verilator headers are SYSTEM includes for the testbench (they do not build
     # under -Wconversion -Werror).
     get_target_property(model_includes ${model} INTERFACE_INCLUDE_DIRECTORIES)
     set_property(TARGET ${model} APPEND PROPERTY

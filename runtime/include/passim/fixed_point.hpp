@@ -77,7 +77,7 @@ inline constexpr int kRequantBiasBits = 26;
 /// shift = 59 - k + extra_shift. Precondition: shift <= 63, i.e. x < 2^(70 - 2*extra_shift)
 /// when x has k >= extra_shift - 4 (the quantiser guarantees it: dim <= 4096, eps < 2^40).
 /// `extra_shift` lets the caller fold a power-of-two scale into the same step.
-/// Relative error <= 2^-28 from the two floors. RTL twin: rtl/norm/psm_rsqrt.sv.
+/// Relative error <= 2^-28 from the two floors. RTL twin: rtl/common/psm_rsqrt.sv.
 [[nodiscard]] Requant rsqrt_requant(std::uint64_t x, int extra_shift) noexcept;
 
 // ---------------------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Golden attention arithmetic: the two halves of the attn unit (scores, weighted values) and one
 // attention layer over the KV cache composed from them and the Softmax.
-// RTL twin: rtl/vector/psm_attn.sv (ATTN_SCORE, ATTN_VALUE); the Softmax is rtl/vector/psm_softmax.sv.
+// RTL twin: rtl/attn/psm_attn.sv (ATTN_SCORE, ATTN_VALUE); the Softmax is
+// rtl/softmax/psm_softmax.sv.
 #include "passim/kernels/attn.hpp"
 
 #include <algorithm>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Golden inference BatchNorm: one pass, the normalising pass of LayerNorm with a step fixed at
-// training time. RTL twin: rtl/norm/psm_layernorm.sv in BATCHNORM mode.
+// training time. RTL twin: rtl/batchnorm/psm_batchnorm.sv (psm_layernorm in BATCHNORM mode).
 #include "passim/kernels/batchnorm.hpp"
 
 #include <cassert>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Golden elementwise ops of the eltwise unit: residual add, product, embedding.
-// RTL twin: rtl/vector/psm_eltwise.sv (ADD, MUL, EMBED).
+// RTL twin: rtl/eltwise/psm_eltwise.sv (ADD, MUL, EMBED).
 #include "passim/kernels/eltwise.hpp"
 
 #include <cassert>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Golden integer GELU (I-BERT i-GELU, erf by a clipped quadratic).
-// RTL twin: rtl/vector/psm_gelu.sv.
+// RTL twin: rtl/gelu/psm_gelu.sv.
 #include "passim/kernels/gelu.hpp"
 
 #include <algorithm>

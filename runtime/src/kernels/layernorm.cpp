@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Golden LayerNorm: three passes (mean; variance; normalise). RTL twin: rtl/norm/psm_layernorm.sv.
+// Golden LayerNorm: three passes (mean; variance; normalise).
+// RTL twin: rtl/layernorm/psm_layernorm.sv.
 #include "passim/kernels/layernorm.hpp"
 
 #include <cassert>

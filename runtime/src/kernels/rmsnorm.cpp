@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Golden RMSNorm: two passes (sum of squares; normalise). RTL twin: rtl/norm/psm_rmsnorm.sv.
+// Golden RMSNorm: two passes (sum of squares; normalise). RTL twin: rtl/rmsnorm/psm_rmsnorm.sv.
 #include "passim/kernels/rmsnorm.hpp"
 
 #include <cassert>

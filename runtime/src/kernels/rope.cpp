@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Golden rotary position embedding. RTL twin: rtl/vector/psm_rope.sv.
+// Golden rotary position embedding. RTL twin: rtl/rope/psm_rope.sv.
 #include "passim/kernels/rope.hpp"
 
 #include <cassert>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Golden integer SiLU through the I-BERT exponential. RTL twin: rtl/vector/psm_silu.sv.
+// Golden integer SiLU through the I-BERT exponential. RTL twin: rtl/silu/psm_silu.sv.
 #include "passim/kernels/silu.hpp"
 
 #include <cassert>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Golden integer Softmax (I-BERT Alg. 2 exponential): the 3-pass version and the online 2-pass
-// version (Milakov & Gimelshein 2018, Alg. 3). RTL twin: rtl/vector/psm_softmax.sv.
+// version (Milakov & Gimelshein 2018, Alg. 3). RTL twin: rtl/softmax/psm_softmax.sv.
 #include "passim/kernels/softmax.hpp"
 
 #include <algorithm>

@@ -14,7 +14,7 @@ namespace passim::kernels {
 
 /// ATTN_SCORE for one head: s[t] = requantize(sum_i q[i] * k_t[i], rq, 32) for t < t_len, with
 /// k_t = k[t * stride, t * stride + len). 16-bit operands (kQkBits-bit queries and keys), exact
-/// int32 products, a sum that wraps like the int32 accumulator. RTL twin: rtl/vector/psm_attn.sv
+/// int32 products, a sum that wraps like the int32 accumulator. RTL twin: rtl/attn/psm_attn.sv
 /// (ATTN_SCORE).
 ///   q: (len) int16   k: (t_len rows at `stride`) int16   scores: (t_len) int32 Q.10
 void attn_score_i32(std::span<const std::int16_t> q, std::span<const std::int16_t> k,
@@ -23,7 +23,7 @@ void attn_score_i32(std::span<const std::int16_t> q, std::span<const std::int16_
 /// ATTN_VALUE for one head: out[i] = requantize(sum_t p[t] * v_t[i], rq, 8) for i < len, with
 /// v_t = v[t * stride, t * stride + len); int16 Q0.15 probabilities, int8 values (held in int8
 /// or, as in the vector scratchpad's lanes, int16), a sum that wraps like the int32 accumulator.
-/// RTL twin: rtl/vector/psm_attn.sv (ATTN_VALUE).
+/// RTL twin: rtl/attn/psm_attn.sv (ATTN_VALUE).
 ///   p: (t_len) int16   v: (t_len rows at `stride`)   acc: (len) scratch   out: (len) int8
 template <typename V>
 void attn_value_i8(std::span<const std::int16_t> p, std::span<const V> v, std::size_t stride,

@@ -21,7 +21,8 @@ struct BatchNormParams {
 /// BatchNorm in ONE pass over the row, int16 in, int8 out (no statistics of the input):
 /// out[i] = saturate(requantize(x[i] * gain[i], rq, 32) + bias[i], 8), |x * gain| <= 2^30.
 /// This is exactly pass 3 of `layernorm_i8` with a fixed step instead of 1/sqrt(var).
-/// RTL twin: rtl/norm/psm_layernorm.sv (BATCHNORM, `mode_i` = 1).
+/// RTL twin: rtl/batchnorm/psm_batchnorm.sv, run by rtl/layernorm/psm_layernorm.sv (BATCHNORM,
+/// `mode_i` = 1).
 ///   x: (n) int16   out: (n) int8
 void batchnorm_i8(std::span<const std::int16_t> x, const BatchNormParams& p,
                   std::span<std::int8_t> out);

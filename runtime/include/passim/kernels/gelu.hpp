@@ -13,7 +13,7 @@ namespace passim::kernels {
 /// i-GELU (Kim et al. 2021, Alg. 2), erf by a second-order polynomial with sign and clipping:
 /// t = requantize(x, to_q10, 32) (x as Q.10); out = requantize(x * gelu_phi_q16(t), out_rq, 8)
 /// (|x * Phi| <= 2^23). int8 in and out, so that every input can be checked exhaustively and the
-/// output feeds a matmul directly. RTL twin: rtl/vector/psm_gelu.sv.
+/// output feeds a matmul directly. RTL twin: rtl/gelu/psm_gelu.sv.
 ///   x: (n) int8   out: (n) int8 (may alias x)
 void gelu_i8(std::span<const std::int8_t> x, Requant to_q10, Requant out_rq,
              std::span<std::int8_t> out);
@@ -22,7 +22,7 @@ void gelu_i8(std::span<const std::int8_t> x, Requant to_q10, Requant out_rq,
 /// u = min(round_shift(|t| * kGeluInvSqrt2, 16), kGeluClip), w = u - kGeluClip (Q.10, <= 0),
 /// E = 2^15 - round_shift(w^2 * kGeluA, 21) (erf(|t| / sqrt 2) in Q0.15, in [3167, 2^15]),
 /// Phi = 2^15 + E for t >= 0 and 2^15 - E for t < 0 (so Phi(-t) = 2^16 - Phi(t) for t != 0).
-/// RTL twin: `psm_gelu_phi_pkg::gelu_phi_q16` in rtl/vector/psm_gelu_phi_pkg.sv.
+/// RTL twin: `psm_gelu_phi_pkg::gelu_phi_q16` in rtl/gelu/psm_gelu_phi_pkg.sv.
 [[nodiscard]] std::int32_t gelu_phi_q16(std::int32_t t_q10) noexcept;
 
 }  // namespace passim::kernels

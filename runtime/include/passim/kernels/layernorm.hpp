@@ -27,7 +27,7 @@ struct LayerNormParams {
 ///   int32, and the bias is an integer, so there is one rounding (half up).
 /// The input scale cancels: out = g * (x - mean) / sqrt(var + eps) / s_out + beta / s_out,
 /// with the mean rounded to an integer LSB (docs/numerics.md gives the effect).
-/// RTL twin: rtl/norm/psm_layernorm.sv (LAYERNORM, `mode_i` = 0).
+/// RTL twin: rtl/layernorm/psm_layernorm.sv (LAYERNORM, `mode_i` = 0).
 /// Precondition: ssd < 2^(70 - 2 * gain_frac_bits) (see rsqrt_requant).
 ///   x: (n) int16, n >= 1   out: (n) int8
 void layernorm_i8(std::span<const std::int16_t> x, const LayerNormParams& p,

@@ -18,7 +18,7 @@ inline constexpr std::size_t kMaxSoftmaxLanes = 64;
 /// Pass 1: m = max(x). Pass 2: e[i] = iexp_q10(x[i] - m), sum = sum(e) (int64).
 /// Pass 3: out[i] = (e[i] * recip + 2^31) >> 32 with recip = floor(kProbOne * 2^32 / sum).
 /// Output probabilities are int16 in [0, kProbOne] (Q0.15, scale 1/32767); each row sums to
-/// kProbOne within ceil(n/2) + 1 LSB (docs/numerics.md).  RTL twin: rtl/vector/psm_softmax.sv.
+/// kProbOne within ceil(n/2) + 1 LSB (docs/numerics.md).  RTL twin: rtl/softmax/psm_softmax.sv.
 ///   x: (n) int32 logits in Q.10, n >= 1   e_scratch: (n)   out: (n) int16
 void softmax_i16(std::span<const std::int32_t> x, std::span<std::uint32_t> e_scratch,
                  std::span<std::int16_t> out);
@@ -34,7 +34,7 @@ void softmax_i16(std::span<const std::int32_t> x, std::span<std::uint32_t> e_scr
 /// Pass 2: exactly pass 3 of `softmax_i16` with this m and sum (the exponentials recomputed).
 /// `lanes` = 1 is the sequential Alg. 3. The output differs from `softmax_i16` only through
 /// the sum; docs/numerics.md gives the measured differences.
-/// RTL twin: rtl/vector/psm_softmax.sv with `online_i` = 1, `Lanes` = `lanes`.
+/// RTL twin: rtl/softmax/psm_softmax.sv with `online_i` = 1, `Lanes` = `lanes`.
 ///   x: (n) int32 logits in Q.10, 1 <= n <= 65535   1 <= lanes <= 64   out: (n) int16
 void softmax_online_i16(std::span<const std::int32_t> x, std::size_t lanes,
                         std::span<std::int16_t> out);

@@ -73,53 +73,58 @@ module psm_attn #(
   } attn_state_e;
 
   attn_state_e state_d, state_q;
-  attn_state_e read_state_q;  // the state of the previous cycle: names the read data arriving
 
-  // Ceil(n / Lanes): the words of an n-element row (a shift when Lanes is a power of two).
-  function automatic logic [AddrWidth-1:0] words_of(input logic [LenWidth-1:0] n);
-    logic [LenWidth:0] sum;
-    sum      = {1'b0, n} + (LenWidth + 1)'(Lanes - 1);
-    words_of = AddrWidth'(sum / (LenWidth + 1)'(Lanes));
-  endfunction
+  always_ff @(posedge clk_i) begin  // control: reset
+    state_q <= rst_i ? StIdle : state_d;
+  end
+  attn_state_e read_state_q;  // the state of the previous cycle: names the read data arriving
 
   //////////////////////////////////////////////////////////////////////////////////////////////
   // Command and walks                                                                        //
   //////////////////////////////////////////////////////////////////////////////////////////////
 
-  psm_pkg::opcode_e          op_q;
+  // The command, sampled when it starts.
+  logic                      is_score;  // ATTN_SCORE (else ATTN_VALUE)
   logic [AddrWidth-1:0]      src_q, src2_q, dst_q;
   logic [ParamAddrWidth-1:0] prm_base_q;
-  logic [LenWidth-1:0]       len_q, rows_q;
-  logic [AddrWidth-1:0]      row_words_q;  // W = ceil(len / Lanes): the stride of the cache
 
-  // Position walk: t, where it sits in a row of rows elements (p or the scores) and where its
-  // cache row starts.
-  logic [LenWidth-1:0]     pos_q;       // t
-  logic [LaneIdxWidth-1:0] pos_lane_q;  // t % Lanes
-  logic [AddrWidth-1:0]    pos_word_q;  // t / Lanes
-  logic [AddrWidth-1:0]    pos_off_q;   // t * W: offset of k_t / v_t from src2
-  // Word walk over a row of len elements (q and k_t, or v_t and out).
-  logic [AddrWidth-1:0]    word_q;      // w
-  logic [LenWidth-1:0]     left_q;      // elements of the row from word w on
+  // The walk's rows are the positions t (the cache rows k_t / v_t), its words the words w of a
+  // row of len (q and k_t, or v_t and out). ATTN_SCORE walks row by row; ATTN_VALUE walks word
+  // by word, and down the column of V for each word. The masks are evaluated only while busy.
+  logic                 start_cmd, walk_next, walk_rewind, walk_row_next, walk_row_rewind;
+  logic                 k_read;     // SCORE: a word of k_t is requested
+  logic [AddrWidth-1:0] word;       // w
+  logic [AddrWidth-1:0] pos_off;    // t * W: offset of k_t / v_t from src2
+  logic [Lanes-1:0]     word_mask;  // lanes of word w inside len
+  logic                 last_word, last_pos;
+  logic [Lanes-1:0]     k_mask;     // SCORE: lanes of the arriving k word inside len
+  logic [AddrWidth-1:0] row_words;  // not needed: pos_off is the row's offset
+  logic                 row_end;
 
-  logic is_score;
-  assign is_score = (op_q == psm_pkg::OpAttnScore);
+  psm_row_walk #(.Lanes(Lanes), .AddrWidth(AddrWidth), .LenWidth(LenWidth), .Reads(1'b1)) u_walk (
+    .clk_i, .rst_i, .busy_i(busy_o), .start_i, .len_i, .rows_i, .start_o(start_cmd),
+    .next_i(walk_next), .rewind_i(walk_rewind), .row_next_i(walk_row_next),
+    .row_rewind_i(walk_row_rewind), .read_i(k_read), .step_o(word), .row_off_o(pos_off),
+    .row_words_o(row_words), .mask_o(word_mask), .last_step_o(last_word), .last_row_o(last_pos),
+    .row_end_o(row_end), .rd_mask_o(k_mask)
+  );
 
-  logic last_pos, last_word, last_lane;
-  assign last_pos  = (pos_q == rows_q - LenWidth'(1));
-  assign last_word = (left_q <= LenWidth'(Lanes));
-  assign last_lane = (32'(pos_lane_q) == Lanes - 1);
-
-  // Lanes of word w that belong to the row.
-  // The datapath below is evaluated only while the unit is busy: an idle unit costs the
-  // simulator one test per block instead of its whole datapath.
-  logic [Lanes-1:0] word_mask;
-  always_comb begin
-    word_mask = '0;
-    if (busy_o) begin
-      for (int l = 0; l < Lanes; l++) word_mask[l] = (LenWidth'(l) < left_q);
+  always_ff @(posedge clk_i) begin  // datapath: no reset
+    if (start_cmd) begin
+      src_q      <= src_addr_i;
+      src2_q     <= src2_addr_i;
+      dst_q      <= dst_addr_i;
+      prm_base_q <= param_addr_i;
+      is_score   <= op_i == psm_pkg::OpAttnScore;
     end
   end
+
+  // Where t sits in a row of rows elements (p, or the scores).
+  logic [LaneIdxWidth-1:0] pos_lane_q;  // t % Lanes
+  logic [AddrWidth-1:0]    pos_word_q;  // t / Lanes
+
+  logic last_lane;
+  assign last_lane = (32'(pos_lane_q) == Lanes - 1);
 
   //////////////////////////////////////////////////////////////////////////////////////////////
   // Lanes: products, sums, requantisers                                                      //
@@ -128,7 +133,6 @@ module psm_attn #(
   logic [Lanes*16-1:0]     rd16;        // the low 16 bits of each lane of mem_rdata_i
   logic [Lanes*16-1:0]     q_q;         // SCORE: word w of q
   logic [Lanes*16-1:0]     p_q;         // VALUE: the p word holding p[t]
-  logic [Lanes-1:0]        k_mask_q;    // SCORE: lanes of the arriving k word inside len
   logic [LaneIdxWidth-1:0] v_lane_q;    // VALUE: lane of p[t] for the arriving v_t word
   logic [30:0]             rq_mult_q;   // the Requant step of the command
   logic [5:0]              rq_shift_q;
@@ -176,16 +180,9 @@ module psm_attn #(
     end
 
     // Inputs are sampled in StRound; the result arrives in StScore / StValueWrite.
-    psm_requant u_requant (
-      .clk_i,
-      .en_i      (busy_o),  // idle units do not toggle their requantisers
-      .x_i       (rq_x),
-      .bias_i    (26'sd0),  // only the matmul read-out adds a bias
-      .mult_i    (rq_mult_q),
-      .shift_i   (rq_shift_q),
-      .out_bits_i(is_score ? 6'd32 : 6'd8),
-      .y_o       (rq_y)
-    );
+    psm_requant u_requant (.clk_i, .en_i(busy_o), .x_i(rq_x), .bias_i(26'sd0),
+                           .mult_i(rq_mult_q), .shift_i(rq_shift_q),
+                           .out_bits_i(is_score ? 6'd32 : 6'd8), .y_o(rq_y));
     assign lane_out[l*32 +: 32] = rq_y;
 
     // The upper bits of each lane are the sign extension of a 16-bit value.
@@ -198,7 +195,7 @@ module psm_attn #(
     dot = '0;
     if (read_state_q == StScoreK) begin
       for (int l = 0; l < Lanes; l++) begin
-        if (k_mask_q[l]) dot = dot + $signed(prod[l*32 +: 32]);
+        if (k_mask[l]) dot = dot + $signed(prod[l*32 +: 32]);
       end
     end
   end
@@ -216,7 +213,6 @@ module psm_attn #(
         rq_mult_q  <= prm_rdata_i[psm_pkg::PARAM_RQ_MULT_LSB +: 31];
         rq_shift_q <= prm_rdata_i[psm_pkg::PARAM_RQ_SHIFT_LSB +: 6];
       end
-      if (state_q == StScoreK) k_mask_q <= word_mask;
       if (state_q == StValueV) v_lane_q <= pos_lane_q;
       if (state_q == StScore)  scores_q[pos_lane_q*32 +: 32] <= lane_out[31:0];
     end
@@ -226,12 +222,32 @@ module psm_attn #(
   // Control                                                                                  //
   //////////////////////////////////////////////////////////////////////////////////////////////
 
-  logic start_cmd;   // accept a command this cycle
-  logic pos_reset;   // t = 0
-  logic pos_next;    // t = t + 1
-  logic word_reset;  // w = 0
-  logic word_next;   // w = w + 1
-  logic done_d;
+  always_comb begin
+    state_d = state_q;
+    unique case (state_q)
+      StIdle:  if (start_i) state_d = StParam;
+      StParam: state_d = is_score ? StScoreQ : StValueP;
+      // SCORE: q and k_t word by word; the dot product accumulates as the k words arrive.
+      StScoreQ: state_d = StScoreK;
+      StScoreK: state_d = last_word ? StSum : StScoreQ;
+      // VALUE: p[t] and v_t for every position t, for output word w; p[t + 1] is in the next
+      // p word after the last lane.
+      StValueP: state_d = StValueV;
+      StValueV: begin
+        if (last_pos)       state_d = StSum;
+        else if (last_lane) state_d = StValueP;
+      end
+      StSum:    state_d = StRound;
+      StRound:  state_d = StRound2;
+      StRound2: state_d = is_score ? StScore : StValueWrite;
+      // SCORE: the sums are sampled; keep s[t], then write a full word or go on with t + 1.
+      StScore:      state_d = (last_lane || last_pos) ? StScoreWrite : StScoreQ;
+      StScoreWrite: state_d = last_pos ? StIdle : StScoreQ;
+      // VALUE: out[w] arrives; write it and start the next output word at t = 0.
+      StValueWrite: state_d = last_word ? StIdle : StValueP;
+      default:      state_d = StIdle;
+    endcase
+  end
 
   // Lanes 0 .. t % Lanes of the scores word are filled.
   logic [Lanes-1:0] score_mask;
@@ -242,177 +258,103 @@ module psm_attn #(
     end
   end
 
+  // The walks, the accumulators and the ports, state by state. SCORE moves to word w + 1 of
+  // the same t, or (after the score of t is kept) to word 0 of t + 1; VALUE moves down to t + 1
+  // for the same w, or (after out[w] is written) to word w + 1 at t = 0. The scratchpad port:
+  // q or p, k_t or v_t words (the default address: k_t / v_t word w), and the output words
+  // (scores: a full word or the last one; out: tail lanes masked).
+  logic done_d;
   always_comb begin
-    state_d     = state_q;
-    start_cmd   = 1'b0;
-    pos_reset   = 1'b0;
-    pos_next    = 1'b0;
-    word_reset  = 1'b0;
-    word_next   = 1'b0;
-    acc_clear   = 1'b0;
-    done_d      = 1'b0;
-    prm_req_o   = 1'b0;
-    mem_req_o   = 1'b0;
-    mem_we_o    = 1'b0;
-    mem_addr_o  = src2_q + pos_off_q + word_q;  // k_t / v_t word w
-    mem_wdata_o = lane_out;
-    mem_wmask_o = '0;
+    walk_next       = 1'b0;
+    walk_rewind     = 1'b0;
+    walk_row_next   = 1'b0;
+    walk_row_rewind = 1'b0;
+    k_read          = 1'b0;
+    acc_clear       = 1'b0;
+    done_d          = 1'b0;
+    mem_req_o       = 1'b0;
+    mem_we_o        = 1'b0;
+    mem_addr_o      = src2_q + pos_off + word;
+    mem_wmask_o     = '0;
     unique case (state_q)
-      // Wait for a command; both walks start at 0.
-      StIdle: begin
-        if (start_i) begin
-          start_cmd  = 1'b1;
-          pos_reset  = 1'b1;
-          word_reset = 1'b1;
-          state_d    = StParam;
-        end
-      end
-      StParam: begin
-        prm_req_o = 1'b1;
-        acc_clear = 1'b1;
-        state_d   = is_score ? StScoreQ : StValueP;
-      end
-      // SCORE: q and k_t word by word; the dot product accumulates as the k words arrive.
+      StParam: acc_clear = 1'b1;
       StScoreQ: begin
         mem_req_o  = 1'b1;
-        mem_addr_o = src_q + word_q;
-        state_d    = StScoreK;
+        mem_addr_o = src_q + word;
       end
       StScoreK: begin
         mem_req_o = 1'b1;
-        if (last_word) begin
-          state_d = StSum;
-        end else begin
-          word_next = 1'b1;
-          state_d   = StScoreQ;
-        end
+        k_read    = 1'b1;
+        walk_next = !last_word;
       end
-      // VALUE: p[t] and v_t for every position t, for output word w.
       StValueP: begin
         mem_req_o  = 1'b1;
         mem_addr_o = src_q + pos_word_q;
-        state_d    = StValueV;
       end
       StValueV: begin
-        mem_req_o = 1'b1;
-        if (last_pos) begin
-          state_d = StSum;
-        end else begin
-          pos_next = 1'b1;
-          state_d  = last_lane ? StValueP : StValueV;  // p[t + 1] is in the next p word
-        end
+        mem_req_o     = 1'b1;
+        walk_row_next = !last_pos;
       end
-      StSum: state_d = StRound;
-      StRound: state_d = StRound2;
-      StRound2: state_d = is_score ? StScore : StValueWrite;
-      // SCORE: the sums are sampled; keep s[t], then write a full word or go on with t + 1.
       StScore: begin
-        acc_clear = 1'b1;
-        if (last_lane || last_pos) begin
-          state_d = StScoreWrite;
-        end else begin
-          pos_next   = 1'b1;
-          word_reset = 1'b1;
-          state_d    = StScoreQ;
-        end
+        acc_clear     = 1'b1;
+        walk_rewind   = !last_lane && !last_pos;
+        walk_row_next = !last_lane && !last_pos;
       end
       StScoreWrite: begin
-        mem_req_o   = 1'b1;
-        mem_we_o    = 1'b1;
-        mem_addr_o  = dst_q + pos_word_q;
-        mem_wdata_o = scores_q;
-        mem_wmask_o = score_mask;
-        if (last_pos) begin
-          done_d  = 1'b1;
-          state_d = StIdle;
-        end else begin
-          pos_next   = 1'b1;
-          word_reset = 1'b1;
-          state_d    = StScoreQ;
-        end
+        mem_req_o     = 1'b1;
+        mem_we_o      = 1'b1;
+        mem_addr_o    = dst_q + pos_word_q;
+        mem_wmask_o   = score_mask;
+        done_d        = last_pos;
+        walk_rewind   = !last_pos;
+        walk_row_next = !last_pos;
       end
-      // VALUE: out[w] arrives; write it and start the next output word at t = 0.
       StValueWrite: begin
-        mem_req_o   = 1'b1;
-        mem_we_o    = 1'b1;
-        mem_addr_o  = dst_q + word_q;
-        mem_wmask_o = word_mask;
-        acc_clear   = 1'b1;
-        if (last_word) begin
-          done_d  = 1'b1;
-          state_d = StIdle;
-        end else begin
-          word_next = 1'b1;
-          pos_reset = 1'b1;
-          state_d   = StValueP;
-        end
+        mem_req_o       = 1'b1;
+        mem_we_o        = 1'b1;
+        mem_addr_o      = dst_q + word;
+        mem_wmask_o     = word_mask;
+        acc_clear       = 1'b1;
+        done_d          = last_word;
+        walk_next       = !last_word;
+        walk_row_rewind = !last_word;
       end
-      default: state_d = StIdle;
+      default: ;
     endcase
   end
 
-  assign prm_addr_o = prm_base_q;
+  assign prm_req_o   = (state_q == StParam);
+  assign prm_addr_o  = prm_base_q;
+  assign mem_wdata_o = (state_q == StScoreWrite) ? scores_q : lane_out;
 
   always_ff @(posedge clk_i) begin  // control: reset
     if (rst_i) begin
-      state_q      <= StIdle;
       read_state_q <= StIdle;
       done_o       <= 1'b0;
-      pos_q        <= '0;
       pos_lane_q   <= '0;
       pos_word_q   <= '0;
-      pos_off_q    <= '0;
-      word_q       <= '0;
-      left_q       <= '0;
     end else begin
-      state_q      <= state_d;
       read_state_q <= state_q;
       done_o       <= done_d;
-      if (pos_reset) begin
-        pos_q      <= '0;
+      if (start_cmd || walk_row_rewind) begin
         pos_lane_q <= '0;
         pos_word_q <= '0;
-        pos_off_q  <= '0;
-      end else if (pos_next) begin
-        pos_q      <= pos_q + LenWidth'(1);
+      end else if (walk_row_next) begin
         pos_lane_q <= last_lane ? '0 : pos_lane_q + LaneIdxWidth'(1);
         pos_word_q <= last_lane ? pos_word_q + AddrWidth'(1) : pos_word_q;
-        pos_off_q  <= pos_off_q + row_words_q;
       end
-      if (word_reset) begin
-        word_q <= '0;
-        left_q <= start_cmd ? len_i : len_q;
-      end else if (word_next) begin
-        word_q <= word_q + AddrWidth'(1);
-        left_q <= left_q - LenWidth'(Lanes);
-      end
-    end
-  end
-
-  always_ff @(posedge clk_i) begin  // datapath: no reset
-    if (start_cmd) begin
-      op_q        <= op_i;
-      src_q       <= src_addr_i;
-      src2_q      <= src2_addr_i;
-      dst_q       <= dst_addr_i;
-      prm_base_q  <= param_addr_i;
-      len_q       <= len_i;
-      rows_q      <= rows_i;
-      row_words_q <= words_of(len_i);
     end
   end
 
   assign busy_o = (state_q != StIdle);
   assign pass_o = 2'd0;
 
-  // Only the Requant fields of the parameter entry are used (bit 31 and [63:38] are zero).
-  logic unused_prm;
-  assign unused_prm = ^{prm_rdata_i[63:38], prm_rdata_i[31]};
+  // Only the Requant fields of the parameter entry are used (bit 31 and [63:38] are zero); the
+  // walk's row_words and row_end are not needed.
+  logic unused_bits;
+  assign unused_bits = ^{prm_rdata_i[63:38], prm_rdata_i[31], row_words, row_end};
 
 `ifndef SYNTHESIS
-  CmdSizes_A : assert property (@(posedge clk_i) disable iff (rst_i)
-      start_cmd |-> (len_i != '0 && rows_i != '0))
-    else $error("psm_attn: len_i and rows_i must be >= 1");
   CmdOp_A : assert property (@(posedge clk_i) disable iff (rst_i)
       start_cmd |-> (op_i == psm_pkg::OpAttnScore || op_i == psm_pkg::OpAttnValue))
     else $error("psm_attn: op_i %0d is not ATTN_SCORE or ATTN_VALUE", op_i);

@@ -2,7 +2,7 @@
 // Phi(t) = (1 + erf(t / sqrt 2)) / 2 of I-BERT's i-GELU in Q0.16, for t in Q.10, as a function,
 // so that psm_gelu evaluates it only in the state that uses it.
 // Golden model: passim::kernels::gelu_phi_q16() in runtime/src/kernels/gelu.cpp.
-// rtl/vector/psm_gelu_phi.sv wraps it as a combinational module (its unit test).
+// rtl/gelu/psm_gelu_phi.sv wraps it as a combinational module (its unit test).
 //
 //   u   = min(round_shift(|t| * kGeluInvSqrt2, 16), kGeluClip)   |t| / sqrt 2 in Q.10
 //   E   = 2^15 - round_shift((kGeluClip - u)^2 * kGeluA, 21)      erf(|t| / sqrt 2), Q0.15

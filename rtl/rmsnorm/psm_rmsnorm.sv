@@ -50,6 +50,10 @@ module psm_rmsnorm #(
 
   rmsnorm_state_e state_d, state_q;
 
+  always_ff @(posedge clk_i) begin  // control: reset
+    state_q <= rst_i ? StIdle : state_d;
+  end
+
   // RMSNorm's own requantisation step, the twin of passim::requantize(x, {mult, shift, 0}, 8)
   // in fixed_point.hpp: exact product, ONE rounding (half up: add 2^(shift-1), arithmetic
   // shift), then saturation to int8; bit-exact with rmsnorm_i8() (tests/sim/rmsnorm_rtl_test.cpp).
@@ -77,34 +81,45 @@ module psm_rmsnorm #(
   // Command and row walk                                                                    //
   //////////////////////////////////////////////////////////////////////////////////////////////
 
+  // The command, sampled when it starts.
   logic [AddrWidth-1:0] src_q, gain_q, dst_q;
-  logic [LenWidth-1:0]  len_q;
   logic [63:0]          eps_q;
   logic [3:0]           gain_frac_bits_q;
-  logic [AddrWidth-1:0] word_q;      // word of the row being worked on (offset from src/dst)
-  logic [LenWidth-1:0]  left_q;      // elements not yet requested (pass 0) / written (pass 1)
-  logic                 rd_valid_q;  // mem_rdata_i holds the word requested last cycle
-  logic [Lanes-1:0]     rd_mask_q;   // its lanes that belong to the row
 
-  // Lanes of the word at word_q that belong to the row (the tail word may be partial).
   // The datapath below is evaluated only while the unit runs (active, or a command starts):
   // an idle unit costs the simulator one test per block instead of its whole datapath.
   logic active;
   assign active = (state_q != StIdle) || start_i;
 
-  logic [Lanes-1:0]    word_mask;
-  logic [LenWidth-1:0] left_after;  // left_q after one more word
+  // Both passes walk the row from word 0: one word per read (pass 0) or per write (pass 1);
+  // rd_mask: the lanes of the word read last cycle inside the row (0 without one).
+  logic                 start, walk_next, walk_rewind, issue_read;
+  logic [AddrWidth-1:0] word;
+  logic [Lanes-1:0]     rd_mask;
+  logic                 last_word, row_end;
+  logic [AddrWidth-1:0] row_off, row_words;  // a command is one row, and the mask of the
+  logic [Lanes-1:0]     word_mask;            // word written is rd_mask: not needed
+  logic                 last_row;
 
-  psm_row_tail #(.Lanes(Lanes), .LenWidth(LenWidth)) u_row_tail (
-    .en_i        (active),
-    .left_i      (left_q),
-    .mask_o      (word_mask),
-    .left_after_o(left_after)
+  psm_row_walk #(
+    .Lanes(Lanes), .AddrWidth(AddrWidth), .LenWidth(LenWidth), .Rows(1'b0), .Reads(1'b1)
+  ) u_walk (
+    .clk_i, .rst_i, .busy_i(busy_o), .start_i, .len_i, .rows_i(LenWidth'(1)), .start_o(start),
+    .next_i(walk_next), .rewind_i(walk_rewind), .row_next_i(1'b0), .row_rewind_i(1'b0),
+    .read_i(issue_read), .step_o(word), .row_off_o(row_off), .row_words_o(row_words),
+    .mask_o(word_mask), .last_step_o(last_word), .last_row_o(last_row), .row_end_o(row_end),
+    .rd_mask_o(rd_mask)
   );
 
-  logic start_walk;    // rewind to the start of the row (start of each pass)
-  logic advance_walk;  // one more word requested (pass 0) or written (pass 1)
-  logic issue_read;    // a read request goes out this cycle
+  always_ff @(posedge clk_i) begin  // datapath: no reset
+    if (start) begin
+      src_q            <= src_addr_i;
+      gain_q           <= gain_addr_i;
+      dst_q            <= dst_addr_i;
+      eps_q            <= eps_i;
+      gain_frac_bits_q <= gain_frac_bits_i;
+    end
+  end
 
   //////////////////////////////////////////////////////////////////////////////////////////////
   // Lanes: sums of squares, normalisation                                                   //
@@ -126,7 +141,7 @@ module psm_rmsnorm #(
     logic [63:0]        sumsq_q;   // this lane's sum of squares; exact (wraps mod 2^64 only
                                    // beyond 2^34 elements, like the golden uint64)
 
-    assign use_lane = active && rd_valid_q && rd_mask_q[l];
+    assign use_lane = active && rd_mask[l];
     assign rd       = mem_rdata_i[l*32 +: 16];
     assign rd_wide  = 32'(rd);
 
@@ -189,126 +204,56 @@ module psm_rmsnorm #(
   logic rsqrt_busy;
   logic rsqrt_done;
 
-  psm_rsqrt u_rsqrt (
-    .clk_i,
-    .rst_i,
-    .start_i      (rsqrt_start),
-    .x_i          (rsqrt_x),
-    .extra_shift_i({2'b00, gain_frac_bits_q}),
-    .busy_o       (rsqrt_busy),
-    .done_o       (rsqrt_done),
-    .mult_o       (rq_mult),
-    .shift_o      (rq_shift)
-  );
+  psm_rsqrt u_rsqrt (.clk_i, .rst_i, .start_i(rsqrt_start), .x_i(rsqrt_x),
+                     .extra_shift_i({2'b00, gain_frac_bits_q}), .busy_o(rsqrt_busy),
+                     .done_o(rsqrt_done), .mult_o(rq_mult), .shift_o(rq_shift));
 
   //////////////////////////////////////////////////////////////////////////////////////////////
   // Control                                                                                 //
   //////////////////////////////////////////////////////////////////////////////////////////////
 
-  logic done_d;
+  // Pass 0 requests one word per cycle until the row is requested (the cycle after the last
+  // request receives the last word); pass 1 reads x and the gain of a word, then writes it.
+  logic sum_read;    // pass 0 still has words to request
+  logic norm_write;  // StNormWrite: the int8 results of the word
+  assign sum_read   = (state_q == StSumRead) && !row_end;
+  assign norm_write = (state_q == StNormWrite);
 
   always_comb begin
-    state_d      = state_q;
-    start_walk   = 1'b0;
-    advance_walk = 1'b0;
-    issue_read   = 1'b0;
-    rsqrt_start  = 1'b0;
-    done_d       = 1'b0;
-    mem_req_o    = 1'b0;
-    mem_we_o     = 1'b0;
-    mem_addr_o   = src_q + word_q;
-    mem_wdata_o  = '0;
-    mem_wmask_o  = '0;
+    state_d = state_q;
     unique case (state_q)
-      // Wait for a command; the datapath latches it and clears the lane sums.
-      StIdle: begin
-        if (start_i) begin
-          start_walk = 1'b1;
-          state_d    = StSumRead;
-        end
-      end
-      // One read per cycle until the row is requested; the cycle after the last request
-      // receives the last word.
-      StSumRead: begin
-        if (left_q != '0) begin
-          issue_read   = 1'b1;
-          advance_walk = 1'b1;
-        end else begin
-          state_d = StSumReduce;
-        end
-      end
-      // The lane sums are final: start the reciprocal square root, rewind for pass 1.
-      StSumReduce: begin
-        rsqrt_start = 1'b1;
-        start_walk  = 1'b1;
-        state_d     = StRsqrt;
-      end
-      // Wait for r.
-      StRsqrt: begin
-        if (rsqrt_done) state_d = StNormReadX;
-      end
-      // Read one word of x.
-      StNormReadX: begin
-        issue_read = 1'b1;
-        state_d    = StNormReadG;
-      end
-      // Read the same word of the gain (x arrives and is held in the lanes).
-      StNormReadG: begin
-        issue_read = 1'b1;
-        mem_addr_o = gain_q + word_q;
-        state_d    = StNormWrite;
-      end
-      // The gain is on mem_rdata_i: write the int8 results of the row's lanes.
-      StNormWrite: begin
-        mem_req_o    = 1'b1;
-        mem_we_o     = 1'b1;
-        mem_addr_o   = dst_q + word_q;
-        mem_wdata_o  = lane_out;
-        mem_wmask_o  = rd_mask_q;
-        advance_walk = 1'b1;
-        if (left_after == '0) begin
-          done_d  = 1'b1;
-          state_d = StIdle;
-        end else begin
-          state_d = StNormReadX;
-        end
-      end
-      default: state_d = StIdle;
+      StIdle:      if (start_i) state_d = StSumRead;
+      StSumRead:   if (row_end) state_d = StSumReduce;
+      StSumReduce: state_d = StRsqrt;
+      StRsqrt:     if (rsqrt_done) state_d = StNormReadX;
+      StNormReadX: state_d = StNormReadG;
+      StNormReadG: state_d = StNormWrite;
+      StNormWrite: state_d = last_word ? StIdle : StNormReadX;
+      default:     state_d = StIdle;
     endcase
-    if (issue_read) mem_req_o = 1'b1;
   end
+
+  // Pass 1 starts at word 0 again: rewind when the reciprocal square root starts.
+  assign walk_rewind = (state_q == StSumReduce);
+  assign walk_next   = sum_read || norm_write;
+  assign issue_read  = sum_read || (state_q == StNormReadX) || (state_q == StNormReadG);
+  assign rsqrt_start = (state_q == StSumReduce);
+
+  // The scratchpad port: x, the gain, then the write (lane_out is 0 but in StNormWrite).
+  always_comb begin
+    unique case (state_q)
+      StNormReadG: mem_addr_o = gain_q + word;
+      StNormWrite: mem_addr_o = dst_q + word;
+      default:     mem_addr_o = src_q + word;
+    endcase
+  end
+  assign mem_req_o   = issue_read || norm_write;
+  assign mem_we_o    = norm_write;
+  assign mem_wdata_o = lane_out;
+  assign mem_wmask_o = norm_write ? rd_mask : '0;
 
   always_ff @(posedge clk_i) begin  // control: reset
-    if (rst_i) begin
-      state_q    <= StIdle;
-      word_q     <= '0;
-      left_q     <= '0;
-      rd_valid_q <= 1'b0;
-      done_o     <= 1'b0;
-    end else begin
-      state_q    <= state_d;
-      rd_valid_q <= issue_read;
-      done_o     <= done_d;
-      if (start_walk) begin
-        word_q <= '0;
-        left_q <= (state_q == StIdle) ? len_i : len_q;
-      end else if (advance_walk) begin
-        word_q <= word_q + AddrWidth'(1);
-        left_q <= left_after;
-      end
-    end
-  end
-
-  always_ff @(posedge clk_i) begin  // datapath: no reset
-    if (state_q == StIdle && start_i) begin
-      src_q            <= src_addr_i;
-      gain_q           <= gain_addr_i;
-      dst_q            <= dst_addr_i;
-      len_q            <= len_i;
-      eps_q            <= eps_i;
-      gain_frac_bits_q <= gain_frac_bits_i;
-    end
-    if (issue_read) rd_mask_q <= word_mask;
+    done_o <= !rst_i && norm_write && last_word;
   end
 
   assign busy_o = (state_q != StIdle);
@@ -319,14 +264,11 @@ module psm_rmsnorm #(
     endcase
   end
 
-  // busy is implied by StRsqrt.
-  logic unused_rsqrt;
-  assign unused_rsqrt = rsqrt_busy;
+  // busy is implied by StRsqrt; a command is one row.
+  logic unused_bits;
+  assign unused_bits = ^{rsqrt_busy, row_off, row_words, last_row, word_mask};
 
 `ifndef SYNTHESIS
-  LenNonZero_A : assert property (@(posedge clk_i) disable iff (rst_i)
-      (state_q == StIdle && start_i) |-> len_i != '0)
-    else $error("psm_rmsnorm: len_i must be >= 1");
   FracBitsInRange_A : assert property (@(posedge clk_i) disable iff (rst_i)
       (state_q == StIdle && start_i) |-> gain_frac_bits_i <= 4'd13)
     else $error("psm_rmsnorm: gain_frac_bits_i = %0d > 13", gain_frac_bits_i);

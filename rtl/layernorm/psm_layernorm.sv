@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // LayerNorm (three passes) or inference BatchNorm (one pass) of one int16 row in the vector
 // scratchpad, int8 out.
-// Golden model: passim::kernels::layernorm_i8() and batchnorm_i8() in
-// runtime/src/kernels/layernorm.cpp.
+// Golden model: passim::kernels::layernorm_i8() in runtime/src/kernels/layernorm.cpp; BatchNorm:
+// passim::kernels::batchnorm_i8() in runtime/src/kernels/batchnorm.cpp.
 //
 // LayerNorm (mode_i = 0):
 //   pass 0 reads the row: per-lane signed sums; sum = the lane sums added; the rounded mean
@@ -10,7 +10,8 @@
 //   pass 1 reads the row: per-lane uint64 sums of (x - m)^2; ssd = the lane sums + eps (1 if
 //          that is 0); r = rsqrt_requant(ssd, gain_frac_bits) (psm_rsqrt).
 //   pass 2 reads x, gain and bias word by word and writes
-//          out[i] = saturate(requantize((x[i] - m) * gain[i], r, 32) + bias[i], 8).
+//          out[i] = saturate(requantize((x[i] - m) * gain[i], r, 32) + bias[i], 8)
+//          (psm_batchnorm, started with m and r).
 // BatchNorm (mode_i = 1): pass 2 alone, with m = 0 and r = {rq_mult_i, rq_shift_i}; pass_o
 // stays 0. The gain row is at gain_addr_i, the bias row right after it, at
 // gain_addr_i + ceil(len / Lanes).
@@ -57,114 +58,100 @@ module psm_layernorm #(
   localparam int unsigned NumWidth = LenWidth + 18;
   localparam int unsigned DivWidth = LenWidth + 17;
 
-  typedef enum logic [3:0] {
-    StIdle,        // wait for start_i
+  typedef enum logic [2:0] {
+    StIdle,        // wait for start_i (pass 2 runs in psm_batchnorm)
     StMeanRead,    // pass 0: read every word, add x into per-lane sums
     StMeanReduce,  // pass 0: sum the lanes; start the division for the mean
     StMeanDivide,  // pass 0: wait for the quotient; m
     StVarRead,     // pass 1: read every word, add (x - m)^2 into per-lane sums
     StVarReduce,   // pass 1: ssd = lane sums + eps; start the reciprocal square root
-    StRsqrt,       // pass 1: wait for r = rsqrt_requant(ssd, gain_frac_bits)
-    StNormReadX,   // pass 2: read one word of x
-    StNormReadG,   // pass 2: read the same word of the gain; x arrives, d = x - m
-    StNormReadB,   // pass 2: read the same word of the bias; the gain arrives, d * gain
-    StNormRound,   // pass 2: the bias arrives; requantiser stage 2
-    StNormWrite    // pass 2: write saturate(requantize(d * gain, r, 32) + bias, 8)
+    StRsqrt        // pass 1: wait for r = rsqrt_requant(ssd, gain_frac_bits); start pass 2
   } layernorm_state_e;
 
   layernorm_state_e state_d, state_q;
 
-  // Ceil(n / Lanes): the words of an n-element row (a shift when Lanes is a power of two).
-  function automatic logic [AddrWidth-1:0] words_of(input logic [LenWidth-1:0] n);
-    logic [LenWidth:0] sum;
-    sum      = {1'b0, n} + (LenWidth + 1)'(Lanes - 1);
-    words_of = AddrWidth'(sum / (LenWidth + 1)'(Lanes));
-  endfunction
+  always_ff @(posedge clk_i) begin  // control: reset
+    state_q <= rst_i ? StIdle : state_d;
+  end
 
   //////////////////////////////////////////////////////////////////////////////////////////////
   // Command and row walk                                                                     //
   //////////////////////////////////////////////////////////////////////////////////////////////
 
-  // The three passes walk the same row the same way: start_walk rewinds to word 0, and each
-  // read (passes 0, 1) or write (pass 2) moves on by one word.
+  // The command, sampled when it starts.
   logic                 mode_q;      // 1: BatchNorm
-  logic [AddrWidth-1:0] src_q, gain_q, bias_addr_q, dst_q;
+  logic [AddrWidth-1:0] src_q, gain_q, dst_q;
   logic [LenWidth-1:0]  len_q;
   logic [63:0]          eps_q;
   logic [3:0]           gain_frac_bits_q;
-  logic [30:0]          bn_mult_q;
-  logic [5:0]           bn_shift_q;
-  logic [AddrWidth-1:0] word_q;      // word of the row being worked on (offset from each base)
-  logic [LenWidth-1:0]  left_q;      // elements not yet requested (passes 0, 1) / written (2)
-  logic                 rd_valid_q;  // mem_rdata_i holds the word requested last cycle
-  logic [Lanes-1:0]     rd_mask_q;   // its lanes that belong to the row
 
-  // Lanes of the word at word_q that belong to the row (the tail word may be partial).
-  // The datapath below is evaluated only while the unit runs (active, or a command starts):
-  // an idle unit costs the simulator one test per block instead of its whole datapath.
+  // The datapath below is evaluated only while passes 0 and 1 run (active, or a command
+  // starts): an idle unit costs the simulator one test per block instead of its whole datapath.
   logic active;
   assign active = (state_q != StIdle) || start_i;
 
-  logic [Lanes-1:0]    word_mask;
-  logic [LenWidth-1:0] left_after;  // left_q after one more word
+  // Passes 0 and 1 walk the row from word 0, one word per read; rd_mask: the lanes of the
+  // word read last cycle inside the row (0 without one).
+  logic                 start_cmd;   // accept a command this cycle
+  logic                 walk_next, walk_rewind, issue_read;
+  logic [AddrWidth-1:0] word;
+  logic [Lanes-1:0]     rd_mask;
+  logic                 row_end;
+  logic [AddrWidth-1:0] row_off, row_words;  // a command is one row, and is only read here:
+  logic [Lanes-1:0]     word_mask;            // not needed
+  logic                 last_word, last_row;
 
-  psm_row_tail #(.Lanes(Lanes), .LenWidth(LenWidth)) u_row_tail (
-    .en_i        (active),
-    .left_i      (left_q),
-    .mask_o      (word_mask),
-    .left_after_o(left_after)
+  psm_row_walk #(
+    .Lanes(Lanes), .AddrWidth(AddrWidth), .LenWidth(LenWidth), .Rows(1'b0), .Reads(1'b1)
+  ) u_walk (
+    .clk_i, .rst_i, .busy_i(busy_o), .start_i, .len_i, .rows_i(LenWidth'(1)), .start_o(start_cmd),
+    .next_i(walk_next), .rewind_i(walk_rewind), .row_next_i(1'b0), .row_rewind_i(1'b0),
+    .read_i(issue_read), .step_o(word), .row_off_o(row_off), .row_words_o(row_words),
+    .mask_o(word_mask), .last_step_o(last_word), .last_row_o(last_row), .row_end_o(row_end),
+    .rd_mask_o(rd_mask)
   );
 
-  logic start_cmd;     // accept a command this cycle
-  logic start_walk;    // rewind to the start of the row (start of each pass)
-  logic advance_walk;  // one more word requested (passes 0, 1) or written (pass 2)
-  logic issue_read;    // a read request goes out this cycle
+  always_ff @(posedge clk_i) begin  // datapath: no reset
+    if (start_cmd) begin
+      src_q            <= src_addr_i;
+      gain_q           <= gain_addr_i;
+      dst_q            <= dst_addr_i;
+      len_q            <= len_i;
+      eps_q            <= eps_i;
+      gain_frac_bits_q <= gain_frac_bits_i;
+      mode_q           <= mode_i;
+    end
+  end
 
   //////////////////////////////////////////////////////////////////////////////////////////////
-  // Lanes: sums, squared deviations, normalisation                                           //
+  // Lanes: sums and squared deviations                                                       //
   //////////////////////////////////////////////////////////////////////////////////////////////
 
-  logic signed [15:0]  mean_q;    // m (LayerNorm) or 0 (BatchNorm), int16
-  logic [30:0]         rq_mult;   // r (LayerNorm, from psm_rsqrt) or the BatchNorm step
-  logic [5:0]          rq_shift;
-  logic [30:0]         rsqrt_mult;
-  logic [5:0]          rsqrt_shift;
+  logic signed [15:0]  mean_q;    // m, int16
   logic [Lanes*64-1:0] lane_acc;
-  logic [Lanes*32-1:0] lane_out;
-
-  assign rq_mult  = mode_q ? bn_mult_q : rsqrt_mult;
-  assign rq_shift = mode_q ? bn_shift_q : rsqrt_shift;
 
   for (genvar l = 0; l < Lanes; l++) begin : g_lane
     logic               use_lane;  // this lane of mem_rdata_i is a row element
-    logic signed [15:0] rd;        // this lane of mem_rdata_i as int16 (x, gain or bias)
-    logic signed [16:0] dev;       // x - m, |dev| <= 65535 (pass 1; pass 2 from x)
+    logic signed [15:0] rd;        // this lane of mem_rdata_i as int16 (x)
+    logic signed [16:0] dev;       // x - m, |dev| <= 65535 (pass 1)
     logic signed [33:0] dev_sq;    // (x - m)^2 < 2^32
     logic [63:0]        acc_add;   // what this lane adds to its sum this cycle
     logic [63:0]        acc_q;     // pass 0: sum of x (two's complement, |sum| < 2^31 for
                                    // 16-bit lengths); pass 1: sum of (x - m)^2 (exact; wraps
                                    // mod 2^64 only beyond 2^32 elements, like the golden
                                    // uint64)
-    logic signed [16:0] dev_q;     // x - m, held while the gain is read (pass 2)
-    logic signed [15:0] bias_q;    // held for the write (pass 2)
-    logic signed [31:0] dg;        // d * gain: |dg| <= 65535 * 32768 < 2^31, exact
-    logic signed [31:0] scaled;    // requantize(d * gain, r, 32)
-    logic signed [32:0] biased;    // scaled + bias: |scaled| <= 2^15 (1 + 2^-28) (numerics)
-    logic signed [7:0]  y;
 
-    assign use_lane = active && rd_valid_q && rd_mask_q[l];
+    assign use_lane = active && rd_mask[l];
     assign rd       = mem_rdata_i[l*32 +: 16];
-    always_comb begin  // read in passes 1 and 2 only
-      dev = '0;
-      if (active) dev = 17'(rd) - 17'(mean_q);
-    end
 
     // Pass 0 adds x, pass 1 adds (x - m)^2; 0 on lanes outside the row and in other states.
     always_comb begin
+      dev     = '0;
       dev_sq  = '0;
       acc_add = '0;
       if (use_lane && state_q == StMeanRead) acc_add = 64'(rd);
       if (use_lane && state_q == StVarRead) begin
+        dev     = 17'(rd) - 17'(mean_q);
         dev_sq  = 34'(dev) * 34'(dev);
         acc_add = 64'(dev_sq[31:0]);
       end
@@ -172,48 +159,12 @@ module psm_layernorm #(
 
     always_ff @(posedge clk_i) begin  // datapath: no reset
       if (active) begin
-        if (start_walk)             acc_q  <= '0;
-        else if (use_lane)          acc_q  <= acc_q + acc_add;
-        if (state_q == StNormReadG) dev_q  <= dev;
-        if (state_q == StNormRound) bias_q <= rd;
+        if (start_cmd || walk_rewind) acc_q <= '0;
+        else if (use_lane)             acc_q <= acc_q + acc_add;
       end
     end
 
-    // The requantiser takes d * gain in StNormReadB (the gain is on mem_rdata_i); its result
-    // arrives two cycles later, in StNormWrite.
-    assign dg = (state_q == StNormReadB && use_lane) ? 32'(dev_q) * 32'(rd) : '0;
-
-    psm_requant u_requant (
-      .clk_i,
-      .en_i      (state_q == StNormReadB),
-      .x_i       (dg),
-      .bias_i    (26'sd0),  // only the matmul read-out adds a bias
-      .mult_i    (rq_mult),
-      .shift_i   (rq_shift),
-      .out_bits_i(6'd32),
-      .y_o       (scaled)
-    );
-
-    // The bias is an integer, so adding it after the one rounding adds no second rounding.
-    // Only the write uses the result (0 in the other states).
-    always_comb begin
-      biased = '0;
-      y      = '0;
-      if (state_q == StNormWrite) begin
-        biased = 33'(scaled) + 33'(bias_q);
-        if (biased > 33'sd127)       y = 8'sd127;
-        else if (biased < -33'sd128) y = -8'sd128;
-        else                         y = biased[7:0];
-      end
-    end
-
-    logic [31:0] out;  // read only in StNormWrite
-    always_comb begin
-      out = '0;
-      if (state_q == StNormWrite) out = {{24{y[7]}}, y};
-    end
     assign lane_acc[l*64 +: 64] = acc_q;
-    assign lane_out[l*32 +: 32] = out;
 
     // The upper half of a lane is the sign extension of the int16 value (asserted below);
     // (x - m)^2 < 2^32 leaves the top bits of the square zero.
@@ -273,17 +224,9 @@ module psm_layernorm #(
   assign div_divisor  = DivWidth'({len_q, 1'b0});
   assign mean_full    = num_neg_q ? ~div_quotient : div_quotient;
 
-  psm_divider #(
-    .Width(DivWidth)
-  ) u_divider (
-    .clk_i,
-    .rst_i,
-    .start_i   (div_start),
-    .dividend_i(div_dividend),
-    .divisor_i (div_divisor),
-    .busy_o    (div_busy),
-    .done_o    (div_done),
-    .quotient_o(div_quotient)
+  psm_divider #(.Width(DivWidth)) u_divider (
+    .clk_i, .rst_i, .start_i(div_start), .dividend_i(div_dividend), .divisor_i(div_divisor),
+    .busy_o(div_busy), .done_o(div_done), .quotient_o(div_quotient)
   );
 
   // ssd = sum of squared deviations + eps, exact in uint64; 1 if it is 0 (a constant row with
@@ -293,6 +236,8 @@ module psm_layernorm #(
   logic        rsqrt_start;
   logic        rsqrt_busy;
   logic        rsqrt_done;
+  logic [30:0] rsqrt_mult;   // r, valid from rsqrt_done until the next start
+  logic [5:0]  rsqrt_shift;
 
   always_comb begin  // only StVarReduce uses it (0 in the other states)
     row_ssd = '0;
@@ -303,182 +248,111 @@ module psm_layernorm #(
     end
   end
 
-  psm_rsqrt u_rsqrt (
+  psm_rsqrt u_rsqrt (.clk_i, .rst_i, .start_i(rsqrt_start), .x_i(rsqrt_x),
+                     .extra_shift_i({2'b00, gain_frac_bits_q}), .busy_o(rsqrt_busy),
+                     .done_o(rsqrt_done), .mult_o(rsqrt_mult), .shift_o(rsqrt_shift));
+
+  //////////////////////////////////////////////////////////////////////////////////////////////
+  // Pass 2: psm_batchnorm                                                                    //
+  //////////////////////////////////////////////////////////////////////////////////////////////
+
+  // BatchNorm runs the normalising pass alone, on the command as it arrives (m = 0, its step);
+  // LayerNorm starts it when r is ready, on the latched command with m and r.
+  logic                 bn_start;
+  logic                 bn_busy;
+  logic                 bn_done;
+  logic                 bn_req;
+  logic                 bn_we;
+  logic [AddrWidth-1:0] bn_addr;
+  logic [Lanes*32-1:0]  bn_wdata;
+  logic [Lanes-1:0]     bn_wmask;
+
+  assign bn_start = (start_cmd && mode_i) || (state_q == StRsqrt && rsqrt_done);
+
+  psm_batchnorm #(
+    .Lanes    (Lanes),
+    .AddrWidth(AddrWidth),
+    .LenWidth (LenWidth)
+  ) u_batchnorm (
     .clk_i,
     .rst_i,
-    .start_i      (rsqrt_start),
-    .x_i          (rsqrt_x),
-    .extra_shift_i({2'b00, gain_frac_bits_q}),
-    .busy_o       (rsqrt_busy),
-    .done_o       (rsqrt_done),
-    .mult_o       (rsqrt_mult),
-    .shift_o      (rsqrt_shift)
+    .start_i    (bn_start),
+    .src_addr_i (start_cmd ? src_addr_i : src_q),
+    .gain_addr_i(start_cmd ? gain_addr_i : gain_q),
+    .dst_addr_i (start_cmd ? dst_addr_i : dst_q),
+    .len_i      (start_cmd ? len_i : len_q),
+    .mean_i     (start_cmd ? 16'sd0 : mean_q),
+    .rq_mult_i  (start_cmd ? rq_mult_i : rsqrt_mult),
+    .rq_shift_i (start_cmd ? rq_shift_i : rsqrt_shift),
+    .busy_o     (bn_busy),
+    .done_o     (bn_done),
+    .mem_req_o  (bn_req),
+    .mem_we_o   (bn_we),
+    .mem_addr_o (bn_addr),
+    .mem_wdata_o(bn_wdata),
+    .mem_wmask_o(bn_wmask),
+    .mem_rdata_i
   );
 
   //////////////////////////////////////////////////////////////////////////////////////////////
   // Control                                                                                  //
   //////////////////////////////////////////////////////////////////////////////////////////////
 
-  logic done_d;
+  // Passes 0 and 1 read one word per cycle until the row is requested (the cycle after the
+  // last request receives the last word); the divider, then psm_rsqrt, finish the pass.
+  logic row_read;  // a read pass that still has words to request
+  assign row_read = (state_q == StMeanRead || state_q == StVarRead) && !row_end;
 
   always_comb begin
-    state_d      = state_q;
-    start_cmd    = 1'b0;
-    start_walk   = 1'b0;
-    advance_walk = 1'b0;
-    issue_read   = 1'b0;
-    div_start    = 1'b0;
-    rsqrt_start  = 1'b0;
-    done_d       = 1'b0;
-    mem_req_o    = 1'b0;
-    mem_we_o     = 1'b0;
-    mem_addr_o   = src_q + word_q;
-    mem_wdata_o  = '0;
-    mem_wmask_o  = '0;
+    state_d = state_q;
     unique case (state_q)
-      // Wait for a command; the datapath latches it. BatchNorm goes straight to pass 2.
-      StIdle: begin
-        if (start_i) begin
-          start_cmd  = 1'b1;
-          start_walk = 1'b1;
-          state_d    = mode_i ? StNormReadX : StMeanRead;
-        end
-      end
-      // One read per cycle until the row is requested; the cycle after the last request
-      // receives the last word.
-      StMeanRead: begin
-        if (left_q != '0) begin
-          issue_read   = 1'b1;
-          advance_walk = 1'b1;
-        end else begin
-          state_d = StMeanReduce;
-        end
-      end
-      // The lane sums are final: start the division.
-      StMeanReduce: begin
-        div_start = 1'b1;
-        state_d   = StMeanDivide;
-      end
-      // The quotient is ready: m is latched, rewind for pass 1 (which clears the lane sums).
-      StMeanDivide: begin
-        if (div_done) begin
-          start_walk = 1'b1;
-          state_d    = StVarRead;
-        end
-      end
-      // As StMeanRead.
-      StVarRead: begin
-        if (left_q != '0) begin
-          issue_read   = 1'b1;
-          advance_walk = 1'b1;
-        end else begin
-          state_d = StVarReduce;
-        end
-      end
-      // The squared deviations are summed: start the reciprocal square root, rewind for pass 2.
-      StVarReduce: begin
-        rsqrt_start = 1'b1;
-        start_walk  = 1'b1;
-        state_d     = StRsqrt;
-      end
-      // Wait for r.
-      StRsqrt: begin
-        if (rsqrt_done) state_d = StNormReadX;
-      end
-      StNormReadX: begin
-        issue_read = 1'b1;
-        state_d    = StNormReadG;
-      end
-      StNormReadG: begin
-        issue_read = 1'b1;
-        mem_addr_o = gain_q + word_q;
-        state_d    = StNormReadB;
-      end
-      StNormReadB: begin
-        issue_read = 1'b1;
-        mem_addr_o = bias_addr_q + word_q;
-        state_d    = StNormRound;
-      end
-      StNormRound: state_d = StNormWrite;
-      // Write the int8 results of the row's lanes.
-      StNormWrite: begin
-        mem_req_o    = 1'b1;
-        mem_we_o     = 1'b1;
-        mem_addr_o   = dst_q + word_q;
-        mem_wdata_o  = lane_out;
-        mem_wmask_o  = word_mask;
-        advance_walk = 1'b1;
-        if (left_after == '0) begin
-          done_d  = 1'b1;
-          state_d = StIdle;
-        end else begin
-          state_d = StNormReadX;
-        end
-      end
-      default: state_d = StIdle;
+      StIdle:       if (start_cmd && !mode_i) state_d = StMeanRead;
+      StMeanRead:   if (row_end) state_d = StMeanReduce;
+      StMeanReduce: state_d = StMeanDivide;
+      StMeanDivide: if (div_done) state_d = StVarRead;
+      StVarRead:    if (row_end) state_d = StVarReduce;
+      StVarReduce:  state_d = StRsqrt;
+      StRsqrt:      if (rsqrt_done) state_d = StIdle;
+      default:      state_d = StIdle;
     endcase
-    if (issue_read) mem_req_o = 1'b1;
   end
 
-  always_ff @(posedge clk_i) begin  // control: reset
-    if (rst_i) begin
-      state_q    <= StIdle;
-      word_q     <= '0;
-      left_q     <= '0;
-      rd_valid_q <= 1'b0;
-      done_o     <= 1'b0;
-    end else begin
-      state_q    <= state_d;
-      rd_valid_q <= issue_read;
-      done_o     <= done_d;
-      if (start_walk) begin
-        word_q <= '0;
-        left_q <= start_cmd ? len_i : len_q;
-      end else if (advance_walk) begin
-        word_q <= word_q + AddrWidth'(1);
-        left_q <= left_after;
-      end
-    end
-  end
+  // A command is accepted (start_cmd, the walk's) while this unit and psm_batchnorm are both
+  // idle. Pass 1 starts at word 0 again (and clears the lane sums) when m is latched.
+  assign walk_rewind = (state_q == StMeanDivide) && div_done;
+  assign walk_next   = row_read;
+  assign issue_read  = row_read;
+  assign div_start   = (state_q == StMeanReduce);
+  assign rsqrt_start = (state_q == StVarReduce);
+
+  // The scratchpad port: the reads of passes 0 and 1, or psm_batchnorm's.
+  assign mem_req_o   = issue_read || bn_req;
+  assign mem_we_o    = bn_we;
+  assign mem_addr_o  = bn_busy ? bn_addr : src_q + word;
+  assign mem_wdata_o = bn_wdata;
+  assign mem_wmask_o = bn_wmask;
 
   always_ff @(posedge clk_i) begin  // datapath: no reset
-    if (start_cmd) begin
-      mode_q           <= mode_i;
-      src_q            <= src_addr_i;
-      gain_q           <= gain_addr_i;
-      bias_addr_q      <= gain_addr_i + words_of(len_i);
-      dst_q            <= dst_addr_i;
-      len_q            <= len_i;
-      eps_q            <= eps_i;
-      gain_frac_bits_q <= gain_frac_bits_i;
-      bn_mult_q        <= rq_mult_i;
-      bn_shift_q       <= rq_shift_i;
-    end
-    if (start_cmd)                                mean_q    <= '0;  // BatchNorm: d = x
-    else if (state_q == StMeanDivide && div_done) mean_q    <= mean_full[15:0];
-    if (state_q == StMeanReduce)                  num_neg_q <= mean_num[NumWidth-1];
-    if (issue_read)                               rd_mask_q <= word_mask;
+    if (state_q == StMeanDivide && div_done) mean_q    <= mean_full[15:0];
+    if (state_q == StMeanReduce)             num_neg_q <= mean_num[NumWidth-1];
   end
 
-  assign busy_o = (state_q != StIdle);
+  assign busy_o = (state_q != StIdle) || bn_busy;
+  assign done_o = bn_done;
   always_comb begin
     unique case (state_q)
       StVarRead, StVarReduce, StRsqrt: pass_o = 2'd1;
-      StNormReadX, StNormReadG, StNormReadB, StNormRound, StNormWrite:
-        pass_o = mode_q ? 2'd0 : 2'd2;
-      default: pass_o = 2'd0;
+      default:                         pass_o = (bn_busy && !mode_q) ? 2'd2 : 2'd0;
     endcase
   end
 
   // The sub-units' busy flags are implied by the states that wait for them; the top of
-  // row_acc is the sign extension of the row sum in pass 0.
+  // row_acc is the sign extension of the row sum in pass 0; a command is one row, only read.
   logic unused_bits;
-  assign unused_bits = ^{div_busy, rsqrt_busy, row_acc[63:SumWidth]};
+  assign unused_bits = ^{div_busy, rsqrt_busy, row_acc[63:SumWidth], row_off, row_words,
+                         word_mask, last_word, last_row};
 
 `ifndef SYNTHESIS
-  LenNonZero_A : assert property (@(posedge clk_i) disable iff (rst_i)
-      start_cmd |-> len_i != '0)
-    else $error("psm_layernorm: len_i must be >= 1");
   FracBitsInRange_A : assert property (@(posedge clk_i) disable iff (rst_i)
       (start_cmd && !mode_i) |-> gain_frac_bits_i <= 4'd13)
     else $error("psm_layernorm: gain_frac_bits_i = %0d > 13", gain_frac_bits_i);

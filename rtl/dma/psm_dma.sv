@@ -141,6 +141,10 @@ module psm_dma #(
 
   dma_state_e state_q, state_d;
 
+  always_ff @(posedge clk_i) begin  // control: reset
+    state_q <= rst_i ? StIdle : state_d;
+  end
+
   logic [OsWidth-1:0]  os_q;       // requests without a response yet
   logic [OsWidth-1:0]  fifo_cnt_q; // read beats waiting in the response FIFO
   logic                req_fire, rsp_fire;
@@ -150,86 +154,34 @@ module psm_dma #(
   // Beat walker: the sequence of 8-byte beats of every row (requests, and load responses)   //
   //////////////////////////////////////////////////////////////////////////////////////////////
 
-  // One walker for the request side and an identical one for the load response side.
-  logic [15:0] rq_row_q;                    // row of the next request
-  logic [31:0] rq_row_addr_q, cs_row_addr_q;
-  logic [28:0] rq_beat_q, cs_beat_q;        // DRAM address >> 3
-  logic [28:0] rq_last_q, cs_last_q;        // last beat of the row
-  logic        rq_first_q, cs_first_q;      // the next beat is the row's first
-  logic        rq_done_q;                   // every beat has been requested
-  logic        rq_adv, cs_adv;              // one beat done this cycle
+  // One walk for the requests and one for the load responses; bytes [lo, hi] of a beat belong
+  // to its row.
+  logic [28:0] rq_beat, cs_beat;    // DRAM address >> 3
+  logic        rq_first, cs_first;  // the beat is its row's first
+  logic        rq_last, cs_last;    // ... its row's last
+  logic [2:0]  rq_lo, rq_hi, cs_lo, cs_hi;
+  logic        rq_adv, cs_adv;      // one beat done this cycle
+  logic [15:0] rq_row_q;            // row of the next request
+  logic        rq_done_q;           // every beat has been requested
 
-  logic [31:0] start_end;  // last byte of row 0
-  assign start_end = cmd.dram_addr + 32'(start_row_bytes) - 32'd1;
-
-  // Bytes [lo, hi] of a beat belong to the row.
-  logic [2:0] rq_lo, rq_hi, cs_lo, cs_hi;
-  logic [2:0] rq_row_end, cs_row_end;  // low bits of the row's last byte address
-  assign rq_row_end = rq_row_addr_q[2:0] + row_bytes_q[2:0] - 3'd1;
-  assign cs_row_end = cs_row_addr_q[2:0] + row_bytes_q[2:0] - 3'd1;
-  assign rq_lo = rq_first_q ? rq_row_addr_q[2:0] : 3'd0;
-  assign rq_hi = (rq_beat_q == rq_last_q) ? rq_row_end : 3'd7;
-  assign cs_lo = cs_first_q ? cs_row_addr_q[2:0] : 3'd0;
-  assign cs_hi = (cs_beat_q == cs_last_q) ? cs_row_end : 3'd7;
-
-  logic [31:0] rq_next_row_addr, cs_next_row_addr, rq_next_end, cs_next_end;
-  assign rq_next_row_addr = rq_row_addr_q + stride_q;
-  assign cs_next_row_addr = cs_row_addr_q + stride_q;
-  assign rq_next_end      = rq_next_row_addr + 32'(row_bytes_q) - 32'd1;
-  assign cs_next_end      = cs_next_row_addr + 32'(row_bytes_q) - 32'd1;
+  psm_dma_beat_walk u_rq_walk (
+    .clk_i, .rst_i, .start_i, .start_addr_i(cmd.dram_addr), .start_bytes_i(start_row_bytes),
+    .stride_i(stride_q), .row_bytes_i(row_bytes_q), .adv_i(rq_adv), .beat_o(rq_beat),
+    .first_o(rq_first), .last_o(rq_last), .lo_o(rq_lo), .hi_o(rq_hi)
+  );
+  psm_dma_beat_walk u_cs_walk (
+    .clk_i, .rst_i, .start_i, .start_addr_i(cmd.dram_addr), .start_bytes_i(start_row_bytes),
+    .stride_i(stride_q), .row_bytes_i(row_bytes_q), .adv_i(cs_adv), .beat_o(cs_beat),
+    .first_o(cs_first), .last_o(cs_last), .lo_o(cs_lo), .hi_o(cs_hi)
+  );
 
   always_ff @(posedge clk_i) begin  // control: reset
-    if (rst_i) begin
-      rq_row_q   <= '0;
-      rq_done_q  <= 1'b1;
-      rq_first_q <= 1'b0;
-      cs_first_q <= 1'b0;
-    end else if (start_i) begin
-      rq_row_q   <= '0;
-      rq_done_q  <= 1'b0;
-      rq_first_q <= 1'b1;
-      cs_first_q <= 1'b1;
-    end else begin
-      if (rq_adv) begin
-        rq_first_q <= (rq_beat_q == rq_last_q);
-        if (rq_beat_q == rq_last_q) begin
-          rq_row_q <= rq_row_q + 16'd1;
-          if (rq_row_q == rows_q - 16'd1) rq_done_q <= 1'b1;
-        end
-      end
-      if (cs_adv) begin
-        cs_first_q <= (cs_beat_q == cs_last_q);
-      end
-    end
-  end
-
-  always_ff @(posedge clk_i) begin  // datapath: no reset
-    if (start_i) begin
-      rq_row_addr_q <= cmd.dram_addr;
-      rq_beat_q     <= cmd.dram_addr[31:3];
-      rq_last_q     <= start_end[31:3];
-      cs_row_addr_q <= cmd.dram_addr;
-      cs_beat_q     <= cmd.dram_addr[31:3];
-      cs_last_q     <= start_end[31:3];
-    end else begin
-      if (rq_adv) begin
-        if (rq_beat_q == rq_last_q) begin
-          rq_row_addr_q <= rq_next_row_addr;
-          rq_beat_q     <= rq_next_row_addr[31:3];
-          rq_last_q     <= rq_next_end[31:3];
-        end else begin
-          rq_beat_q <= rq_beat_q + 29'd1;
-        end
-      end
-      if (cs_adv) begin
-        if (cs_beat_q == cs_last_q) begin
-          cs_row_addr_q <= cs_next_row_addr;
-          cs_beat_q     <= cs_next_row_addr[31:3];
-          cs_last_q     <= cs_next_end[31:3];
-        end else begin
-          cs_beat_q <= cs_beat_q + 29'd1;
-        end
-      end
+    if (rst_i || start_i) begin
+      rq_row_q  <= '0;
+      rq_done_q <= rst_i;
+    end else if (rq_adv && rq_last) begin
+      rq_row_q  <= rq_row_q + 16'd1;
+      rq_done_q <= (rq_row_q == rows_q - 16'd1);
     end
   end
 
@@ -250,7 +202,6 @@ module psm_dma #(
     if (32'(n) < WordBytesMax) mask = ~({AppBits{1'b1}} << (32'(n) * 8));
     low_bytes = v & mask;
   endfunction
-
 
   always_ff @(posedge clk_i) begin
     if (rst_i || start_i) begin  // control: the count resets, the data is masked by it
@@ -402,6 +353,19 @@ module psm_dma #(
     end
   end
 
+  // The low 2^esize bytes of each 32-bit lane of a vector-memory word, packed.
+  function automatic logic [AppBits-1:0] lane_bytes(input logic [Lanes*32-1:0] word,
+                                                    input logic [1:0] esize);
+    lane_bytes = '0;
+    for (int e = 0; e < Lanes; e++) begin
+      unique case (esize)
+        2'd0:    lane_bytes[e*8 +: 8]   = word[e*32 +: 8];
+        2'd1:    lane_bytes[e*16 +: 16] = word[e*32 +: 16];
+        default: lane_bytes[e*32 +: 32] = word[e*32 +: 32];
+      endcase
+    end
+  endfunction
+
   // The low 2^esize bytes of each element of the word read, packed.
   logic [AppBits-1:0] st_bytes;
   always_comb begin  // only used when a store's read word arrives (0 otherwise)
@@ -413,15 +377,7 @@ module psm_dma #(
       psm_pkg::MemWeight: begin
         for (int e = 0; e < ArrayCols; e++) st_bytes[e*8 +: 8] = spad_rdata_i[e*8 +: 8];
       end
-      psm_pkg::MemVector: begin
-        for (int e = 0; e < Lanes; e++) begin
-          unique case (esize_q)
-            2'd0:    st_bytes[e*8 +: 8]   = spad_rdata_i[e*32 +: 8];
-            2'd1:    st_bytes[e*16 +: 16] = spad_rdata_i[e*32 +: 16];
-            default: st_bytes[e*32 +: 32] = spad_rdata_i[e*32 +: 32];
-          endcase
-        end
-      end
+      psm_pkg::MemVector: st_bytes = lane_bytes(spad_rdata_i[Lanes*32-1:0], esize_q);
       default: st_bytes[63:0] = spad_rdata_i[63:0];
     endcase
   end
@@ -479,15 +435,7 @@ module psm_dma #(
   logic [AppBits-1:0] rq_bytes;
   always_comb begin  // only used when a requantised word leaves the pipeline (0 otherwise)
     rq_bytes = '0;
-    if (rqv2_q) begin
-      for (int e = 0; e < Lanes; e++) begin
-        unique case (esize_q)
-          2'd0:    rq_bytes[e*8 +: 8]   = st_rq_y[e*32 +: 8];
-          2'd1:    rq_bytes[e*16 +: 16] = st_rq_y[e*32 +: 16];
-          default: rq_bytes[e*32 +: 32] = st_rq_y[e*32 +: 32];
-        endcase
-      end
-    end
+    if (rqv2_q) rq_bytes = lane_bytes(st_rq_y, esize_q);
   end
 
   // Beat writer: the next beat needs rq_n bytes of the buffer.
@@ -546,14 +494,14 @@ module psm_dma #(
     end
   end
   assign mem_req_we_o    = !load_q;
-  assign mem_req_addr_o  = {rq_beat_q, 3'b000};
+  assign mem_req_addr_o  = {rq_beat, 3'b000};
   assign mem_req_wdata_o = beat_bytes;
   assign mem_req_wstrb_o = 8'((9'(1) << rq_n) - 9'd1) << rq_lo;
 
   assign req_fire = mem_req_valid_o && mem_req_ready_i;
   assign rsp_fire = mem_rsp_valid_i;
   assign rq_adv   = req_fire;
-  assign pass_o   = req_fire && rq_first_q;
+  assign pass_o   = req_fire && rq_first;
 
   always_ff @(posedge clk_i) begin  // control: reset
     if (rst_i) begin
@@ -619,11 +567,6 @@ module psm_dma #(
     endcase
   end
 
-  always_ff @(posedge clk_i) begin
-    if (rst_i) state_q <= StIdle;
-    else       state_q <= state_d;
-  end
-
   assign busy_o  = (state_q != StIdle);
   assign err_o   = err_seen && (state_q == StRun);
   // Waiting for the memory port: nothing moved on the port or in the scratchpad this cycle,
@@ -631,10 +574,10 @@ module psm_dma #(
   assign stall_o = busy_o && !req_fire && !rsp_fire && !(spad_req_o && spad_gnt_i)
                    && (mem_req_valid_o || os_q != '0);
 
-  // Header fields are the controller's; the low 3 bits of beat addresses are implied.
+  // Header fields are the controller's; a response needs only the bytes of its beat.
   logic unused_bits;
-  assign unused_bits = ^{cmd.rsvd_31_26, cmd.rsvd_23_23, cmd.op_class, cmd.layer,
-                         start_end[2:0], rq_next_end[2:0], cs_next_end[2:0]};
+  assign unused_bits = ^{cmd.rsvd_31_26, cmd.rsvd_23_23, cmd.op_class, cmd.layer, cs_beat,
+                         cs_first, cs_last};
 
 `ifndef SYNTHESIS
   NoResponseWithoutRequest_A: assert property (@(posedge clk_i) disable iff (rst_i)

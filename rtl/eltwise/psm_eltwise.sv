@@ -69,52 +69,57 @@ module psm_eltwise #(
 
   eltwise_state_e state_d, state_q;
 
-  // Ceil(n / Lanes): the words of an n-element row (a shift when Lanes is a power of two).
-  function automatic logic [AddrWidth-1:0] words_of(input logic [LenWidth-1:0] n);
-    logic [LenWidth:0] sum;
-    sum      = {1'b0, n} + (LenWidth + 1)'(Lanes - 1);
-    words_of = AddrWidth'(sum / (LenWidth + 1)'(Lanes));
-  endfunction
+  always_ff @(posedge clk_i) begin  // control: reset
+    state_q <= rst_i ? StIdle : state_d;
+  end
 
   //////////////////////////////////////////////////////////////////////////////////////////////
   // Command and row walk                                                                     //
   //////////////////////////////////////////////////////////////////////////////////////////////
 
-  psm_pkg::opcode_e          op_q;
+  // The command, sampled when it starts.
+  logic                      is_mul, is_embed;  // the op: MUL, EMBED (else ADD)
   logic [AddrWidth-1:0]      src_q, src2_q, dst_q;
   logic [ParamAddrWidth-1:0] prm_base_q;
-  logic [LenWidth-1:0]       len_q;
-  logic [AddrWidth-1:0]      row_words_q;  // ceil(len / Lanes): the stride between rows
-  logic [AddrWidth-1:0]      row_off_q;    // r * row_words: offset of row r from each base
-  logic [LenWidth-1:0]       rows_left_q;  // rows not finished, including the current one
   logic [ParamAddrWidth-1:0] row_idx_q;    // r, for EMBED's step at param_addr + r
-  logic [AddrWidth-1:0]      word_q;       // word of the row being worked on
-  logic [LenWidth-1:0]       left_q;       // elements of the row from word_q on
   logic [ParamAddrWidth-1:0] chan_q;       // MUL: channel whose step is requested next
   logic [LaneIdxWidth-1:0]   prm_lane_q;   // MUL: its lane in the word
 
-  logic is_add, is_mul, is_embed;
-  assign is_add   = (op_q == psm_pkg::OpAdd);
-  assign is_mul   = (op_q == psm_pkg::OpMul);
-  assign is_embed = (op_q == psm_pkg::OpEmbed);
+  logic is_add;
+  assign is_add = !is_mul && !is_embed;
 
-  // Lanes of word_q that belong to the row (the last word may be partial).
-  // The datapath below is evaluated only while the unit is busy: an idle unit costs the
-  // simulator one test per block instead of its whole datapath.
-  logic [Lanes-1:0] word_mask;
-  always_comb begin
-    word_mask = '0;
-    if (busy_o) begin
-      for (int l = 0; l < Lanes; l++) word_mask[l] = (LenWidth'(l) < left_q);
+  // Word by word, row by row: the write of a word moves the walk on. The datapath below is
+  // evaluated only while the unit is busy: an idle unit costs the simulator one test per block
+  // instead of its whole datapath.
+  logic                 start_cmd, write;
+  logic [AddrWidth-1:0] word, row_off;
+  logic [Lanes-1:0]     word_mask;
+  logic                 last_word, last_row;
+  logic [AddrWidth-1:0] row_words;  // not needed (row_off is), nor is the read tracking
+  logic [Lanes-1:0]     rd_mask;
+  logic                 row_end;
+
+  psm_row_walk #(.Lanes(Lanes), .AddrWidth(AddrWidth), .LenWidth(LenWidth)) u_walk (
+    .clk_i, .rst_i, .busy_i(busy_o), .start_i, .len_i, .rows_i, .start_o(start_cmd), .next_i(write),
+    .rewind_i(1'b0), .row_next_i(1'b0), .row_rewind_i(1'b0), .read_i(1'b0), .step_o(word),
+    .row_off_o(row_off), .row_words_o(row_words), .mask_o(word_mask), .last_step_o(last_word),
+    .last_row_o(last_row), .row_end_o(row_end), .rd_mask_o(rd_mask)
+  );
+
+  always_ff @(posedge clk_i) begin  // datapath: no reset
+    if (start_cmd) begin
+      src_q      <= src_addr_i;
+      src2_q     <= src2_addr_i;
+      dst_q      <= dst_addr_i;
+      prm_base_q <= param_addr_i;
+      is_embed   <= op_i == psm_pkg::OpEmbed;
+      is_mul     <= op_i == psm_pkg::OpMul;
     end
   end
 
-  logic last_word;  // word_q is the last word of the row
-  assign last_word = (left_q <= LenWidth'(Lanes));
-
-  logic last_chan;  // MUL: prm_lane_q is the last lane of this word in the row
-  assign last_chan = (32'(prm_lane_q) == Lanes - 1) ||
-                     (LenWidth'(prm_lane_q) + LenWidth'(1) >= left_q);
+  // MUL: prm_lane_q is the last lane of this word in the row (no lane above it is inside).
+  logic last_chan;
+  assign last_chan = (word_mask >> prm_lane_q >> 1) == '0;
 
   // Parameter responses: prm_rdata_i holds the entry requested last cycle, for one lane (MUL)
   // or for every lane (EMBED).
@@ -153,33 +158,23 @@ module psm_eltwise #(
       rq_mult  = '0;
       rq_shift = '0;
       if (busy_o) begin
-        unique case (op_q)
-          psm_pkg::OpMul: begin
-            prod = 32'(a_q) * 32'(rd16);
-            rq_x = prod;
-          end
-          psm_pkg::OpEmbed: rq_x = 32'(rd8);
-          default: begin  // OpAdd
-            sum  = 32'(a_q) + 32'(rd16);
-            rq_x = sum;
-          end
-        endcase
+        if (is_mul) begin
+          prod = 32'(a_q) * 32'(rd16);
+          rq_x = prod;
+        end else if (is_embed) begin
+          rq_x = 32'(rd8);
+        end else begin
+          sum  = 32'(a_q) + 32'(rd16);
+          rq_x = sum;
+        end
         rq_mult  = is_add ? 31'd1 : mult_q;  // ADD: saturation only
         rq_shift = is_add ? 6'd0 : shift_q;
       end
     end
 
     // Inputs are sampled in StCalc; the result is on rq_y in StWrite, two cycles later.
-    psm_requant u_requant (
-      .clk_i,
-      .en_i      (busy_o),  // idle units do not toggle their requantisers
-      .x_i       (rq_x),
-      .bias_i    (26'sd0),  // only the matmul read-out adds a bias
-      .mult_i    (rq_mult),
-      .shift_i   (rq_shift),
-      .out_bits_i(out_bits),
-      .y_o       (rq_y)
-    );
+    psm_requant u_requant (.clk_i, .en_i(busy_o), .x_i(rq_x), .bias_i(26'sd0), .mult_i(rq_mult),
+                           .shift_i(rq_shift), .out_bits_i(out_bits), .y_o(rq_y));
     assign lane_out[l*32 +: 32] = rq_y;
 
     always_ff @(posedge clk_i) begin  // datapath: no reset
@@ -201,111 +196,77 @@ module psm_eltwise #(
   // Control                                                                                  //
   //////////////////////////////////////////////////////////////////////////////////////////////
 
-  logic start_cmd;   // accept a command this cycle
-  logic next_row;    // the last word of a row is written and another row follows
-  logic next_word;   // a word that is not the last of its row is written
-  logic prm_issue;   // a parameter request goes out this cycle
-  logic prm_bcast;   // ... and its entry is for every lane (EMBED)
-  logic done_d;
+  // StWrite: the word is written and the walk moves on
+  logic next_row;   // ... to the next row's first word
+  logic next_word;  // ... to the next word of the row
+  logic done_d;     // ... to the end
+  assign write     = (state_q == StWrite);
+  assign next_row  = write && last_word && !last_row;
+  assign next_word = write && !last_word;
+  assign done_d    = write && last_word && last_row;
+
+  // A word starts with its channels' steps (MUL, one per cycle; the last one arrives in
+  // StReadA), with the row's step (EMBED, first word of a row), or with its reads.
+  eltwise_state_e next_word_state;
+  always_comb begin
+    if (is_mul)                    next_word_state = StChanParam;
+    else if (is_embed && next_row) next_word_state = StRowParam;
+    else                           next_word_state = StReadA;
+  end
 
   always_comb begin
-    state_d     = state_q;
-    start_cmd   = 1'b0;
-    next_row    = 1'b0;
-    next_word   = 1'b0;
-    prm_issue   = 1'b0;
-    prm_bcast   = 1'b0;
-    prm_addr_o  = prm_base_q + chan_q;
-    done_d      = 1'b0;
-    mem_req_o   = 1'b0;
-    mem_we_o    = 1'b0;
-    mem_addr_o  = src_q + row_off_q + word_q;
-    mem_wdata_o = lane_out;
-    mem_wmask_o = '0;
+    state_d = state_q;
     unique case (state_q)
-      // Wait for a command; the first row starts with its parameters (MUL, EMBED).
       StIdle: begin
-        if (start_i) begin
-          start_cmd = 1'b1;
-          unique case (op_i)
-            psm_pkg::OpMul:   state_d = StChanParam;
-            psm_pkg::OpEmbed: state_d = StRowParam;
-            default:          state_d = StReadA;
-          endcase
-        end
+        if (start_i && op_i == psm_pkg::OpMul)        state_d = StChanParam;
+        else if (start_i && op_i == psm_pkg::OpEmbed) state_d = StRowParam;
+        else if (start_i)                             state_d = StReadA;
       end
-      // EMBED: one step for the whole row, at param_addr + r.
-      StRowParam: begin
-        prm_issue  = 1'b1;
-        prm_bcast  = 1'b1;
-        prm_addr_o = prm_base_q + row_idx_q;
-        state_d    = StReadA;
-      end
-      // MUL: the steps of the word's channels, lane by lane; the last one arrives in StReadA.
-      StChanParam: begin
-        prm_issue = 1'b1;
-        if (last_chan) state_d = StReadA;
-      end
-      StReadA: begin
-        mem_req_o = 1'b1;
-        state_d   = is_embed ? StCalc : StReadB;
-      end
-      StReadB: begin
-        mem_req_o  = 1'b1;
-        mem_addr_o = src2_q + row_off_q + word_q;
-        state_d    = StCalc;
-      end
-      StCalc: state_d = StRound;
-      StRound: state_d = StWrite;
-      StWrite: begin
-        mem_req_o   = 1'b1;
-        mem_we_o    = 1'b1;
-        mem_addr_o  = dst_q + row_off_q + word_q;
-        mem_wmask_o = word_mask;
-        if (!last_word) begin
-          next_word = 1'b1;
-          state_d   = is_mul ? StChanParam : StReadA;
-        end else if (rows_left_q != LenWidth'(1)) begin
-          next_row = 1'b1;
-          state_d  = is_mul ? StChanParam : (is_embed ? StRowParam : StReadA);
-        end else begin
-          done_d  = 1'b1;
-          state_d = StIdle;
-        end
-      end
-      default: state_d = StIdle;
+      StRowParam:  state_d = StReadA;
+      StChanParam: if (last_chan) state_d = StReadA;
+      StReadA:     state_d = is_embed ? StCalc : StReadB;
+      StReadB:     state_d = StCalc;
+      StCalc:      state_d = StRound;
+      StRound:     state_d = StWrite;
+      StWrite:     state_d = done_d ? StIdle : next_word_state;
+      default:     state_d = StIdle;
     endcase
   end
 
-  assign prm_req_o = prm_issue;
+  // The parameter port (EMBED: the row's step, for every lane; MUL: one channel's step).
+  logic prm_bcast;
+  assign prm_req_o  = (state_q == StRowParam) || (state_q == StChanParam);
+  assign prm_bcast  = (state_q == StRowParam);
+  assign prm_addr_o = prm_base_q + (prm_bcast ? row_idx_q : chan_q);
+
+  // The scratchpad port: a and b (x), then the write of the word, tail lanes masked.
+  always_comb begin
+    unique case (state_q)
+      StReadB: mem_addr_o = src2_q + row_off + word;
+      StWrite: mem_addr_o = dst_q + row_off + word;
+      default: mem_addr_o = src_q + row_off + word;
+    endcase
+  end
+  assign mem_req_o   = (state_q == StReadA) || (state_q == StReadB) || write;
+  assign mem_we_o    = write;
+  assign mem_wdata_o = lane_out;
+  assign mem_wmask_o = write ? word_mask : '0;
 
   always_ff @(posedge clk_i) begin  // control: reset
     if (rst_i) begin
-      state_q     <= StIdle;
       prm_valid_q <= 1'b0;
       done_o      <= 1'b0;
-      row_off_q   <= '0;
-      rows_left_q <= '0;
       row_idx_q   <= '0;
-      word_q      <= '0;
-      left_q      <= '0;
       chan_q      <= '0;
       prm_lane_q  <= '0;
     end else begin
-      state_q     <= state_d;
-      prm_valid_q <= prm_issue;
+      prm_valid_q <= prm_req_o;
       done_o      <= done_d;
       if (start_cmd || next_row) begin
-        row_off_q   <= start_cmd ? '0 : row_off_q + row_words_q;
-        rows_left_q <= start_cmd ? rows_i : rows_left_q - LenWidth'(1);
-        row_idx_q   <= start_cmd ? '0 : row_idx_q + ParamAddrWidth'(1);
-        word_q      <= '0;
-        left_q      <= start_cmd ? len_i : len_q;
-        chan_q      <= '0;
-        prm_lane_q  <= '0;
+        row_idx_q  <= start_cmd ? '0 : row_idx_q + ParamAddrWidth'(1);
+        chan_q     <= '0;
+        prm_lane_q <= '0;
       end else if (next_word) begin
-        word_q     <= word_q + AddrWidth'(1);
-        left_q     <= left_q - LenWidth'(Lanes);
         prm_lane_q <= '0;
       end else if (state_q == StChanParam) begin
         chan_q     <= chan_q + ParamAddrWidth'(1);
@@ -315,15 +276,6 @@ module psm_eltwise #(
   end
 
   always_ff @(posedge clk_i) begin  // datapath: no reset
-    if (start_cmd) begin
-      op_q        <= op_i;
-      src_q       <= src_addr_i;
-      src2_q      <= src2_addr_i;
-      dst_q       <= dst_addr_i;
-      prm_base_q  <= param_addr_i;
-      len_q       <= len_i;
-      row_words_q <= words_of(len_i);
-    end
     prm_bcast_q <= prm_bcast;
     prm_lane_q2 <= prm_lane_q;
   end
@@ -331,14 +283,12 @@ module psm_eltwise #(
   assign busy_o = (state_q != StIdle);
   assign pass_o = 2'd0;
 
-  // Only the Requant fields of a parameter entry are used (bit 31 and [63:38] are zero).
-  logic unused_prm;
-  assign unused_prm = ^{prm_rdata_i[63:38], prm_rdata_i[31]};
+  // Only the Requant fields of a parameter entry are used (bit 31 and [63:38] are zero); the
+  // walk's read tracking is not.
+  logic unused_bits;
+  assign unused_bits = ^{prm_rdata_i[63:38], prm_rdata_i[31], row_words, row_end, rd_mask};
 
 `ifndef SYNTHESIS
-  CmdSizes_A : assert property (@(posedge clk_i) disable iff (rst_i)
-      start_cmd |-> (len_i != '0 && rows_i != '0))
-    else $error("psm_eltwise: len_i and rows_i must be >= 1");
   CmdOp_A : assert property (@(posedge clk_i) disable iff (rst_i)
       start_cmd |-> (op_i == psm_pkg::OpAdd || op_i == psm_pkg::OpMul ||
                      op_i == psm_pkg::OpEmbed))

@@ -58,14 +58,11 @@ module psm_rope #(
   } rope_state_e;
 
   rope_state_e state_d, state_q;
-  rope_state_e read_state_q;  // the state of the previous cycle: names the read data arriving
 
-  // Ceil(n / Lanes): the words of an n-element row (a shift when Lanes is a power of two).
-  function automatic logic [AddrWidth-1:0] words_of(input logic [LenWidth-1:0] n);
-    logic [LenWidth:0] sum;
-    sum      = {1'b0, n} + (LenWidth + 1)'(Lanes - 1);
-    words_of = AddrWidth'(sum / (LenWidth + 1)'(Lanes));
-  endfunction
+  always_ff @(posedge clk_i) begin  // control: reset
+    state_q <= rst_i ? StIdle : state_d;
+  end
+  rope_state_e read_state_q;  // the state of the previous cycle: names the read data arriving
 
   // Twin of saturate(round_shift(r, 14), 12) in fixed_point.hpp: add 2^13, arithmetic shift
   // (ties toward +infinity), clamp to [-2048, 2047]. |r| <= 2^31, so 34 bits hold every step.
@@ -82,34 +79,42 @@ module psm_rope #(
   // Command and row walk                                                                     //
   //////////////////////////////////////////////////////////////////////////////////////////////
 
-  logic [AddrWidth-1:0] src_q, cos_q, sin_q, dst_q;  // sin_q = cos_q + ceil(len/2 / Lanes)
-  logic [LenWidth-1:0]  len_q;
-  logic [AddrWidth-1:0] row_words_q;  // ceil(len / Lanes): the stride between rows
-  logic [AddrWidth-1:0] row_off_q;    // r * row_words: offset of row r from src and dst
-  logic [LenWidth-1:0]  rows_left_q;  // rows not finished, including the current one
-  logic [AddrWidth-1:0] step_q;       // k: table word, and half the first row word of the step
-  logic [LenWidth-1:0]  left_q;       // elements of the row from word 2k on
+  logic [AddrWidth-1:0] src_q, cos_q, dst_q;  // the command
 
-  logic [AddrWidth-1:0] word0;  // word 2k of the row
-  assign word0 = {step_q[AddrWidth-2:0], 1'b0};
+  // Step by step (words 2k and 2k+1), row by row: the last write of a step moves the walk on
+  // (the masks are evaluated only while the unit is busy).
+  logic                 start, step_end;
+  logic [AddrWidth-1:0] step, row_off, row_words;  // step k: table word k, row words 2k, 2k+1
+  logic [2*Lanes-1:0]   step_mask;                  // word 2k's lanes, then word 2k+1's
+  logic                 last_step, last_row;
+  logic [2*Lanes-1:0]   rd_mask;                    // not needed: the read tracking
+  logic                 row_end;
 
-  logic has_v1;     // word 2k+1 belongs to the row
-  logic last_step;  // the row ends in word 2k or 2k+1
-  assign has_v1    = (left_q > LenWidth'(Lanes));
-  assign last_step = ({1'b0, left_q} <= (LenWidth + 1)'(2 * Lanes));
+  psm_row_walk #(.Lanes(Lanes), .AddrWidth(AddrWidth), .LenWidth(LenWidth), .StepWords(2)) u_walk (
+    .clk_i, .rst_i, .busy_i(busy_o), .start_i, .len_i, .rows_i, .start_o(start), .next_i(step_end),
+    .rewind_i(1'b0), .row_next_i(1'b0), .row_rewind_i(1'b0), .read_i(1'b0), .step_o(step),
+    .row_off_o(row_off), .row_words_o(row_words), .mask_o(step_mask), .last_step_o(last_step),
+    .last_row_o(last_row), .row_end_o(row_end), .rd_mask_o(rd_mask)
+  );
 
-  // Lanes of words 2k and 2k+1 that belong to the row.
-  logic [Lanes-1:0] mask0, mask1;
-  always_comb begin  // evaluated only while busy (an idle unit costs the simulator one test)
-    mask0 = '0;
-    mask1 = '0;
-    if (busy_o) begin
-      for (int l = 0; l < Lanes; l++) begin
-        mask0[l] = ({1'b0, LenWidth'(l)} < {1'b0, left_q});
-        mask1[l] = ((LenWidth + 1)'(l + Lanes) < {1'b0, left_q});
-      end
+  always_ff @(posedge clk_i) begin  // datapath: no reset
+    if (start) begin
+      src_q <= src_addr_i;
+      cos_q <= src2_addr_i;
+      dst_q <= dst_addr_i;
     end
   end
+
+  logic [AddrWidth-1:0] word0, word1;  // words 2k and 2k+1 of the row
+  assign word0 = {step[AddrWidth-2:0], 1'b0};
+  assign word1 = {step[AddrWidth-2:0], 1'b1};
+
+  logic has_v1;  // word 2k+1 belongs to the row
+  assign has_v1 = step_mask[Lanes];
+
+  // The sin table follows the cos table: ceil(len/2 / Lanes) = ceil(row_words / 2) words on.
+  logic [AddrWidth-1:0] sin_off;
+  assign sin_off = (row_words >> 1) + AddrWidth'(row_words[0]);
 
   //////////////////////////////////////////////////////////////////////////////////////////////
   // Operands and the rotation                                                                //
@@ -175,120 +180,67 @@ module psm_rope #(
   // Control                                                                                  //
   //////////////////////////////////////////////////////////////////////////////////////////////
 
-  logic start_cmd;  // accept a command this cycle
-  logic next_row;   // the row's last step is written and another row follows
-  logic next_step;  // a step that is not the last of its row is written
-  logic step_end;   // the last write of a step
+  // step_end: the last write of a step; the next step, the next row, or the end.
   logic done_d;
+  assign step_end = (state_q == StWriteV1) || (state_q == StWriteV0 && !has_v1);
+  assign done_d   = step_end && last_step && last_row;
 
+  // Words 2k, 2k+1 (only 2k if the row ends there), table words k, then the writes.
   always_comb begin
-    state_d     = state_q;
-    start_cmd   = 1'b0;
-    step_end    = 1'b0;
-    mem_req_o   = 1'b0;
-    mem_we_o    = 1'b0;
-    mem_addr_o  = src_q + row_off_q + word0;
-    mem_wdata_o = rot_q[0 +: Lanes*32];
-    mem_wmask_o = '0;
+    state_d = state_q;
     unique case (state_q)
-      // Wait for a command.
-      StIdle: begin
-        if (start_i) begin
-          start_cmd = 1'b1;
-          state_d   = StReadV0;
-        end
-      end
-      StReadV0: begin
-        mem_req_o = 1'b1;
-        state_d   = has_v1 ? StReadV1 : StReadCos;
-      end
-      StReadV1: begin
-        mem_req_o  = 1'b1;
-        mem_addr_o = src_q + row_off_q + word0 + AddrWidth'(1);
-        state_d    = StReadCos;
-      end
-      StReadCos: begin
-        mem_req_o  = 1'b1;
-        mem_addr_o = cos_q + step_q;
-        state_d    = StReadSin;
-      end
-      StReadSin: begin
-        mem_req_o  = 1'b1;
-        mem_addr_o = sin_q + step_q;
-        state_d    = StLatch;
-      end
-      StLatch: state_d = StWriteV0;
-      StWriteV0: begin
-        mem_req_o   = 1'b1;
-        mem_we_o    = 1'b1;
-        mem_addr_o  = dst_q + row_off_q + word0;
-        mem_wmask_o = mask0;
-        if (has_v1) state_d = StWriteV1;
-        else        step_end = 1'b1;
-      end
-      StWriteV1: begin
-        mem_req_o   = 1'b1;
-        mem_we_o    = 1'b1;
-        mem_addr_o  = dst_q + row_off_q + word0 + AddrWidth'(1);
-        mem_wdata_o = rot_q[Lanes*32 +: Lanes*32];
-        mem_wmask_o = mask1;
-        step_end    = 1'b1;
-      end
-      default: state_d = StIdle;
+      StIdle:    if (start_i) state_d = StReadV0;
+      StReadV0:  state_d = has_v1 ? StReadV1 : StReadCos;
+      StReadV1:  state_d = StReadCos;
+      StReadCos: state_d = StReadSin;
+      StReadSin: state_d = StLatch;
+      StLatch:   state_d = StWriteV0;
+      StWriteV0: state_d = has_v1 ? StWriteV1 : (done_d ? StIdle : StReadV0);
+      StWriteV1: state_d = done_d ? StIdle : StReadV0;
+      default:   state_d = StIdle;
     endcase
-    // After the last write of a step: the next step, the next row, or the end.
-    next_step = step_end && !last_step;
-    next_row  = step_end && last_step && rows_left_q != LenWidth'(1);
-    done_d    = step_end && last_step && rows_left_q == LenWidth'(1);
-    if (step_end) state_d = done_d ? StIdle : StReadV0;
+  end
+
+  // The scratchpad port: the step's words and table words, then the rotated words, tail lanes
+  // masked.
+  always_comb begin
+    unique case (state_q)
+      StReadV1:  mem_addr_o = src_q + row_off + word1;
+      StReadCos: mem_addr_o = cos_q + step;
+      StReadSin: mem_addr_o = cos_q + sin_off + step;
+      StWriteV0: mem_addr_o = dst_q + row_off + word0;
+      StWriteV1: mem_addr_o = dst_q + row_off + word1;
+      default:   mem_addr_o = src_q + row_off + word0;
+    endcase
+  end
+  assign mem_req_o   = (state_q != StIdle) && (state_q != StLatch);
+  assign mem_we_o    = (state_q == StWriteV0) || (state_q == StWriteV1);
+  assign mem_wdata_o = (state_q == StWriteV1) ? rot_q[Lanes*32 +: Lanes*32]
+                                              : rot_q[0 +: Lanes*32];
+  always_comb begin
+    unique case (state_q)
+      StWriteV0: mem_wmask_o = step_mask[0 +: Lanes];
+      StWriteV1: mem_wmask_o = step_mask[Lanes +: Lanes];
+      default:   mem_wmask_o = '0;
+    endcase
   end
 
   always_ff @(posedge clk_i) begin  // control: reset
-    if (rst_i) begin
-      state_q      <= StIdle;
-      read_state_q <= StIdle;
-      done_o       <= 1'b0;
-      row_off_q    <= '0;
-      rows_left_q  <= '0;
-      step_q       <= '0;
-      left_q       <= '0;
-    end else begin
-      state_q      <= state_d;
-      read_state_q <= state_q;
-      done_o       <= done_d;
-      if (start_cmd || next_row) begin
-        row_off_q   <= start_cmd ? '0 : row_off_q + row_words_q;
-        rows_left_q <= start_cmd ? rows_i : rows_left_q - LenWidth'(1);
-        step_q      <= '0;
-        left_q      <= start_cmd ? len_i : len_q;
-      end else if (next_step) begin
-        step_q <= step_q + AddrWidth'(1);
-        left_q <= left_q - LenWidth'(2 * Lanes);
-      end
-    end
-  end
-
-  always_ff @(posedge clk_i) begin  // datapath: no reset
-    if (start_cmd) begin
-      src_q       <= src_addr_i;
-      cos_q       <= src2_addr_i;
-      sin_q       <= src2_addr_i + words_of(len_i >> 1);
-      dst_q       <= dst_addr_i;
-      len_q       <= len_i;
-      row_words_q <= words_of(len_i);
-    end
+    read_state_q <= rst_i ? StIdle : state_q;
+    done_o       <= !rst_i && done_d;
   end
 
   assign busy_o = (state_q != StIdle);
   assign pass_o = 2'd0;
 
-  // Word 2k fits the address because k < 2^(AddrWidth-1) for any row inside the scratchpad.
-  logic unused_step;
-  assign unused_step = step_q[AddrWidth-1];
+  // Word 2k fits the address because k < 2^(AddrWidth-1) for any row inside the scratchpad;
+  // the walk's read tracking is not needed.
+  logic unused_bits;
+  assign unused_bits = ^{step[AddrWidth-1], row_end, rd_mask};
 
 `ifndef SYNTHESIS
   CmdSizes_A : assert property (@(posedge clk_i) disable iff (rst_i)
-      start_cmd |-> (len_i >= LenWidth'(2) && !len_i[0] && rows_i != '0))
+      (start_i && !busy_o) |-> (len_i >= LenWidth'(2) && !len_i[0] && rows_i != '0))
     else $error("psm_rope: len_i must be even and >= 2, rows_i >= 1");
 `endif
 endmodule : psm_rope

@@ -74,37 +74,50 @@ module psm_softmax #(
 
   softmax_state_e state_d, state_q;
 
+  always_ff @(posedge clk_i) begin  // control: reset
+    state_q <= rst_i ? StIdle : state_d;
+  end
+
   //////////////////////////////////////////////////////////////////////////////////////////////
   // Command and row walk                                                                    //
   //////////////////////////////////////////////////////////////////////////////////////////////
 
+  // The command, sampled when it starts.
   logic [AddrWidth-1:0] src_q, dst_q;
-  logic [LenWidth-1:0]  len_q;
   logic                 online_q;  // this row runs in online mode
-  logic [AddrWidth-1:0] word_q;   // word of the row being requested (offset from src/dst)
-  logic [LenWidth-1:0]  left_q;   // elements of the row not yet requested (written in pass 2)
-  logic                 rd_valid_q;  // mem_rdata_i holds the word requested last cycle
-  logic [Lanes-1:0]     rd_mask_q;   // its lanes that belong to the row
 
-  // Lanes of the word at word_q that belong to the row (the tail word may be partial).
   // The datapath below is evaluated only while the unit runs (active, or a command starts):
   // an idle unit costs the simulator one test per block instead of its whole datapath.
   logic active;
   assign active = (state_q != StIdle) || start_i;
 
-  logic [Lanes-1:0]    word_mask;
-  logic [LenWidth-1:0] left_after;  // left_q after one more word
+  // Every pass walks the row from word 0: one word per read (passes 0, 1) or per write
+  // (pass 2); rd_mask: the lanes of the word read last cycle inside the row (0 without one).
+  logic                 start, walk_next, walk_rewind, issue_read;
+  logic [AddrWidth-1:0] word;
+  logic [Lanes-1:0]     rd_mask;
+  logic                 last_word, row_end;
+  logic [AddrWidth-1:0] row_off, row_words;  // a command is one row, and the mask of the
+  logic [Lanes-1:0]     word_mask;            // word written is rd_mask: not needed
+  logic                 last_row;
 
-  psm_row_tail #(.Lanes(Lanes), .LenWidth(LenWidth)) u_row_tail (
-    .en_i        (active),
-    .left_i      (left_q),
-    .mask_o      (word_mask),
-    .left_after_o(left_after)
+  psm_row_walk #(
+    .Lanes(Lanes), .AddrWidth(AddrWidth), .LenWidth(LenWidth), .Rows(1'b0), .Reads(1'b1)
+  ) u_walk (
+    .clk_i, .rst_i, .busy_i(busy_o), .start_i, .len_i, .rows_i(LenWidth'(1)), .start_o(start),
+    .next_i(walk_next), .rewind_i(walk_rewind), .row_next_i(1'b0), .row_rewind_i(1'b0),
+    .read_i(issue_read), .step_o(word), .row_off_o(row_off), .row_words_o(row_words),
+    .mask_o(word_mask), .last_step_o(last_word), .last_row_o(last_row), .row_end_o(row_end),
+    .rd_mask_o(rd_mask)
   );
 
-  logic start_walk;    // rewind to the start of the row (start of each pass)
-  logic advance_walk;  // one more word requested (passes 0, 1) or written (pass 2)
-  logic issue_read;    // a read request goes out this cycle
+  always_ff @(posedge clk_i) begin  // datapath: no reset
+    if (start) begin
+      src_q    <= src_addr_i;
+      dst_q    <= dst_addr_i;
+      online_q <= online_i;
+    end
+  end
 
   //////////////////////////////////////////////////////////////////////////////////////////////
   // Lanes: maxima, exponentials, sums, probabilities                                        //
@@ -144,7 +157,7 @@ module psm_softmax #(
       diff         = '0;
       diff_clamped = '0;
       if (active) begin
-        use_lane = rd_valid_q && rd_mask_q[l];
+        use_lane = rd_mask[l];
         x_above  = x > lmax_q;
         use_exp  = (use_lane && (state_q == StSumRead || state_q == StNormWrite ||
                                  state_q == StOnlineRead)) ||
@@ -246,17 +259,9 @@ module psm_softmax #(
   logic                div_done;
   logic [DivWidth-1:0] div_quotient;
 
-  psm_divider #(
-    .Width(DivWidth)
-  ) u_divider (
-    .clk_i,
-    .rst_i,
-    .start_i   (div_start),
-    .dividend_i(DivWidth'(ProbOne) << RecipBits),
-    .divisor_i (row_sum),
-    .busy_o    (div_busy),
-    .done_o    (div_done),
-    .quotient_o(div_quotient)
+  psm_divider #(.Width(DivWidth)) u_divider (
+    .clk_i, .rst_i, .start_i(div_start), .dividend_i(DivWidth'(ProbOne) << RecipBits),
+    .divisor_i(row_sum), .busy_o(div_busy), .done_o(div_done), .quotient_o(div_quotient)
   );
   assign recip = div_quotient[RecipWidth-1:0];
 
@@ -264,132 +269,51 @@ module psm_softmax #(
   // Control                                                                                 //
   //////////////////////////////////////////////////////////////////////////////////////////////
 
-  logic done_d;
+  // Passes 0 and 1 (online: pass 0) request one word per cycle until the row is requested; the
+  // cycle after the last request receives the last word. The normalising pass reads a word and
+  // writes it back.
+  logic row_read;    // a read pass that still has words to request
+  logic norm_write;  // StNormWrite: the probabilities of the word read in StNormRead
+  assign row_read   = (state_q == StMaxRead || state_q == StSumRead || state_q == StOnlineRead)
+                      && !row_end;
+  assign norm_write = (state_q == StNormWrite);
 
   always_comb begin
-    state_d      = state_q;
-    start_walk   = 1'b0;
-    advance_walk = 1'b0;
-    issue_read   = 1'b0;
-    div_start    = 1'b0;
-    done_d       = 1'b0;
-    mem_req_o    = 1'b0;
-    mem_we_o     = 1'b0;
-    mem_addr_o   = src_q + word_q;
-    mem_wdata_o  = '0;
-    mem_wmask_o  = '0;
+    state_d = state_q;
     unique case (state_q)
-      // Wait for a command; the datapath latches it and resets the lane maxima.
-      StIdle: begin
-        if (start_i) begin
-          start_walk = 1'b1;
-          state_d    = online_i ? StOnlineRead : StMaxRead;
-        end
-      end
-      // One read per cycle until the row is requested; the cycle after the last request
-      // receives the last word.
-      StMaxRead: begin
-        if (left_q != '0) begin
-          issue_read   = 1'b1;
-          advance_walk = 1'b1;
-        end else begin
-          state_d = StMaxReduce;
-        end
-      end
-      // The lane maxima are final: register m and rewind for pass 1 (online: the lane sums
-      // are final too; combine them next).
-      StMaxReduce: begin
-        if (online_q) begin
-          state_d = StSumReduce;
-        end else begin
-          start_walk = 1'b1;
-          state_d    = StSumRead;
-        end
-      end
-      // Same walk as pass 0; the lanes add up the exponentials.
-      StSumRead: begin
-        if (left_q != '0) begin
-          issue_read   = 1'b1;
-          advance_walk = 1'b1;
-        end else begin
-          state_d = StSumReduce;
-        end
-      end
-      // The lane sums are final (online: rescaled to m): divide, and rewind for the
-      // normalising pass.
-      StSumReduce: begin
-        div_start  = 1'b1;
-        start_walk = 1'b1;
-        state_d    = StRecip;
-      end
-      // Wait for the reciprocal.
-      StRecip: begin
-        if (div_done) state_d = StNormRead;
-      end
-      // Read one word of the row.
-      StNormRead: begin
-        issue_read = 1'b1;
-        state_d    = StNormWrite;
-      end
-      // Online pass 0: one read per cycle, like pass 0; the lanes keep running maxima and sums.
-      StOnlineRead: begin
-        if (left_q != '0) begin
-          issue_read   = 1'b1;
-          advance_walk = 1'b1;
-        end else begin
-          state_d = StMaxReduce;
-        end
-      end
-      // Its data is on mem_rdata_i: write the probabilities of the row's lanes.
-      StNormWrite: begin
-        mem_req_o    = 1'b1;
-        mem_we_o     = 1'b1;
-        mem_addr_o   = dst_q + word_q;
-        mem_wdata_o  = lane_prob;
-        mem_wmask_o  = rd_mask_q;
-        advance_walk = 1'b1;
-        if (left_after == '0) begin
-          done_d  = 1'b1;
-          state_d = StIdle;
-        end else begin
-          state_d = StNormRead;
-        end
-      end
-      default: state_d = StIdle;
+      StIdle:       if (start_i) state_d = online_i ? StOnlineRead : StMaxRead;
+      StMaxRead:    if (row_end) state_d = StMaxReduce;
+      StOnlineRead: if (row_end) state_d = StMaxReduce;
+      StMaxReduce:  state_d = online_q ? StSumReduce : StSumRead;
+      StSumRead:    if (row_end) state_d = StSumReduce;
+      StSumReduce:  state_d = StRecip;
+      StRecip:      if (div_done) state_d = StNormRead;
+      StNormRead:   state_d = StNormWrite;
+      StNormWrite:  state_d = last_word ? StIdle : StNormRead;
+      default:      state_d = StIdle;
     endcase
-    if (issue_read) mem_req_o = 1'b1;
   end
 
+  // Each pass starts at word 0: rewind when m is registered (not online) and when the divider
+  // starts.
+  assign walk_rewind = (state_q == StMaxReduce && !online_q) || (state_q == StSumReduce);
+  assign walk_next   = row_read || norm_write;
+  assign issue_read  = row_read || (state_q == StNormRead);
+  assign div_start   = (state_q == StSumReduce);
+
+  // The scratchpad port (lane_prob is 0 but in StNormWrite).
+  assign mem_req_o   = issue_read || norm_write;
+  assign mem_we_o    = norm_write;
+  assign mem_addr_o  = (norm_write ? dst_q : src_q) + word;
+  assign mem_wdata_o = lane_prob;
+  assign mem_wmask_o = norm_write ? rd_mask : '0;
+
   always_ff @(posedge clk_i) begin  // control: reset
-    if (rst_i) begin
-      state_q    <= StIdle;
-      word_q     <= '0;
-      left_q     <= '0;
-      rd_valid_q <= 1'b0;
-      done_o     <= 1'b0;
-    end else begin
-      state_q    <= state_d;
-      rd_valid_q <= issue_read;
-      done_o     <= done_d;
-      if (start_walk) begin
-        word_q <= '0;
-        left_q <= (state_q == StIdle) ? len_i : len_q;
-      end else if (advance_walk) begin
-        word_q <= word_q + AddrWidth'(1);
-        left_q <= left_after;
-      end
-    end
+    done_o <= !rst_i && norm_write && last_word;
   end
 
   always_ff @(posedge clk_i) begin  // datapath: no reset
-    if (state_q == StIdle && start_i) begin
-      src_q    <= src_addr_i;
-      dst_q    <= dst_addr_i;
-      len_q    <= len_i;
-      online_q <= online_i;
-    end
-    if (issue_read)                rd_mask_q <= word_mask;
-    if (state_q == StMaxReduce)    max_q     <= row_max;
+    if (state_q == StMaxReduce) max_q <= row_max;
   end
 
   assign busy_o = (state_q != StIdle);
@@ -401,14 +325,13 @@ module psm_softmax #(
     endcase
   end
 
-  // The quotient is below 2^RecipWidth (asserted); busy is implied by StRecip.
-  logic unused_div;
-  assign unused_div = ^{div_quotient[DivWidth-1:RecipWidth], div_busy};
+  // The quotient is below 2^RecipWidth (asserted); busy is implied by StRecip; a command is
+  // one row.
+  logic unused_bits;
+  assign unused_bits = ^{div_quotient[DivWidth-1:RecipWidth], div_busy, row_off, row_words,
+                         last_row, word_mask};
 
 `ifndef SYNTHESIS
-  LenNonZero_A : assert property (@(posedge clk_i) disable iff (rst_i)
-      (state_q == StIdle && start_i) |-> len_i != '0)
-    else $error("psm_softmax: len_i must be >= 1");
   OnlineLenFits_A : assert property (@(posedge clk_i) disable iff (rst_i)
       (state_q == StIdle && start_i && online_i) |-> 32'(len_i) < 32'd65536)
     else $error("psm_softmax: online rows hold at most 65535 elements");

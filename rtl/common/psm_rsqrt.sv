@@ -31,6 +31,10 @@ module psm_rsqrt (
 
   rsqrt_state_e state_d, state_q;
 
+  always_ff @(posedge clk_i) begin  // control: reset
+    state_q <= rst_i ? StIdle : state_d;
+  end
+
   // Datapath registers (no reset).
   logic [63:0] x_norm_q;       // x << 2k
   logic [4:0]  k_q;            // normalisation shift / 2, 0..30
@@ -45,15 +49,8 @@ module psm_rsqrt (
   logic        sqrt_busy;
   logic [31:0] sqrt_root;
 
-  psm_isqrt u_isqrt (
-    .clk_i,
-    .rst_i,
-    .start_i   (sqrt_start),
-    .radicand_i(x_norm_q),
-    .busy_o    (sqrt_busy),
-    .done_o    (sqrt_done),
-    .root_o    (sqrt_root)
-  );
+  psm_isqrt u_isqrt (.clk_i, .rst_i, .start_i(sqrt_start), .radicand_i(x_norm_q),
+                     .busy_o(sqrt_busy), .done_o(sqrt_done), .root_o(sqrt_root));
 
   // mult = 2^59 / s.
   logic                div_start;
@@ -61,16 +58,9 @@ module psm_rsqrt (
   logic                div_busy;
   logic [DivWidth-1:0] div_quotient;
 
-  psm_divider #(
-    .Width(DivWidth)
-  ) u_divider (
-    .clk_i,
-    .rst_i,
-    .start_i   (div_start),
-    .dividend_i(DivWidth'(1) << 59),
-    .divisor_i (DivWidth'(sqrt_root)),
-    .busy_o    (div_busy),
-    .done_o    (div_done),
+  psm_divider #(.Width(DivWidth)) u_divider (
+    .clk_i, .rst_i, .start_i(div_start), .dividend_i(DivWidth'(1) << 59),
+    .divisor_i(DivWidth'(sqrt_root)), .busy_o(div_busy), .done_o(div_done),
     .quotient_o(div_quotient)
   );
 
@@ -107,11 +97,6 @@ module psm_rsqrt (
       end
       default: state_d = StIdle;
     endcase
-  end
-
-  always_ff @(posedge clk_i) begin  // control: reset
-    if (rst_i) state_q <= StIdle;
-    else       state_q <= state_d;
   end
 
   always_ff @(posedge clk_i) begin  // datapath: no reset

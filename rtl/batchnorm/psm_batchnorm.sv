@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: Apache-2.0
+// The normalising pass over one int16 row in the vector scratchpad, int8 out: inference
+// BatchNorm (mean_i = 0, the trained step) and the third pass of LayerNorm (psm_layernorm: its
+// mean m and r = rsqrt_requant(ssd)).
+// Golden model: passim::kernels::batchnorm_i8() in runtime/src/kernels/batchnorm.cpp, which is
+// pass 3 of passim::kernels::layernorm_i8() in runtime/src/kernels/layernorm.cpp.
+//
+//   out[i] = saturate(requantize((x[i] - m) * gain[i], rq, 32) + bias[i], 8)
+// read word by word: x, the gain, the bias, one round, the write. The gain row is at
+// gain_addr_i, the bias row right after it, at gain_addr_i + ceil(len / Lanes).
+//
+// Cycles for W = ceil(len / Lanes) words, from the cycle after start_i:
+//   (read x, read gain, read bias, round, write) per word = 5 * W
+// done_o pulses in the cycle after the last write, with busy_o already low.
+module psm_batchnorm #(
+  parameter int unsigned Lanes     = 2,   // elements per scratchpad word
+  parameter int unsigned AddrWidth = 16,  // scratchpad word address
+  parameter int unsigned LenWidth  = 16   // row length in elements
+) (
+  input  logic                 clk_i,
+  input  logic                 rst_i,        // synchronous, active high
+  // Command: valid with the one-cycle start_i pulse; ignored while busy_o
+  input  logic                 start_i,
+  input  logic [AddrWidth-1:0] src_addr_i,   // first word of the input row (int16)
+  input  logic [AddrWidth-1:0] gain_addr_i,  // gain row (int16), then the bias row (int16)
+  input  logic [AddrWidth-1:0] dst_addr_i,   // first word of the output row (int8)
+  input  logic [LenWidth-1:0]  len_i,        // elements in the row, >= 1
+  input  logic signed [15:0]   mean_i,       // m, int16 (BatchNorm: 0)
+  input  logic [30:0]          rq_mult_i,    // the step applied to (x - m) * gain: multiplier
+  input  logic [5:0]           rq_shift_i,   //                                     shift, 0..63
+  output logic                 busy_o,
+  output logic                 done_o,       // one-cycle pulse after the last write
+  // Vector scratchpad port (docs/accelerator.md): read data arrives one cycle after the request
+  output logic                 mem_req_o,
+  output logic                 mem_we_o,
+  output logic [AddrWidth-1:0] mem_addr_o,
+  output logic [Lanes*32-1:0]  mem_wdata_o,  // int8, sign-extended
+  output logic [Lanes-1:0]     mem_wmask_o,
+  input  logic [Lanes*32-1:0]  mem_rdata_i   // int16 x, gain or bias, sign-extended
+);
+  typedef enum logic [2:0] {
+    StIdle,   // wait for start_i
+    StReadX,  // read one word of x
+    StReadG,  // read the same word of the gain; x arrives, d = x - m
+    StReadB,  // read the same word of the bias; the gain arrives, d * gain
+    StRound,  // the bias arrives; requantiser stage 2
+    StWrite   // write saturate(requantize(d * gain, rq, 32) + bias, 8)
+  } batchnorm_state_e;
+
+  batchnorm_state_e state_d, state_q;
+
+  always_ff @(posedge clk_i) begin  // control: reset
+    state_q <= rst_i ? StIdle : state_d;
+  end
+
+  //////////////////////////////////////////////////////////////////////////////////////////////
+  // Command and row walk                                                                     //
+  //////////////////////////////////////////////////////////////////////////////////////////////
+
+  // The command, sampled when it starts.
+  logic [AddrWidth-1:0] src_q, gain_q, dst_q;
+  logic signed [15:0]   mean_q;
+  logic [30:0]          rq_mult_q;
+  logic [5:0]           rq_shift_q;
+
+  // The datapath below is evaluated only while the unit runs (active, or a command starts):
+  // an idle unit costs the simulator one test per block instead of its whole datapath.
+  logic active;
+  assign active = (state_q != StIdle) || start_i;
+
+  // One word per write; rd_mask: the lanes of the word read last cycle inside the row (0
+  // without one). row_words: the bias row follows the gain row.
+  logic                 start, issue_read, write;
+  logic [AddrWidth-1:0] word, row_words;
+  logic [Lanes-1:0]     word_mask, rd_mask;
+  logic                 last_word;
+  logic [AddrWidth-1:0] row_off;            // a command is one row: not needed
+  logic                 last_row, row_end;
+
+  psm_row_walk #(
+    .Lanes(Lanes), .AddrWidth(AddrWidth), .LenWidth(LenWidth), .Rows(1'b0), .Reads(1'b1)
+  ) u_walk (
+    .clk_i, .rst_i, .busy_i(busy_o), .start_i, .len_i, .rows_i(LenWidth'(1)), .start_o(start),
+    .next_i(write), .rewind_i(1'b0), .row_next_i(1'b0), .row_rewind_i(1'b0), .read_i(issue_read),
+    .step_o(word), .row_off_o(row_off), .row_words_o(row_words), .mask_o(word_mask),
+    .last_step_o(last_word), .last_row_o(last_row), .row_end_o(row_end), .rd_mask_o(rd_mask)
+  );
+
+  always_ff @(posedge clk_i) begin  // datapath: no reset
+    if (start) begin
+      src_q      <= src_addr_i;
+      gain_q     <= gain_addr_i;
+      dst_q      <= dst_addr_i;
+      mean_q     <= mean_i;
+      rq_mult_q  <= rq_mult_i;
+      rq_shift_q <= rq_shift_i;
+    end
+  end
+
+  //////////////////////////////////////////////////////////////////////////////////////////////
+  // Lanes                                                                                    //
+  //////////////////////////////////////////////////////////////////////////////////////////////
+
+  logic [Lanes*32-1:0] lane_out;
+
+  for (genvar l = 0; l < Lanes; l++) begin : g_lane
+    logic               use_lane;  // this lane of mem_rdata_i is a row element
+    logic signed [15:0] rd;        // this lane of mem_rdata_i as int16 (x, gain or bias)
+    logic signed [16:0] dev_q;     // d = x - m, |d| <= 65535, held while the gain is read
+    logic signed [15:0] bias_q;    // held for the write
+    logic signed [31:0] dg;        // d * gain: |dg| <= 65535 * 32768 < 2^31, exact
+    logic signed [31:0] scaled;    // requantize(d * gain, rq, 32)
+    logic signed [32:0] biased;    // scaled + bias: |scaled| <= 2^15 (1 + 2^-28) (numerics)
+    logic signed [7:0]  y;
+
+    assign use_lane = active && rd_mask[l];
+    assign rd       = mem_rdata_i[l*32 +: 16];
+
+    always_ff @(posedge clk_i) begin  // datapath: no reset
+      if (state_q == StReadG) dev_q  <= 17'(rd) - 17'(mean_q);
+      if (state_q == StRound) bias_q <= rd;
+    end
+
+    // The requantiser takes d * gain in StReadB (the gain is on mem_rdata_i); its result
+    // arrives two cycles later, in StWrite.
+    assign dg = (state_q == StReadB && use_lane) ? 32'(dev_q) * 32'(rd) : '0;
+
+    psm_requant u_requant (.clk_i, .en_i(state_q == StReadB), .x_i(dg), .bias_i(26'sd0),
+                           .mult_i(rq_mult_q), .shift_i(rq_shift_q), .out_bits_i(6'd32),
+                           .y_o(scaled));
+
+    // The bias is an integer, so adding it after the one rounding adds no second rounding.
+    // Only the write uses the result (0 in the other states).
+    always_comb begin
+      biased = '0;
+      y      = '0;
+      if (state_q == StWrite) begin
+        biased = 33'(scaled) + 33'(bias_q);
+        if (biased > 33'sd127)       y = 8'sd127;
+        else if (biased < -33'sd128) y = -8'sd128;
+        else                         y = biased[7:0];
+      end
+    end
+    assign lane_out[l*32 +: 32] = {{24{y[7]}}, y};
+
+    // The upper half of a lane is the sign extension of the int16 value (asserted below).
+    logic unused_hi;
+    assign unused_hi = ^mem_rdata_i[l*32+16 +: 16];
+
+`ifndef SYNTHESIS
+    SignExtended_A : assert property (@(posedge clk_i) disable iff (rst_i)
+        use_lane |-> mem_rdata_i[l*32+16 +: 16] == {16{rd[15]}})
+      else $error("psm_batchnorm: lane %0d: %08x is not a sign-extended int16", l,
+                  mem_rdata_i[l*32 +: 32]);
+`endif
+  end : g_lane
+
+  //////////////////////////////////////////////////////////////////////////////////////////////
+  // Control                                                                                  //
+  //////////////////////////////////////////////////////////////////////////////////////////////
+
+  // Per word: three reads (x, gain, bias), a cycle for the requantiser, the write.
+  assign write = (state_q == StWrite);
+
+  always_comb begin
+    state_d = state_q;
+    unique case (state_q)
+      StIdle:  if (start_i) state_d = StReadX;
+      StReadX: state_d = StReadG;
+      StReadG: state_d = StReadB;
+      StReadB: state_d = StRound;
+      StRound: state_d = StWrite;
+      StWrite: state_d = last_word ? StIdle : StReadX;
+      default: state_d = StIdle;
+    endcase
+  end
+
+  assign issue_read = (state_q == StReadX) || (state_q == StReadG) || (state_q == StReadB);
+
+  // The scratchpad port: the three reads, and the write of the word's lanes inside the row
+  // (lane_out is 0 in every other state).
+  always_comb begin
+    unique case (state_q)
+      StReadG: mem_addr_o = gain_q + word;
+      StReadB: mem_addr_o = gain_q + row_words + word;
+      StWrite: mem_addr_o = dst_q + word;
+      default: mem_addr_o = src_q + word;
+    endcase
+  end
+  assign mem_req_o   = issue_read || write;
+  assign mem_we_o    = write;
+  assign mem_wdata_o = lane_out;
+  assign mem_wmask_o = write ? word_mask : '0;
+
+  always_ff @(posedge clk_i) begin  // control: reset
+    done_o <= !rst_i && write && last_word;
+  end
+
+  assign busy_o = (state_q != StIdle);
+
+  // A command is one row.
+  logic unused_walk;
+  assign unused_walk = ^{row_off, last_row, row_end};
+endmodule : psm_batchnorm
