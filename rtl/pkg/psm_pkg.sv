@@ -305,18 +305,18 @@ package psm_pkg;
   } dma_store_instr_t;
 
   // MATMUL operands (see docs/isa.md).
-  localparam int MATMUL_OUT_BITS_LSB = 20;
-  localparam int MATMUL_OUT_BITS_WIDTH = 6;
-  localparam int MATMUL_REQUANT_EN_LSB = 26;
-  localparam int MATMUL_REQUANT_EN_WIDTH = 1;
+  localparam int MATMUL_RQ_ADDR_LSB = 20;
+  localparam int MATMUL_RQ_ADDR_WIDTH = 12;
   localparam int MATMUL_A_ADDR_LSB = 32;
   localparam int MATMUL_A_ADDR_WIDTH = 16;
   localparam int MATMUL_W_ADDR_LSB = 48;
   localparam int MATMUL_W_ADDR_WIDTH = 16;
   localparam int MATMUL_DST_ADDR_LSB = 64;
   localparam int MATMUL_DST_ADDR_WIDTH = 16;
-  localparam int MATMUL_RQ_ADDR_LSB = 80;
-  localparam int MATMUL_RQ_ADDR_WIDTH = 12;
+  localparam int MATMUL_DST_STRIDE_LSB = 80;
+  localparam int MATMUL_DST_STRIDE_WIDTH = 10;
+  localparam int MATMUL_OUT_BITS_LSB = 90;
+  localparam int MATMUL_OUT_BITS_WIDTH = 6;
   localparam int MATMUL_M_LSB = 96;
   localparam int MATMUL_M_WIDTH = 10;
   localparam int MATMUL_K_LSB = 106;
@@ -327,14 +327,12 @@ package psm_pkg;
     logic [10:0] n;                     // [127:117]
     logic [10:0] k;                     // [116:106]
     logic [9:0] m;                      // [105:96]
-    logic [3:0] rsvd_95_92;             // [95:92]
-    logic [11:0] rq_addr;               // [91:80]
+    logic [5:0] out_bits;               // [95:90]
+    logic [9:0] dst_stride;             // [89:80]
     logic [15:0] dst_addr;              // [79:64]
     logic [15:0] w_addr;                // [63:48]
     logic [15:0] a_addr;                // [47:32]
-    logic [4:0] rsvd_31_27;             // [31:27]
-    logic requant_en;                   // [26:26]
-    logic [5:0] out_bits;               // [25:20]
+    logic [11:0] rq_addr;               // [31:20]
     logic [3:0] op_class;               // [19:16]
     logic [7:0] layer;                  // [15:8]
     logic [7:0] opcode;                 // [7:0]

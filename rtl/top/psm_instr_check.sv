@@ -129,9 +129,10 @@ module psm_instr_check #(
   //////////////////////////////////////////////////////////////////////////////////////////////
 
   logic [7:0]  mm_err;
-  logic [31:0] mm_kt, mm_nt_w, mm_nt_c, mm_nt_l;
+  logic [31:0] mm_kt, mm_nt_w, mm_nt_c, mm_nt_l, mm_span;
   always_comb begin
     mm_err  = psm_pkg::ErrNone;
+    mm_span = '0;
     mm_kt   = '0;
     mm_nt_w = '0;
     mm_nt_c = '0;
@@ -139,7 +140,8 @@ module psm_instr_check #(
     if (!is_mm) begin
       // not a MATMUL: no checks
     end else if (mm.m == '0 || mm.k == '0 || mm.n == '0
-                 || (mm.requant_en && (mm.out_bits < 6'd2 || mm.out_bits > 6'd32))
+                 || mm.out_bits == 6'd1 || mm.out_bits > 6'd32
+                 || (mm.dst_stride != '0 && 32'(mm.dst_stride) < ceil_div(32'(mm.n), Lanes))
                  || 32'(mm.m) > AccDepth || 32'(mm.n) > ParamDepth) begin
       mm_err = psm_pkg::ErrBadOperand;
     end else begin
@@ -147,12 +149,13 @@ module psm_instr_check #(
       mm_nt_w = ceil_div(32'(mm.n), ArrayCols);  // weight words per row of W^T
       mm_nt_c = mm_nt_w;                         // psm_matmul output words per row
       mm_nt_l = ceil_div(32'(mm.n), Lanes);      // vector words per result row
+      mm_span = 32'(mm.m - 1'b1) * (mm.dst_stride != '0 ? 32'(mm.dst_stride) : mm_nt_l) + mm_nt_l;
       if (32'(mm.m) * mm_nt_c > MmOutDepth) begin
         mm_err = psm_pkg::ErrBadOperand;
       end else if (!fits(32'(mm.a_addr), 32'(mm.m) * mm_kt, InputDepth)
                    || !fits(32'(mm.w_addr), 32'(mm.k) * mm_nt_w, WeightDepth)
-                   || !fits(32'(mm.dst_addr), 32'(mm.m) * mm_nt_l, VectorDepth)
-                   || (mm.requant_en && !fits(32'(mm.rq_addr), 32'(mm.n), ParamDepth))) begin
+                   || !fits(32'(mm.dst_addr), mm_span, VectorDepth)
+                   || (mm.out_bits != '0 && !fits(32'(mm.rq_addr), 32'(mm.n), ParamDepth))) begin
         mm_err = psm_pkg::ErrSpadRange;
       end
     end

@@ -5,8 +5,8 @@
 // (it reads C of them per cycle), and the result rows are copied out to the vector scratchpad.
 // Golden model: passim::CpuDevice::matmul() in runtime/src/device/cpu_device.cpp.
 //
-// With KT = ceil(k / R), NW = ceil(n / C), NV = ceil(n / L):
-//   copy in   param[rq_addr + c] (when requant_en) -> psm_matmul requant entry c, c < n:
+// With KT = ceil(k / R), NW = ceil(n / C), NV = ceil(n / L), S = dst_stride (NV when 0):
+//   copy in   param[rq_addr + c] (when out_bits != 0) -> psm_matmul requant entry c, c < n:
 //               mult [30:0], shift [37:32] and the signed bias [63:38] (docs/isa.md)
 //   run       psm_matmul (one pass per weight tile: KT * NW passes); it reads
 //               input[a_addr + r * KT + kt]  (R int8: a's row r, k tile kt)
@@ -14,8 +14,9 @@
 //             The matmul stage is the input and weight memories' highest-priority requester,
 //             so every read is granted at once (InGranted_A, WtGranted_A).
 //   copy out  psm_matmul output word r * NW + t (C int32) -> element gearbox ->
-//             vector word dst_addr + r * NV + w (L lanes, write mask on the row's tail)
-// out_bits (2..32) goes straight to psm_matmul, whose requantisers saturate to any width.
+//             vector word dst_addr + r * S + w (L lanes, write mask on the row's tail)
+// out_bits (2..32) goes straight to psm_matmul, whose requantisers saturate to any width;
+// out_bits = 0 runs it with requant_en_i = 0 (the raw int32 sums).
 module psm_matmul_stage #(
   parameter int unsigned ArrayRows   = 2,
   parameter int unsigned ArrayCols   = 4,
@@ -80,10 +81,13 @@ module psm_matmul_stage #(
   logic [11:0] rq_addr_q;
   logic [5:0]  out_bits_q;
   logic        requant_en_q;
+  logic [15:0] stride_q;     // S: vector words from one result row to the next
 
-  logic [15:0] start_kt, start_nw;
-  assign start_kt = 16'((32'(cmd.k) + ArrayRows - 1) / ArrayRows);
-  assign start_nw = 16'((32'(cmd.n) + ArrayCols - 1) / ArrayCols);
+  logic [15:0] start_kt, start_nw, start_stride;
+  assign start_kt     = 16'((32'(cmd.k) + ArrayRows - 1) / ArrayRows);
+  assign start_nw     = 16'((32'(cmd.n) + ArrayCols - 1) / ArrayCols);
+  assign start_stride = cmd.dst_stride != '0 ? 16'(cmd.dst_stride)
+                                             : 16'((32'(cmd.n) + Lanes - 1) / Lanes);
 
   always_ff @(posedge clk_i) begin  // configuration: no reset, loaded by start_i
     if (start_i) begin
@@ -96,7 +100,8 @@ module psm_matmul_stage #(
       w_addr_q     <= cmd.w_addr;
       rq_addr_q    <= cmd.rq_addr;
       out_bits_q   <= cmd.out_bits;
-      requant_en_q <= cmd.requant_en;
+      requant_en_q <= cmd.out_bits != '0;
+      stride_q     <= start_stride;
     end
   end
 
@@ -255,6 +260,7 @@ module psm_matmul_stage #(
   logic [15:0]           ow_left_q;  // elements of the row not yet written
   logic [15:0]           ow_n;       // lanes of this word
   logic [VecAddrWidth-1:0] ow_addr_q;
+  logic [VecAddrWidth-1:0] ow_row_q;  // the first word of row r
   logic                  ow_done;
   logic [GbCntWidth-1:0] pop_n, app_n;
 
@@ -290,17 +296,20 @@ module psm_matmul_stage #(
       ow_r_q    <= '0;
       ow_left_q <= cmd.n == '0 ? 16'd0 : 16'(cmd.n);
       ow_addr_q <= VecAddrWidth'(cmd.dst_addr);
+      ow_row_q  <= VecAddrWidth'(cmd.dst_addr);
     end else if (copy_out) begin
       gb_cnt_q <= gb_cnt_q - pop_n + app_n;
       gb_q     <= (gb_q >> (32'(pop_n) * 32))
                   | (app_data << ((32'(gb_cnt_q) - 32'(pop_n)) * 32));
       if (vs_req_o && vs_gnt_i) begin
-        ow_addr_q <= ow_addr_q + VecAddrWidth'(1);
-        if (ow_left_q == ow_n) begin
+        if (ow_left_q == ow_n) begin  // the row's last word: the next row starts S on
           ow_r_q    <= ow_r_q + 16'd1;
           ow_left_q <= n_q;
+          ow_addr_q <= ow_row_q + VecAddrWidth'(stride_q);
+          ow_row_q  <= ow_row_q + VecAddrWidth'(stride_q);
         end else begin
           ow_left_q <= ow_left_q - ow_n;
+          ow_addr_q <= ow_addr_q + VecAddrWidth'(1);
         end
       end
     end

@@ -245,7 +245,6 @@ TEST(CpuDeviceGpt, MatmulAddsTheParamBias) {
   put(dev, kPrm, e);
   hw::Instr mm = hw::make_instr(hw::Opcode::kMatmul, 0);
   hw::set_field(mm, f::matmul::kOutBits, 32);
-  hw::set_field(mm, f::matmul::kRequantEn, 1);
   hw::set_field(mm, f::matmul::kDstAddr, 10);
   hw::set_field(mm, f::matmul::kM, 1);
   hw::set_field(mm, f::matmul::kK, k);

@@ -143,6 +143,39 @@ TEST(AccelRtl, MatmulEveryOutputMode) {
   }
 }
 
+// MATMUL with dst_stride: the rows of a column tile land inside rows of a wider matrix (the
+// words between them keep their contents), like a projection's tiles over a whole sequence.
+TEST(AccelRtl, MatmulRowsWithAStride) {
+  SimDevice dev(sim::make_accel_model_tiny(), options());
+  Lockstep ls(dev, kDram);
+  std::mt19937 rng(kSeed + 1);
+  const std::uint32_t m = 5, k = 9, n = 6, lanes = std::uint32_t(dev.hw().lanes);
+  const std::uint32_t stride = words(n, lanes) + 3, span = m * stride * lanes;
+  ls.write(kA, bytes_of(random_values<std::int8_t>(rng, m * k, -128, 127)));
+  ls.write(kB, bytes_of(random_values<std::int8_t>(rng, k * n, -128, 127)));
+  ls.write(kOut2, bytes_of(random_values<std::int32_t>(rng, span, -1000, 1000)));
+  write_steps(ls, rng, n, 24, 30);
+  ProgramBuilder b;
+  b.load({.mem = hw::Mem::kVector, .elem_log2 = 2, .dram = kOut2, .spad = 40, .row_len = span, .stride = span * 4});
+  b.load({.mem = hw::Mem::kInput, .dram = kA, .rows = m, .row_len = k, .stride = k});
+  b.load({.mem = hw::Mem::kWeight, .dram = kB, .rows = k, .row_len = n, .stride = n});
+  b.load({.mem = hw::Mem::kParam, .elem_log2 = 3, .dram = kP, .row_len = n, .stride = n * 8});
+  for (const std::size_t col : {std::size_t{0}, std::size_t{1}}) {  // two tiles side by side
+    MatmulOp mm;
+    mm.m = m;
+    mm.k = k;
+    mm.n = n;
+    mm.dst = 40 + col * words(n, lanes);
+    mm.dst_stride = stride;
+    mm.out_bits = col == 0 ? 12 : 32;
+    b.matmul(mm);
+  }
+  b.store({.mem = hw::Mem::kVector, .elem_log2 = 2, .dram = kOut, .spad = 40, .row_len = span, .stride = span * 4});
+  const RunStats s = ls.run(b.program(), "MATMUL with dst_stride");
+  EXPECT_EQ(counter(s, hw::Counter::kPassesMatmul), 2 * words(k, dev.hw().array_rows) *
+                                                       words(n, dev.hw().array_cols));
+}
+
 TEST(AccelRtl, SoftmaxRowsHaveThreePasses) {
   SimDevice dev(sim::make_accel_model_tiny(), options());
   Lockstep ls(dev, kDram);
@@ -440,6 +473,14 @@ TEST(AccelRtl, BadInstructionsStopTheRunWithTheirIndex) {
   ProgramBuilder p4;
   p4.vector({.op = hw::Opcode::kRope, .len = 7});
   expect_error(p4.program(), "bad_operand", 0);
+  ProgramBuilder p5;  // result rows closer than a row's words
+  MatmulOp narrow;
+  narrow.m = 2;
+  narrow.k = 4;
+  narrow.n = 8;
+  narrow.dst_stride = 1;
+  p5.matmul(narrow);
+  expect_error(p5.program(), "bad_operand", 0);
   // The device still runs programs after errors.
   ProgramBuilder ok;
   ok.load({.mem = hw::Mem::kVector, .elem_log2 = 2, .dram = kA, .row_len = 4, .stride = 16});

@@ -75,7 +75,7 @@ TEST(HwSpec, EncodesAndDecodesMatmulFields) {
   hw::set_field(instr, f::kK, 172);
   hw::set_field(instr, f::kN, 64);
   hw::set_field(instr, f::kOutBits, 8);
-  hw::set_field(instr, f::kRequantEn, 1);
+  hw::set_field(instr, f::kDstStride, 5);
   hw::set_field(instr, f::kAAddr, 0xBEEF);
   EXPECT_EQ(hw::get_field(instr, hw::fields::kOpcode), 0x20u);
   EXPECT_EQ(hw::get_field(instr, hw::fields::kLayer), 3u);
@@ -85,7 +85,7 @@ TEST(HwSpec, EncodesAndDecodesMatmulFields) {
   EXPECT_EQ(hw::get_field(instr, f::kK), 172u);
   EXPECT_EQ(hw::get_field(instr, f::kN), 64u);
   EXPECT_EQ(hw::get_field(instr, f::kOutBits), 8u);
-  EXPECT_EQ(hw::get_field(instr, f::kRequantEn), 1u);
+  EXPECT_EQ(hw::get_field(instr, f::kDstStride), 5u);
   EXPECT_EQ(hw::get_field(instr, f::kAAddr), 0xBEEFu);
   // Values wider than a field are truncated to it and do not disturb its neighbours.
   hw::set_field(instr, f::kK, 0xFFFF'FFFFu);

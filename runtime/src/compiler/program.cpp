@@ -41,8 +41,8 @@ void ProgramBuilder::store(const DmaOp& op) { dma(Opcode::kDmaStore, op); }
 
 void ProgramBuilder::matmul(const MatmulOp& op) {
   hw::Instr in = hw::make_instr(Opcode::kMatmul, layer_);
-  hw::set_field(in, f::matmul::kOutBits, op.out_bits);
-  hw::set_field(in, f::matmul::kRequantEn, op.requant ? 1u : 0u);
+  hw::set_field(in, f::matmul::kOutBits, op.requant ? op.out_bits : 0u);
+  hw::set_field(in, f::matmul::kDstStride, std::uint32_t(op.dst_stride));
   hw::set_field(in, f::matmul::kAAddr, std::uint32_t(op.a_addr));
   hw::set_field(in, f::matmul::kWAddr, std::uint32_t(op.w_addr));
   hw::set_field(in, f::matmul::kDstAddr, std::uint32_t(op.dst));

@@ -254,11 +254,14 @@ void CpuDevice::matmul(const hw::Instr& in, std::uint32_t index) {
   const std::size_t dst = get_field(in, f::matmul::kDstAddr);
   const std::size_t rq = get_field(in, f::matmul::kRqAddr);
   const int out_bits = int(get_field(in, f::matmul::kOutBits));
-  const bool requant_en = get_field(in, f::matmul::kRequantEn) != 0;
+  const bool requant_en = out_bits != 0;
   const std::size_t a_words = ceil_div(k, cfg_.array_rows);
   const std::size_t w_words = ceil_div(n, cfg_.array_cols);
-  if (m == 0 || k == 0 || n == 0 || (requant_en && (out_bits < 2 || out_bits > 32))) {
-    fail(index, fmt::format("MATMUL m={} k={} n={} out_bits={}", m, k, n, out_bits));
+  const std::size_t stride_field = get_field(in, f::matmul::kDstStride);
+  const std::size_t stride = stride_field == 0 ? vec_words(n) : stride_field;
+  if (m == 0 || k == 0 || n == 0 || out_bits == 1 || out_bits > 32 || stride < vec_words(n)) {
+    fail(index, fmt::format("MATMUL m={} k={} n={} out_bits={} dst_stride={}", m, k, n,
+                            out_bits, stride_field));
   }
   if (a_addr + m * a_words > cfg_.input_depth || w_addr + k * w_words > cfg_.weight_depth) {
     fail(index, "MATMUL operands leave the input or weight scratchpad");
@@ -285,7 +288,7 @@ void CpuDevice::matmul(const hw::Instr& in, std::uint32_t index) {
         row[c] = requantize(row[c], param_rq_biased(rq + c, index), out_bits);
       }
     }
-    write_row<std::int32_t>(dst + r * vec_words(n), row, index);
+    write_row<std::int32_t>(dst + r * stride, row, index);
   }
 }
 

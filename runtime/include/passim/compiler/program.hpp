@@ -28,15 +28,17 @@ struct DmaOp {
 };
 
 /// MATMUL operands: out (m, n) = a (m, k) * W (k, n), requantised per column by the parameter
-/// entries from `rq_addr` on, into vector-scratchpad rows from word `dst` on.
+/// entries from `rq_addr` on, into vector-scratchpad rows from word `dst` on, `dst_stride`
+/// words apart (0: ceil(n / L), the rows packed; a tile of a wider row passes the row's words).
 struct MatmulOp {
   std::size_t m = 1, k = 0, n = 0;
   std::size_t a_addr = 0;    ///< input-scratchpad word of row 0 of a
   std::size_t w_addr = 0;    ///< weight-scratchpad word of row 0 of W
   std::size_t dst = 0;       ///< vector-scratchpad word of output row 0
+  std::size_t dst_stride = 0;  ///< vector words between output rows; 0: ceil(n / L)
   std::size_t rq_addr = 0;   ///< parameter entry of column 0
   unsigned out_bits = 8;     ///< saturation width of the requantised outputs, 2..32
-  bool requant = true;       ///< false: the raw int32 accumulators
+  bool requant = true;       ///< false: the raw int32 accumulators (out_bits field 0)
 };
 
 /// Operands of a vector opcode (all share one layout): `rows` rows of `len` elements from word

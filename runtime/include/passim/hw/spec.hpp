@@ -433,19 +433,19 @@ inline constexpr Field kDramStride{112, 16};
 
 /// MATMUL operands.
 namespace matmul {
-/// [25:20] saturate the requantised result to this many bits (2..32)
-inline constexpr Field kOutBits{20, 6};
-/// [26:26] 1: requantise each column (requantize_bits, with the entry's bias); 0: write the int32
-/// sums
-inline constexpr Field kRequantEn{26, 1};
+/// [31:20] param entry of column 0's Requant step (unused when out_bits is 0)
+inline constexpr Field kRqAddr{20, 12};
 /// [47:32] input-scratchpad word address of a
 inline constexpr Field kAAddr{32, 16};
 /// [63:48] weight-scratchpad word address of W^T
 inline constexpr Field kWAddr{48, 16};
 /// [79:64] vector-scratchpad word address of the result
 inline constexpr Field kDstAddr{64, 16};
-/// [91:80] param entry of column 0's Requant step
-inline constexpr Field kRqAddr{80, 12};
+/// [89:80] vector words from one result row to the next, >= ceil(n / L); 0: ceil(n / L)
+inline constexpr Field kDstStride{80, 10};
+/// [95:90] requantise each column (requantize_bits, with the entry's bias) and saturate to this
+/// many bits (2..32); 0: write the int32 sums
+inline constexpr Field kOutBits{90, 6};
 /// [105:96] rows of a and of the result, >= 1
 inline constexpr Field kM{96, 10};
 /// [116:106] inner dimension, >= 1
