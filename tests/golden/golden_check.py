@@ -25,7 +25,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SKIP = 77
 
 # Report fields that measure the host, not the model or the hardware.
-TIMING_KEYS = {"seconds", "tokens_per_second"}
+TIMING_KEYS = {"seconds", "tokens_per_second", "prefill_seconds"}
 
 
 def cases(models, data):
@@ -39,6 +39,10 @@ def cases(models, data):
     c = {}
 
     def run(name, needs, args):
+        # The rtl cases of position-by-position runs keep their cycles from before whole
+        # sequences existed; the *_prefill cases run the prompt as one pass.
+        if "rtl" in needs and not name.endswith("_prefill"):
+            args = args + ["--prefill", "off"]
         c[name] = (needs, ["run"] + args, "run")
 
     # .psm bytes written by `passim quantize`
@@ -61,6 +65,9 @@ def cases(models, data):
     run("stories_rtl_small_sampled", {"data", "rtl"},
         st + ["-i", "Lily", "-n", "32", "-t", "0.8", "-s", "7", "-b", "rtl", "--config", "small"])
     # the character GPTs (learned positions, LayerNorm or BatchNorm, GELU, biases)
+    run("stories_rtl_tiny_prefill", {"data", "rtl"},
+        st + ["-i", "Once upon a time, there was a little girl named Lily. She loved to play",
+              "-n", "40", "-b", "rtl", "--config", "tiny"])
     run("ln_float", set(), ln + romeo + ["-n", "48", "-b", "float"])
     run("ln_cpu", set(), ln + romeo + ["-n", "48", "-b", "cpu"])
     run("ln_cpu_builtin", set(), ["-i", "KING:", "-n", "32", "-b", "cpu"])
@@ -68,6 +75,9 @@ def cases(models, data):
     run("ln_rtl_tiny_online", {"rtl"},
         ln + romeo + ["-n", "24", "-b", "rtl", "--config", "tiny", "--softmax", "online"])
     run("ln_rtl_small", {"rtl"}, ln + romeo + ["-n", "48", "-b", "rtl", "--config", "small"])
+    run("ln_rtl_tiny_prefill", {"rtl"},
+        ln + ["-i", "ROMEO:\nBut soft, what light through", "-n", "34", "-b",
+              "rtl", "--config", "tiny"])
     run("bn_float", set(), bn + romeo + ["-n", "48", "-b", "float"])
     run("bn_cpu_unfused", set(), bn + romeo + ["-n", "48", "-b", "cpu", "--batchnorm", "unfused"])
     run("bn_cpu_folded", set(), bn + romeo + ["-n", "48", "-b", "cpu", "--batchnorm", "folded"])

@@ -15,6 +15,7 @@
 #include "commands.hpp"
 #include "options.hpp"
 #include "passim/compiler/compiler.hpp"
+#include "passim/device/device_backend.hpp"
 #include "passim/eval/generate.hpp"
 #include "report.hpp"
 
@@ -131,6 +132,19 @@ void print_timing(std::ostream& err, const Backend& backend, const GenerateResul
                  : std::string());
 }
 
+/// A prompt the config's scratchpads could not take in one pass ran in several: say so.
+void print_split_notice(std::ostream& err, const RunBackend& b, const GenerateResult& r) {
+  const auto* dev = dynamic_cast<const DeviceBackend*>(b.backend);
+  if (dev == nullptr || r.prefill_positions == 0 || dev->sequence_passes() <= 1) {
+    return;
+  }
+  fmt::print(err, "notice: config {} holds at most {} prompt positions per pass (vector "
+             "scratchpad, MATMUL rows); the prompt's {} ran in {} passes\n",
+             dev->compiler().hw().name,
+             dev->compiler().rows_at(0, std::size_t(r.prefill_positions)), r.prefill_positions,
+             dev->sequence_passes());
+}
+
 json run_report(const RunOptions& o, const LoadedModel& m, const Backend& backend,
                 const GenerateResult& r, int steps) {
   json j;
@@ -200,6 +214,7 @@ int cmd_run(const RunOptions& o, std::ostream& out, std::ostream& err, const Rtl
     throw std::runtime_error(fmt::format("{}: {}", model_name(o.model), e.what()));
   }
   print_timing(err, *b.backend, r);
+  print_split_notice(err, b, r);
   json cycles;
   if (b.session) {
     b.session->close_trace();

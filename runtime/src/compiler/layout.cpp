@@ -137,12 +137,6 @@ void reserve_activations(ImageWriter& w, const ModelDesc& desc, const hw::HwConf
   d.v_cache = w.reserve(cache);
   d.logits = w.reserve(desc.head.classes * 4);
   d.program = w.reserve(cfg.prog_depth * 16);
-  d.bytes = out.image.size();
-  out.image.resize(std::size_t(d.logits));  // activations, caches and programs start at zero
-  if (d.bytes > (std::uint64_t{1} << 32)) {
-    throw std::runtime_error(fmt::format("compiler: model needs {} bytes of DRAM, more than "
-                                         "the 32-bit DMA address reaches", d.bytes));
-  }
 }
 
 /// The widest weight tile: as many output channels as fit the weight scratchpad and the
@@ -165,8 +159,9 @@ std::size_t tile_columns(const ModelDesc& desc, const hw::HwConfig& cfg) {
   return cols;
 }
 
-/// The fixed vector-scratchpad regions; returns the words they take.
-std::size_t plan_fixed_regions(const ModelDesc& desc, const hw::HwConfig& cfg, Layout& out) {
+/// The fixed vector-scratchpad regions for `rows` positions; returns the words they take.
+std::size_t plan_fixed_regions(const ModelDesc& desc, const hw::HwConfig& cfg,
+                               std::size_t chunk_cols, std::size_t rows, VectorLayout& v) {
   const AttentionDesc& a = desc.layers.front().attention;
   const FfnDesc& f = desc.layers.front().ffn;
   auto words = [&](std::size_t n) { return ceil_div(n, cfg.lanes); };
@@ -178,47 +173,76 @@ std::size_t plan_fixed_regions(const ModelDesc& desc, const hw::HwConfig& cfg, L
   };
   const bool bias_row = a.norm.kind != NormKind::kRms;  // LayerNorm, BatchNorm: gain and bias
   const bool swiglu = f.kind == FfnKind::kSwiGlu;      // GELU runs in place on hid
-  VectorLayout& v = out.vec;
-  v.x = take(words(desc.dim));
-  v.xn = take(words(desc.dim));
+  const std::size_t wh = words(a.head_size);
+  v.rows = rows;
+  v.x = take(rows * words(desc.dim));
+  v.xn = take(rows * words(desc.dim));
   v.gain = take((bias_row ? 2 : 1) * words(desc.dim));
-  v.q = take(a.n_heads * words(a.head_size));
-  v.k_new = take(a.n_kv_heads * words(a.head_size));
-  v.v_new = take(a.n_kv_heads * words(a.head_size));
+  v.q = take(rows * a.n_heads * wh);
+  v.k_new = take(rows * a.n_kv_heads * wh);
+  v.v_new = take(rows * a.n_kv_heads * wh);
   v.rope = take(a.rope ? 2 * words(a.head_size / 2) : 0);
-  v.att = take(a.n_heads * words(a.head_size));
-  v.branch = take(words(desc.dim));
-  v.gate = take(swiglu ? words(f.hidden) : 0);
-  v.up = take(swiglu ? words(f.hidden) : 0);
-  v.hid = take(words(f.hidden));
-  out.chunk_cols = tile_columns(desc, cfg);
-  v.logits = take(words(out.chunk_cols));
+  v.att = take(rows * a.n_heads * wh);
+  v.branch = take(rows * words(desc.dim));
+  v.gate = take(swiglu ? rows * words(f.hidden) : 0);
+  v.up = take(swiglu ? rows * words(f.hidden) : 0);
+  v.hid = take(rows * words(f.hidden));
+  v.logits = take(words(chunk_cols));
   return at;
 }
 
-/// The KV window: t rows of K and V (one head's words each) plus scores and probabilities.
+/// The KV window of `t` positions from word `at` on, if it fits the scratchpad.
+bool place_kv_window(const ModelDesc& desc, const hw::HwConfig& cfg, std::size_t at,
+                     std::size_t t, VectorLayout& v) {
+  auto words = [&](std::size_t n) { return ceil_div(n, cfg.lanes); };
+  const std::size_t hw_words = words(desc.layers.front().attention.head_size);
+  if (t == 0 || at + 2 * t * hw_words + 2 * words(t) > cfg.vector_depth) {
+    return false;
+  }
+  v.k_win = at;
+  v.v_win = at + t * hw_words;
+  v.scores = at + 2 * t * hw_words;
+  v.probs = v.scores + words(t);
+  return true;
+}
+
+/// The longest KV window one position at a time leaves room for.
 void plan_kv_window(const ModelDesc& desc, const hw::HwConfig& cfg, std::size_t at,
                     Layout& out) {
-  auto words = [&](std::size_t n) { return ceil_div(n, cfg.lanes); };
   if (at >= cfg.vector_depth) {
     throw std::runtime_error(fmt::format("config {}: vector scratchpad of {} words cannot "
                                          "hold the activations ({} words)", cfg.name,
                                          cfg.vector_depth, at));
   }
-  const std::size_t hw_words = words(desc.layers.front().attention.head_size);
-  const std::size_t left = cfg.vector_depth - at;
-  std::size_t t = std::min(desc.embedding.max_positions, left / (2 * hw_words));
-  while (t > 0 && 2 * t * hw_words + 2 * words(t) > left) {
+  const std::size_t hw_words = ceil_div(desc.layers.front().attention.head_size, cfg.lanes);
+  std::size_t t = std::min(desc.embedding.max_positions, (cfg.vector_depth - at) / (2 * hw_words));
+  while (t > 0 && !place_kv_window(desc, cfg, at, t, out.vec)) {
     --t;
   }
   if (t == 0) {
     throw std::runtime_error(fmt::format("config {}: no room for a KV window", cfg.name));
   }
   out.max_positions = int(t);
-  out.vec.k_win = at;
-  out.vec.v_win = at + t * hw_words;
-  out.vec.scores = at + 2 * t * hw_words;
-  out.vec.probs = out.vec.scores + words(t);
+}
+
+/// The most rows of one whole-sequence pass: MATMUL's m (the accumulator depth), the rows of
+/// the widest matmul input in the input scratchpad, one parameter entry per row (EMBED).
+std::size_t max_sequence_rows(const ModelDesc& desc, const hw::HwConfig& cfg) {
+  const AttentionDesc& a = desc.layers.front().attention;
+  const std::size_t k_max = std::max({desc.dim, desc.layers.front().ffn.hidden, a.q_dim()});
+  return std::min({std::size_t(cfg.acc_depth), cfg.input_depth / ceil_div(k_max, cfg.array_rows),
+                   std::size_t(cfg.param_depth), desc.embedding.max_positions,
+                   std::size_t{1023}});
+}
+
+void reserve_sequence(ImageWriter& w, const ModelDesc& desc, Layout& out) {
+  const std::size_t rows = out.max_rows;
+  ModelDram& d = out.dram;
+  d.seq_xn = w.reserve(rows * desc.dim);
+  d.seq_att = w.reserve(rows * desc.layers.front().attention.q_dim());
+  d.seq_hid = w.reserve(rows * desc.layers.front().ffn.hidden);
+  d.bytes = out.image.size();
+  out.image.resize(std::size_t(d.logits));
 }
 
 }  // namespace
@@ -228,8 +252,24 @@ Layout plan_layout(const QuantModel& model, const ModelDesc& desc, const hw::HwC
   ImageWriter w(out.image);
   put_model(w, model, desc, out);
   reserve_activations(w, desc, cfg, out);
-  plan_kv_window(desc, cfg, plan_fixed_regions(desc, cfg, out), out);
+  out.chunk_cols = tile_columns(desc, cfg);
+  out.max_rows = max_sequence_rows(desc, cfg);
+  reserve_sequence(w, desc, out);
+  plan_kv_window(desc, cfg, plan_fixed_regions(desc, cfg, out.chunk_cols, 1, out.vec), out);
+  if (out.dram.bytes > (std::uint64_t{1} << 32)) {
+    throw std::runtime_error(fmt::format("compiler: model needs {} bytes of DRAM, more than "
+                                         "the 32-bit DMA address reaches", out.dram.bytes));
+  }
   return out;
+}
+
+bool plan_rows(const ModelDesc& desc, const hw::HwConfig& cfg, const Layout& layout,
+               std::size_t rows, std::size_t t_len, VectorLayout& out) {
+  if (rows == 0 || rows > layout.max_rows) {
+    return false;
+  }
+  const std::size_t at = plan_fixed_regions(desc, cfg, layout.chunk_cols, rows, out);
+  return place_kv_window(desc, cfg, at, t_len, out);
 }
 
 }  // namespace passim

@@ -27,7 +27,31 @@ DeviceBackend::DeviceBackend(const ModelCompiler& compiled, Device& device,
 
 void DeviceBackend::forward(int token, int pos) {
   check_token_position(config(), token, pos);
-  for (const auto& prog : compiled_.step(token, pos)) {
+  run(compiled_.step(token, pos));
+  read_logits();
+}
+
+void DeviceBackend::forward_sequence(std::span<const int> tokens, int pos) {
+  check_sequence(config(), tokens, pos);
+  passes_ = 0;
+  for (std::size_t done = 0; done < tokens.size();) {
+    const int at = pos + int(done);
+    const std::size_t n = compiled_.rows_at(at, tokens.size() - done);
+    if (n == 0) {
+      throw std::runtime_error(fmt::format(
+          "config {}: position {} does not fit a pass (its KV window and one row need more "
+          "than the vector scratchpad's {} words); use a larger config", device_.hw().name, at,
+          device_.hw().vector_depth));
+    }
+    run(compiled_.pass(tokens.subspan(done, n), at));
+    done += n;
+    ++passes_;
+  }
+  read_logits();
+}
+
+void DeviceBackend::run(const std::vector<std::vector<hw::Instr>>& programs) {
+  for (const auto& prog : programs) {
     const RunStats s = device_.run_program(compiled_.program_addr(), prog);
     stats_.instructions += s.instructions;
     stats_.has_cycles = s.has_cycles;
@@ -36,6 +60,9 @@ void DeviceBackend::forward(int token, int pos) {
       stats_.counters[i] += s.counters[i];
     }
   }
+}
+
+void DeviceBackend::read_logits() {
   device_.read_dram(compiled_.logits_addr(),
                     {reinterpret_cast<std::uint8_t*>(logits_.data()), logits_.size() * 4});
   for (std::size_t i = 0; i < logits_.size(); ++i) {

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 /// \file Lowers a quantised model to accelerator programs (docs/isa.md) for one hardware
-/// configuration: the DRAM image (compiler/layout.hpp) once, then for each decoding step the
-/// instruction stream, tiled to the config's R, C, L and memory depths, walking the model's
-/// description in order.
+/// configuration: the DRAM image (compiler/layout.hpp) once, then for each pass (one decoding
+/// step, or n positions of a sequence at once) the instruction stream, tiled to the config's
+/// R, C, L and memory depths, walking the model's description in order.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "passim/compiler/layout.hpp"
@@ -54,6 +55,19 @@ class ModelCompiler {
   /// max_positions() or `token` outside the vocabulary.
   [[nodiscard]] std::vector<std::vector<hw::Instr>> step(int token, int pos) const;
 
+  /// The most positions one pass from position `pos` on can take (the vector scratchpad holds
+  /// their activations and a KV window of pos + n positions; MATMUL's m and the input
+  /// scratchpad hold n rows), at most `wanted`; 0 when not even one fits.
+  [[nodiscard]] std::size_t rows_at(int pos, std::size_t wanted) const;
+
+  /// The programs of one pass over `tokens` at positions pos .. pos + n - 1: every projection
+  /// and FFN matmul streams n rows through each weight tile, attention is causal (query i sees
+  /// positions 0 .. pos + i), and the KV cache gets all n positions. The logits are the last
+  /// position's. Bit for bit the same as n step() calls. Throws std::runtime_error when a
+  /// token is outside the vocabulary or n exceeds rows_at(pos, n).
+  [[nodiscard]] std::vector<std::vector<hw::Instr>> pass(std::span<const int> tokens,
+                                                         int pos) const;
+
  private:
   /// A weight matrix W^T (k, n) in DRAM with its per-column steps, and where its output goes.
   struct Projection {
@@ -63,23 +77,40 @@ class ModelCompiler {
     std::size_t dst = 0;  ///< vector-scratchpad word of output column 0
     unsigned out_bits = 8;
   };
-  /// Output columns [col0, col0 + cols) of a projection, written from word `dst` on.
+  /// Output columns [col0, col0 + cols) of a projection, written from word `dst` on, its
+  /// rows `stride` words apart (0: packed).
   struct Columns {
-    std::size_t col0 = 0, cols = 0, dst = 0;
+    std::size_t col0 = 0, cols = 0, dst = 0, stride = 0;
   };
 
-  void embed(ProgramBuilder& b, int token, std::size_t pos) const;
-  void norm(ProgramBuilder& b, NormKind kind, const QuantNorm& n, const NormDram& d) const;
-  void tile(ProgramBuilder& b, const Projection& p, const Columns& c) const;
-  void projection(ProgramBuilder& b, const Projection& p) const;
-  void attention_block(ProgramBuilder& b, std::size_t l, std::size_t pos) const;
-  void qkv(ProgramBuilder& b, std::size_t l) const;
-  void rope(ProgramBuilder& b, std::size_t l, std::size_t pos) const;
-  void attend(ProgramBuilder& b, std::size_t l, std::size_t pos) const;
-  void ffn_block(ProgramBuilder& b, std::size_t l) const;
-  void swiglu(ProgramBuilder& b, std::size_t l) const;
-  void gelu(ProgramBuilder& b, std::size_t l) const;
-  void head(ProgramBuilder& b) const;
+  /// The positions of one pass: n rows from position pos0 on, their vector-scratchpad
+  /// regions and DRAM round trips.
+  struct Rows {
+    std::size_t n = 1, pos0 = 0;
+    VectorLayout v;
+    std::uint64_t xn = 0, att = 0, hid = 0;
+  };
+  /// A norm's input: `rows` rows from vector word `src` on.
+  struct NormRows {
+    std::size_t src = 0, rows = 1;
+  };
+
+  [[nodiscard]] std::vector<std::vector<hw::Instr>> emit(std::span<const int> tokens,
+                                                         const Rows& r) const;
+  void embed(ProgramBuilder& b, const Rows& r, std::span<const int> tokens) const;
+  void norm(ProgramBuilder& b, const Rows& r, NormRows in, NormKind kind, const QuantNorm& n,
+            const NormDram& d) const;
+  void tile(ProgramBuilder& b, const Rows& r, const Projection& p, const Columns& c) const;
+  void projection(ProgramBuilder& b, const Rows& r, const Projection& p) const;
+  void attention_block(ProgramBuilder& b, const Rows& r, std::size_t l) const;
+  void qkv(ProgramBuilder& b, const Rows& r, std::size_t l) const;
+  void rope(ProgramBuilder& b, const Rows& r, std::size_t l) const;
+  void cache_rows(ProgramBuilder& b, const Rows& r, std::size_t l, std::size_t g) const;
+  void attend(ProgramBuilder& b, const Rows& r, std::size_t l) const;
+  void ffn_block(ProgramBuilder& b, const Rows& r, std::size_t l) const;
+  void swiglu(ProgramBuilder& b, const Rows& r, std::size_t l) const;
+  void gelu(ProgramBuilder& b, const Rows& r, std::size_t l) const;
+  void head(ProgramBuilder& b, const Rows& r) const;
   [[nodiscard]] std::size_t words(std::size_t n) const noexcept {
     return (n + cfg_.lanes - 1) / cfg_.lanes;
   }

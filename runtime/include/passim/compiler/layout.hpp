@@ -45,15 +45,22 @@ struct ModelDram {
   std::uint64_t k_cache = 0, v_cache = 0;  ///< (layers, kv_heads, seq_len, head_size) int16, int8
   std::uint64_t logits = 0;                ///< int32 Q.16 (classes)
   std::uint64_t program = 0;               ///< prog_depth 16-byte instructions
+  /// int8 round trips of a whole sequence (Layout::max_rows rows of xn, att and hid), after
+  /// the program area so that a single position's addresses do not depend on them.
+  std::uint64_t seq_xn = 0, seq_att = 0, seq_hid = 0;
   std::uint64_t bytes = 0;                 ///< everything above
 };
 
-/// Vector-scratchpad word addresses. The KV window (positions 0..max_positions - 1 of one KV
-/// head, plus its scores and probabilities) takes what the fixed regions leave.
+/// Vector-scratchpad word addresses for `rows` positions at a time. Row-major regions (x, xn,
+/// q, k_new, v_new, branch, gate, up, hid) hold row r at region + r * (its row's words); att
+/// is head-major (head h, row r at att + (h * rows + r) * ceil(head_size / L)). The KV window
+/// (positions 0..t - 1 of one KV head, plus its scores and probabilities) takes what the
+/// fixed regions leave.
 struct VectorLayout {
   std::size_t x = 0, xn = 0, gain = 0, q = 0, k_new = 0, v_new = 0, rope = 0, att = 0;
   std::size_t branch = 0, gate = 0, up = 0, hid = 0, logits = 0;
   std::size_t k_win = 0, v_win = 0, scores = 0, probs = 0;
+  std::size_t rows = 1;
 };
 
 /// The whole layout of a model on one configuration.
@@ -63,7 +70,8 @@ struct Layout {
   ModelDram dram;
   VectorLayout vec;
   std::size_t chunk_cols = 0;  ///< output channels per weight tile: a multiple of C and L
-  int max_positions = 0;       ///< the KV window the vector scratchpad holds
+  int max_positions = 0;       ///< the KV window the vector scratchpad holds, one row at a time
+  std::size_t max_rows = 1;    ///< most rows of one whole-sequence pass (MATMUL m, memories)
 };
 
 /// Lays out `model` (described by `desc`) for `cfg`. Throws std::runtime_error naming the
@@ -71,5 +79,12 @@ struct Layout {
 /// more DRAM than the 32-bit DMA address reaches.
 [[nodiscard]] Layout plan_layout(const QuantModel& model, const ModelDesc& desc,
                                  const hw::HwConfig& cfg);
+
+/// The vector-scratchpad regions for `rows` positions (<= layout.max_rows) with a KV window of
+/// `t_len` positions, or false when they do not fit the scratchpad. rows = 1 gives
+/// layout.vec's fixed regions.
+[[nodiscard]] bool plan_rows(const ModelDesc& desc, const hw::HwConfig& cfg,
+                             const Layout& layout, std::size_t rows, std::size_t t_len,
+                             VectorLayout& out);
 
 }  // namespace passim

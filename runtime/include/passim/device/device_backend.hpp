@@ -3,6 +3,7 @@
 /// accelerator (CpuDevice, or the simulated RTL).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -29,6 +30,12 @@ class DeviceBackend final : public Backend {
     return compiled_.model().config;
   }
   void forward(int token, int pos) override;
+  /// The sequence in as few passes as the config holds (ModelCompiler::rows_at): each pass
+  /// streams its rows through every weight tile. Bit for bit the same as forward() per token.
+  /// Throws std::runtime_error as forward(), or when a position fits no pass.
+  void forward_sequence(std::span<const int> tokens, int pos) override;
+  /// Passes the last forward_sequence() took (1 unless the sequence was split).
+  [[nodiscard]] std::size_t sequence_passes() const noexcept { return passes_; }
   [[nodiscard]] std::span<const float> logits() const noexcept override { return logits_f32_; }
   void reset() override {}
 
@@ -40,12 +47,16 @@ class DeviceBackend final : public Backend {
   [[nodiscard]] const ModelCompiler& compiler() const noexcept { return compiled_; }
 
  private:
+  void run(const std::vector<std::vector<hw::Instr>>& programs);
+  void read_logits();
+
   const ModelCompiler& compiled_;
   Device& device_;
   std::string name_;
   std::vector<std::int32_t> logits_;
   std::vector<float> logits_f32_;
   RunStats stats_;
+  std::size_t passes_ = 0;
 };
 
 }  // namespace passim
