@@ -149,7 +149,7 @@ module psm_instr_check #(
       mm_nt_w = ceil_div(32'(mm.n), ArrayCols);  // weight words per row of W^T
       mm_nt_c = mm_nt_w;                         // psm_matmul output words per row
       mm_nt_l = ceil_div(32'(mm.n), Lanes);      // vector words per result row
-      mm_span = 32'(mm.m - 1'b1) * (mm.dst_stride != '0 ? 32'(mm.dst_stride) : mm_nt_l) + mm_nt_l;
+      mm_span = (32'(mm.m) - 32'd1) * (mm.dst_stride != '0 ? 32'(mm.dst_stride) : mm_nt_l) + mm_nt_l;
       if (32'(mm.m) * mm_nt_c > MmOutDepth) begin
         mm_err = psm_pkg::ErrBadOperand;
       end else if (!fits(32'(mm.a_addr), 32'(mm.m) * mm_kt, InputDepth)
@@ -264,6 +264,6 @@ module psm_instr_check #(
   logic unused_fields;
   assign unused_fields = ^{dma.dram_addr, dma.dram_stride, dma.rsvd_23_23, dma.rsvd_31_26,
                            dma.layer, dma.opcode, dma.op_class, vec.rsvd_31_24,
-                           vec.rsvd_95_92, vec.layer, vec.opcode, vec.op_class, mm.rsvd_31_27,
-                           mm.rsvd_95_92, mm.layer, mm.opcode, mm.op_class};
+                           vec.rsvd_95_92, vec.layer, vec.opcode, vec.op_class,
+                           mm.layer, mm.opcode, mm.op_class};
 endmodule : psm_instr_check

@@ -81,13 +81,14 @@ module psm_matmul_stage #(
   logic [11:0] rq_addr_q;
   logic [5:0]  out_bits_q;
   logic        requant_en_q;
-  logic [15:0] stride_q;     // S: vector words from one result row to the next
+  logic [VecAddrWidth-1:0] stride_q;  // S: vector words from one result row to the next
 
-  logic [15:0] start_kt, start_nw, start_stride;
+  logic [15:0] start_kt, start_nw;
+  logic [VecAddrWidth-1:0] start_stride;  // (wider strides fail the instruction check)
   assign start_kt     = 16'((32'(cmd.k) + ArrayRows - 1) / ArrayRows);
   assign start_nw     = 16'((32'(cmd.n) + ArrayCols - 1) / ArrayCols);
-  assign start_stride = cmd.dst_stride != '0 ? 16'(cmd.dst_stride)
-                                             : 16'((32'(cmd.n) + Lanes - 1) / Lanes);
+  assign start_stride = cmd.dst_stride != '0 ? VecAddrWidth'(cmd.dst_stride)
+                                             : VecAddrWidth'((32'(cmd.n) + Lanes - 1) / Lanes);
 
   always_ff @(posedge clk_i) begin  // configuration: no reset, loaded by start_i
     if (start_i) begin
@@ -305,8 +306,8 @@ module psm_matmul_stage #(
         if (ow_left_q == ow_n) begin  // the row's last word: the next row starts S on
           ow_r_q    <= ow_r_q + 16'd1;
           ow_left_q <= n_q;
-          ow_addr_q <= ow_row_q + VecAddrWidth'(stride_q);
-          ow_row_q  <= ow_row_q + VecAddrWidth'(stride_q);
+          ow_addr_q <= ow_row_q + stride_q;
+          ow_row_q  <= ow_row_q + stride_q;
         end else begin
           ow_left_q <= ow_left_q - ow_n;
           ow_addr_q <= ow_addr_q + VecAddrWidth'(1);
@@ -348,7 +349,7 @@ module psm_matmul_stage #(
   // and weight reads are always granted (see the assertions).
   logic unused_bits;
   assign unused_bits = ^{mm_perf_busy, mm_perf_mac, mm_busy, pm_rdata_i[31],
-                         in_gnt_i, wt_gnt_i, cmd.rsvd_31_27, cmd.rsvd_95_92, cmd.opcode,
+                         in_gnt_i, wt_gnt_i, cmd.opcode,
                          cmd.layer, cmd.op_class};
 
   //////////////////////////////////////////////////////////////////////////////////////////////
