@@ -25,34 +25,108 @@ std::string layer_label(std::uint32_t layer, const ModelConfig& c) {
   return layer == std::uint32_t(c.n_layers) ? "head" : std::to_string(layer);
 }
 
-/// Prints the class table from the counters; returns the JSON totals.
+/// Cycles and passes per op class of one set of counters (hw::Counter order).
+json classes_json(const std::vector<std::uint64_t>& cnt) {
+  json j;
+  j["total"] = cnt.at(std::size_t(hw::Counter::kTotalCycles));
+  for (std::size_t i = 0; i < kOpClassNames.size(); ++i) {
+    j["by_class"][std::string(kOpClassNames[i])] = {
+        {"cycles", cnt.at(std::size_t(hw::Counter::kCyclesMatmul) + i)},
+        {"passes", cnt.at(std::size_t(hw::Counter::kPassesMatmul) + i)}};
+  }
+  return j;
+}
+
+double percent(std::uint64_t part, std::uint64_t whole) {
+  return whole ? 100.0 * double(part) / double(whole) : 0.0;
+}
+
+/// Prints the class table from the counters, split into prefill and decode when the run had
+/// a prefill; returns the JSON totals.
 json class_report(const RtlSession& s, std::ostream& err) {
   const auto cnt = s.counters();
   const auto at = [&](hw::Counter k) { return cnt.at(std::size_t(k)); };
   const std::uint64_t total = at(hw::Counter::kTotalCycles);
-  const auto pct = [&](std::uint64_t v) { return total ? 100.0 * double(v) / double(total) : 0.0; };
-  json j;
-  j["total"] = total;
+  const auto prefill = s.counters(Phase::kPrefill), decode = s.counters(Phase::kDecode);
+  const bool split = !prefill.empty();
+  json j = classes_json(cnt);
   j["mem_stall"] = at(hw::Counter::kMemStall);
   j["unit_stall"] = at(hw::Counter::kUnitStall);
   j["instructions"] = at(hw::Counter::kInstret);
   j["busy"] = {{"matmul", at(hw::Counter::kBusyMatmul)},
                {"vector", at(hw::Counter::kBusyVector)},
                {"dma", at(hw::Counter::kBusyDma)}};
+  if (split) {
+    j["by_phase"]["prefill"] = classes_json(prefill);
+  }
+  if (!decode.empty()) {
+    j["by_phase"]["decode"] = classes_json(decode);
+  }
   fmt::print(err, "\ncycles by op class ({} config, counters read from the RTL)\n", s.hw().name);
-  fmt::print(err, "{:<14}{:>14}{:>9}{:>12}\n", "class", "cycles", "%", "passes");
+  fmt::print(err, "{:<14}{:>14}{:>9}{:>12}", "class", "cycles", "%", "passes");
+  fmt::print(err, "{}\n", split ? fmt::format("{:>14}{:>9}{:>14}{:>9}", "prefill", "%",
+                                               "decode", "%") : "");
   std::uint64_t sum = 0;
   for (std::size_t i = 0; i < kOpClassNames.size(); ++i) {
-    const std::uint64_t cyc = cnt.at(std::size_t(hw::Counter::kCyclesMatmul) + i);
-    const std::uint64_t passes = cnt.at(std::size_t(hw::Counter::kPassesMatmul) + i);
-    sum += cyc;
-    j["by_class"][std::string(kOpClassNames[i])] = {{"cycles", cyc}, {"passes", passes}};
-    fmt::print(err, "{:<14}{:>14}{:>8.1f}%{:>12}\n", kOpClassNames[i], cyc, pct(cyc), passes);
+    const std::size_t c = std::size_t(hw::Counter::kCyclesMatmul) + i;
+    sum += cnt.at(c);
+    fmt::print(err, "{:<14}{:>14}{:>8.1f}%{:>12}", kOpClassNames[i], cnt.at(c),
+               percent(cnt.at(c), total), cnt.at(std::size_t(hw::Counter::kPassesMatmul) + i));
+    const auto share = [&](const std::vector<std::uint64_t>& p) {
+      return p.empty() ? fmt::format("{:>14}{:>9}", "-", "-")
+                       : fmt::format("{:>14}{:>8.1f}%", p.at(c), percent(p.at(c), p.at(0)));
+    };
+    fmt::print(err, "{}\n", split ? share(prefill) + share(decode) : "");
   }
   fmt::print(err, "{:<14}{:>14}{:>8.1f}%\n", "total", total, 100.0);
   fmt::print(err, "{:<14}{:>14}{:>8.1f}%   (DMA and program fetch waiting on DRAM)\n",
-             "memory stall", at(hw::Counter::kMemStall), pct(at(hw::Counter::kMemStall)));
+             "memory stall", at(hw::Counter::kMemStall), percent(at(hw::Counter::kMemStall), total));
   j["class_totals_sum_to_total"] = sum == total;
+  return j;
+}
+
+/// The array's multiply-accumulates (MATMUL records) of one phase, or of all with nullptr.
+std::uint64_t array_macs(const std::vector<OpRecord>& recs, const Phase* phase) {
+  std::uint64_t macs = 0;
+  for (const OpRecord& r : recs) {
+    if (r.op == hw::Opcode::kMatmul && (phase == nullptr || r.phase == *phase)) {
+      macs += r.macs;
+    }
+  }
+  return macs;
+}
+
+/// Prints each unit's busy share and the array's MAC utilisation (of all cycles, and of the
+/// matmul class's cycles), per phase; returns them as JSON.
+json utilisation_report(const RtlSession& s, const std::vector<OpRecord>& recs,
+                        std::ostream& err) {
+  const std::uint64_t macs_per_cycle = s.hw().macs();
+  const auto line = [&](const std::vector<std::uint64_t>& cnt, const Phase* phase) {
+    const auto at = [&](hw::Counter k) { return cnt.at(std::size_t(k)); };
+    const std::uint64_t total = at(hw::Counter::kTotalCycles), macs = array_macs(recs, phase);
+    const std::uint64_t mm = at(hw::Counter::kCyclesMatmul);
+    const json j = {{"array_busy", percent(at(hw::Counter::kBusyMatmul), total)},
+                    {"vector_busy", percent(at(hw::Counter::kBusyVector), total)},
+                    {"dma_busy", percent(at(hw::Counter::kBusyDma), total)},
+                    {"array_macs", macs},
+                    {"mac_utilisation", percent(macs, total * macs_per_cycle)},
+                    {"matmul_class_mac_utilisation", percent(macs, mm * macs_per_cycle)}};
+    fmt::print(err, "{:<8} busy: array {:5.1f}%  vector {:5.1f}%  DMA {:5.1f}%   MAC "
+               "utilisation: {:5.1f}% of all cycles, {:5.1f}% of the matmul class's\n",
+               phase ? phase_name(*phase) : "all", j["array_busy"].get<double>(),
+               j["vector_busy"].get<double>(), j["dma_busy"].get<double>(),
+               j["mac_utilisation"].get<double>(), j["matmul_class_mac_utilisation"].get<double>());
+    return j;
+  };
+  fmt::print(err, "\nunits ({} MACs in the array; shares of each phase's cycles)\n",
+             macs_per_cycle);
+  json j;
+  j["all"] = line(s.counters(), nullptr);
+  for (const Phase p : {Phase::kPrefill, Phase::kDecode}) {
+    if (!s.counters(p).empty()) {
+      j[std::string(phase_name(p))] = line(s.counters(p), &p);
+    }
+  }
   return j;
 }
 
@@ -128,11 +202,13 @@ void print_op_table(const std::vector<OpRecord>& recs, std::uint64_t total, std:
   }
 }
 
-/// The JSON records: one per (layer, opcode, op class, shape), by layer, then in order of
-/// first appearance.
+/// The JSON records: one per (phase, layer, opcode, op class, shape); prefill before decode,
+/// by layer, then in order of first appearance.
 json records_json(std::vector<OpRecord> recs, const ModelConfig& c) {
-  std::stable_sort(recs.begin(), recs.end(),
-                   [](const OpRecord& a, const OpRecord& b) { return a.layer < b.layer; });
+  std::stable_sort(recs.begin(), recs.end(), [](const OpRecord& a, const OpRecord& b) {
+    const bool pa = a.phase == Phase::kPrefill, pb = b.phase == Phase::kPrefill;
+    return pa != pb ? pa : a.layer < b.layer;
+  });
   json out = json::array();
   for (const OpRecord& r : recs) {
     json shape = json::object();
@@ -140,7 +216,8 @@ json records_json(std::vector<OpRecord> recs, const ModelConfig& c) {
       shape[std::string(name)] = v;
     }
     out.push_back(
-        {{"layer", layer_label(r.layer, c)},
+        {{"phase", std::string(phase_name(r.phase))},
+         {"layer", layer_label(r.layer, c)},
          {"op", std::string(hw::opcode_name(r.op))},
          {"class", r.op_class < kOpClassNames.size() ? std::string(kOpClassNames[r.op_class])
                                                      : std::string("unknown")},
@@ -162,6 +239,7 @@ json cycle_report(const RtlSession& s, const ModelConfig& c, std::ostream& err) 
   j["records_sum_to_class_totals"] = records_match_classes(recs, s.counters());
   print_layer_table(recs, c, err);
   print_op_table(recs, j["total"].get<std::uint64_t>(), err);
+  j["units"] = utilisation_report(s, recs, err);
   j["records"] = records_json(recs, c);
   return j;
 }

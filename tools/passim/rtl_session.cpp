@@ -41,6 +41,9 @@ class SimSession final : public RtlSession {
   Backend& backend() override { return backend_; }
   const hw::HwConfig& hw() const override { return device_.hw(); }
   std::vector<std::uint64_t> counters() const override { return backend_.stats().counters; }
+  std::vector<std::uint64_t> counters(Phase phase) const override {
+    return backend_.stats(phase).counters;
+  }
   std::vector<OpRecord> op_records() const override { return records_.records(); }
   void close_trace() override { device_.close_trace(); }
 

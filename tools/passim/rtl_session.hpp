@@ -26,6 +26,8 @@ class RtlSession {
   [[nodiscard]] virtual const hw::HwConfig& hw() const = 0;
   /// Counters read from the RTL, summed over every program run so far (hw::Counter order).
   [[nodiscard]] virtual std::vector<std::uint64_t> counters() const = 0;
+  /// The part of counters() that ran in `phase` (empty if none did).
+  [[nodiscard]] virtual std::vector<std::uint64_t> counters(Phase phase) const = 0;
   /// The hardware's per-instruction records of every run so far, joined with their
   /// instructions and summed per (layer, opcode, op class, shape), in order of first
   /// appearance.

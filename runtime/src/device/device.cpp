@@ -7,7 +7,8 @@ namespace passim {
 RunStats Device::run_program(std::uint64_t prog_addr, std::span<const hw::Instr> program) {
   write_dram(prog_addr, {reinterpret_cast<const std::uint8_t*>(program.data()),
                          program.size() * sizeof(hw::Instr)});
-  const RunStats stats = run(prog_addr, std::uint32_t(program.size()));
+  RunStats stats = run(prog_addr, std::uint32_t(program.size()));
+  stats.phase = phase_;
   for (RunObserver* o : observers_) {
     o->on_run(program, stats);
   }

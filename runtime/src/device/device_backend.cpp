@@ -34,6 +34,13 @@ void DeviceBackend::forward(int token, int pos) {
 void DeviceBackend::forward_sequence(std::span<const int> tokens, int pos) {
   check_sequence(config(), tokens, pos);
   passes_ = 0;
+  struct PrefillTag {  // the passes' runs are tagged prefill, whatever happens
+    Device& d;
+    explicit PrefillTag(Device& dev) : d(dev) { d.set_phase(Phase::kPrefill); }
+    ~PrefillTag() { d.set_phase(Phase::kDecode); }
+    PrefillTag(const PrefillTag&) = delete;
+    PrefillTag& operator=(const PrefillTag&) = delete;
+  } tag(device_);
   for (std::size_t done = 0; done < tokens.size();) {
     const int at = pos + int(done);
     const std::size_t n = compiled_.rows_at(at, tokens.size() - done);
@@ -50,15 +57,25 @@ void DeviceBackend::forward_sequence(std::span<const int> tokens, int pos) {
   read_logits();
 }
 
+namespace {
+
+/// Adds a run's instruction count and counters to `sum`.
+void accumulate(RunStats& sum, const RunStats& s) {
+  sum.instructions += s.instructions;
+  sum.has_cycles = s.has_cycles;
+  sum.counters.resize(std::max(sum.counters.size(), s.counters.size()), 0);
+  for (std::size_t i = 0; i < s.counters.size(); ++i) {
+    sum.counters[i] += s.counters[i];
+  }
+}
+
+}  // namespace
+
 void DeviceBackend::run(const std::vector<std::vector<hw::Instr>>& programs) {
   for (const auto& prog : programs) {
     const RunStats s = device_.run_program(compiled_.program_addr(), prog);
-    stats_.instructions += s.instructions;
-    stats_.has_cycles = s.has_cycles;
-    stats_.counters.resize(std::max(stats_.counters.size(), s.counters.size()), 0);
-    for (std::size_t i = 0; i < s.counters.size(); ++i) {
-      stats_.counters[i] += s.counters[i];
-    }
+    accumulate(stats_, s);
+    accumulate(phase_stats_[std::size_t(s.phase)], s);
   }
 }
 

@@ -41,7 +41,8 @@ std::uint64_t instr_macs(const hw::Instr& in) {
   }
 }
 
-void OpRecordTable::add(std::span<const hw::Instr> prog, std::span<const InstrRecord> records) {
+void OpRecordTable::add(std::span<const hw::Instr> prog, std::span<const InstrRecord> records,
+                        Phase phase) {
   for (const InstrRecord& r : records) {
     if (r.index >= prog.size()) {
       continue;
@@ -55,9 +56,11 @@ void OpRecordTable::add(std::span<const hw::Instr> prog, std::span<const InstrRe
     const std::uint32_t layer = hw::get_field(in, f::kLayer);
     const std::uint32_t op = hw::get_field(in, f::kOpcode);
     const std::uint32_t cls = hw::get_field(in, f::kOpClass);
-    auto [it, inserted] = index_.try_emplace(Key{layer, op, cls, std::move(dims)}, rows_.size());
+    auto [it, inserted] =
+        index_.try_emplace(Key{phase, layer, op, cls, std::move(dims)}, rows_.size());
     if (inserted) {
       OpRecord row;
+      row.phase = phase;
       row.layer = layer;
       row.op = static_cast<Opcode>(op);
       row.op_class = cls;

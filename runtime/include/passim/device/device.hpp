@@ -25,6 +25,16 @@ struct InstrRecord {
   std::uint64_t passes = 0;        ///< passes it made (docs/isa.md "passes" column)
 };
 
+/// Which part of a generation a program belongs to: the prompt's whole-sequence passes
+/// (prefill) or one position at a time (decode). The hardware does not know; the host tags
+/// its runs (Device::set_phase) so that reports can split every class and record.
+enum class Phase : std::uint8_t { kDecode = 0, kPrefill = 1 };
+
+/// "decode" or "prefill".
+[[nodiscard]] constexpr std::string_view phase_name(Phase p) noexcept {
+  return p == Phase::kPrefill ? "prefill" : "decode";
+}
+
 /// What a run reports. Cycle numbers come only from hardware counters and the hardware's
 /// trace: a device without them (CpuDevice) leaves `has_cycles` false and `counters` and
 /// `records` empty.
@@ -35,6 +45,7 @@ struct RunStats {
   /// One record per DMA, matmul and vector instruction of this run, in the order they
   /// ended (instructions on different units may end out of program order).
   std::vector<InstrRecord> records;
+  Phase phase = Phase::kDecode;  ///< the host's tag of the run (Device::set_phase)
 };
 
 /// Receives every program a Device runs with its stats: the report's per-instruction records
@@ -67,9 +78,13 @@ class Device {
   RunStats run_program(std::uint64_t prog_addr, std::span<const hw::Instr> program);
   /// Adds an observer of every later run_program() (not owned; must outlive its use).
   void add_observer(RunObserver* observer) { observers_.push_back(observer); }
+  /// The phase later run_program() calls are tagged with (RunStats::phase).
+  void set_phase(Phase p) noexcept { phase_ = p; }
+  [[nodiscard]] Phase phase() const noexcept { return phase_; }
 
  private:
   std::vector<RunObserver*> observers_;
+  Phase phase_ = Phase::kDecode;
 };
 
 /// The passes instruction `in` makes on a `cfg` accelerator, as its `passes_<class>` counter

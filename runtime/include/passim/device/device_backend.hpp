@@ -3,6 +3,7 @@
 /// accelerator (CpuDevice, or the simulated RTL).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -44,6 +45,10 @@ class DeviceBackend final : public Backend {
   /// stays empty: an OpRecordTable attached to the device (Device::add_observer) collects
   /// each run's records with the program they belong to.
   [[nodiscard]] const RunStats& stats() const noexcept { return stats_; }
+  /// The part of stats() that ran in `phase` (forward_sequence: prefill; forward: decode).
+  [[nodiscard]] const RunStats& stats(Phase phase) const noexcept {
+    return phase_stats_[std::size_t(phase)];
+  }
   [[nodiscard]] const ModelCompiler& compiler() const noexcept { return compiled_; }
 
  private:
@@ -56,6 +61,7 @@ class DeviceBackend final : public Backend {
   std::vector<std::int32_t> logits_;
   std::vector<float> logits_f32_;
   RunStats stats_;
+  std::array<RunStats, 2> phase_stats_;
   std::size_t passes_ = 0;
 };
 

@@ -35,8 +35,10 @@ using Shape = std::vector<std::pair<std::string_view, std::uint32_t>>;
 /// rows positions); 0 for the others.
 [[nodiscard]] std::uint64_t instr_macs(const hw::Instr& in);
 
-/// The records of every instruction with the same layer, opcode, op class and shape, summed.
+/// The records of every instruction with the same phase, layer, opcode, op class and shape,
+/// summed.
 struct OpRecord {
+  Phase phase = Phase::kDecode;
   std::uint32_t layer = 0;  ///< the instruction's `layer` field
   hw::Opcode op = hw::Opcode::kNop;
   std::uint32_t op_class = 0;  ///< the instruction's `op_class` field (`hw::OpClass` value)
@@ -55,14 +57,16 @@ class OpRecordTable final : public RunObserver {
  public:
   /// Adds the records of one run of `prog`. A record whose index is outside `prog` is
   /// ignored.
-  void add(std::span<const hw::Instr> prog, std::span<const InstrRecord> records);
+  void add(std::span<const hw::Instr> prog, std::span<const InstrRecord> records,
+           Phase phase = Phase::kDecode);
   void on_run(std::span<const hw::Instr> program, const RunStats& stats) override {
-    add(program, stats.records);
+    add(program, stats.records, stats.phase);
   }
   [[nodiscard]] const std::vector<OpRecord>& records() const noexcept { return rows_; }
 
  private:
-  using Key = std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, std::vector<std::uint32_t>>;
+  using Key = std::tuple<Phase, std::uint32_t, std::uint32_t, std::uint32_t,
+                         std::vector<std::uint32_t>>;
   std::vector<OpRecord> rows_;
   std::map<Key, std::size_t> index_;
 };
