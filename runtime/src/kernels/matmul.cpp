@@ -32,8 +32,10 @@ void requantize_cols(std::span<const std::int32_t> acc, std::span<const Requant>
                      std::span<T> out, int bits) {
   const std::size_t n = rq.size();
   assert(n > 0 && acc.size() % n == 0 && out.size() >= acc.size());
-  for (std::size_t i = 0; i < acc.size(); ++i) {
-    out[i] = static_cast<T>(requantize(acc[i], rq[i % n], bits));
+  for (std::size_t r = 0; r < acc.size(); r += n) {  // one row of n columns at a time
+    for (std::size_t c = 0; c < n; ++c) {
+      out[r + c] = static_cast<T>(requantize(acc[r + c], rq[c], bits));
+    }
   }
 }
 }  // namespace
