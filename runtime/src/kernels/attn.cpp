@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Golden attention arithmetic: the two halves of the attn unit (scores, weighted values) and one
-// attention layer over the KV cache composed from them and the Softmax.
+// attention layer over the KV cache composed from them and the Softmax, over the row-major cache
+// (as the accelerator holds it) and over the host's channel-major cache.
 // RTL twin: rtl/vector/psm_attn.sv (ATTN_SCORE, ATTN_VALUE); the Softmax is rtl/vector/psm_softmax.sv.
 #include "passim/kernels/attn.hpp"
 
@@ -78,6 +79,72 @@ void attention_i8(std::span<const std::int16_t> q, std::span<const std::int16_t>
     }
     attn_value_i8<std::int8_t>(probs, v_cache.subspan(kv_off), kv_dim, p.out_rq[h],
                                scratch.head_acc, out.subspan(h * hs, hs));
+  }
+}
+
+namespace {
+
+/// One head's scores from a channel-major key block: acc[t] = sum_i q[i] * k[i * ld + t]
+/// (wrapping), then s[t] = requantize(acc[t], rq, 32).
+///   q: (hs) int16   k: (hs rows at ld) int16   acc: (t_len) scratch   scores: (t_len) int32
+void score_cm(const std::int16_t* q, const std::int16_t* k, std::size_t hs, std::size_t ld,
+              Requant rq, std::span<std::uint32_t> acc, std::span<std::int32_t> scores) {
+  const std::size_t t_len = scores.size();
+  std::fill(acc.begin(), acc.begin() + std::ptrdiff_t(t_len), 0u);
+  for (std::size_t i = 0; i < hs; ++i) {
+    const std::int32_t qi = q[i];
+    const std::int16_t* ki = k + i * ld;
+    for (std::size_t t = 0; t < t_len; ++t) {
+      acc[t] += static_cast<std::uint32_t>(qi * std::int32_t{ki[t]});
+    }
+  }
+  for (std::size_t t = 0; t < t_len; ++t) {
+    scores[t] = requantize(static_cast<std::int32_t>(acc[t]), rq, 32);
+  }
+}
+
+/// One head's weighted values from a channel-major value block:
+/// out[i] = requantize(sum_t p[t] * v[i * ld + t], rq, 8) (the sum wrapping).
+///   p: (t_len) int16 Q0.15   v: (hs rows at ld) int16   out: (hs) int8
+void value_cm(std::span<const std::int16_t> p, const std::int16_t* v, std::size_t ld,
+              Requant rq, std::span<std::int8_t> out) {
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const std::int16_t* vi = v + i * ld;
+    std::uint32_t acc = 0;
+    for (std::size_t t = 0; t < p.size(); ++t) {
+      acc += static_cast<std::uint32_t>(std::int32_t{p[t]} * std::int32_t{vi[t]});
+    }
+    out[i] = static_cast<std::int8_t>(requantize(static_cast<std::int32_t>(acc), rq, 8));
+  }
+}
+
+}  // namespace
+
+void attention_cm_i8(std::span<const std::int16_t> q, std::span<const std::int16_t> k_cm,
+                     std::span<const std::int16_t> v_cm, std::size_t ld, std::size_t t_len,
+                     const AttentionParams& p, const AttentionScratch& scratch,
+                     std::span<std::int8_t> out) {
+  const std::size_t hs = p.head_size;
+  const std::size_t group = p.n_heads / p.n_kv_heads;
+  assert(t_len >= 1 && t_len <= ld && p.n_heads % p.n_kv_heads == 0);
+  assert(p.score_rq.size() == p.n_heads && p.out_rq.size() == p.n_heads);
+  assert(q.size() >= p.n_heads * hs && out.size() >= p.n_heads * hs);
+  assert(k_cm.size() >= p.n_kv_heads * hs * ld && v_cm.size() >= p.n_kv_heads * hs * ld);
+  assert(scratch.scores.size() >= t_len && scratch.exps.size() >= t_len &&
+         scratch.probs.size() >= t_len);
+  const auto scores = scratch.scores.first(t_len);
+  const auto probs = scratch.probs.first(t_len);
+  for (std::size_t h = 0; h < p.n_heads; ++h) {
+    const std::size_t kv_off = (h / group) * hs * ld;  // this head's KV head: hs channel rows
+    score_cm(q.data() + h * hs, k_cm.data() + kv_off, hs, ld, p.score_rq[h], scratch.exps,
+             scores);
+    softmax_row_i16(scores, p.softmax, scratch.exps, probs);
+    if (!scratch.capture.empty()) {
+      assert(scratch.capture.size() >= (h + 1) * scratch.capture_stride);
+      std::copy(probs.begin(), probs.end(),
+                scratch.capture.begin() + std::ptrdiff_t(h * scratch.capture_stride));
+    }
+    value_cm(probs, v_cm.data() + kv_off, ld, p.out_rq[h], out.subspan(h * hs, hs));
   }
 }
 
