@@ -28,12 +28,13 @@ std::uint64_t softmax_recip(std::uint64_t sum) {
 }
 
 /// One output of the normalising pass: min(kProbOne, (e * recip + 2^31) >> 32), where
-/// e * recip < 2^22 * 2^26 = 2^48 (a 32 x 32 -> 64-bit product, which vectorises).
+/// e * recip < 2^22 * 2^26 = 2^48 (a 32 x 32 -> 64-bit product, which vectorises), so the
+/// quotient is below 2^17 and the minimum is taken in int32.
 std::int16_t prob_q15(std::uint32_t e, std::uint64_t recip) {
   const std::uint64_t prod = std::uint64_t{e} * static_cast<std::uint32_t>(recip);
-  const std::uint64_t q =
-      (prod + (std::uint64_t{1} << (kSoftmaxRecipBits - 1))) >> kSoftmaxRecipBits;
-  return static_cast<std::int16_t>(std::min<std::uint64_t>(q, kProbOne));
+  const auto q = static_cast<std::int32_t>(
+      (prod + (std::uint64_t{1} << (kSoftmaxRecipBits - 1))) >> kSoftmaxRecipBits);
+  return static_cast<std::int16_t>(std::min(q, kProbOne));
 }
 
 /// exp(x - m) for x <= m: iexp_diff(x - m), with m - x in [0, 2^32 - 1] exact in uint32.
