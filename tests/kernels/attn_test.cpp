@@ -277,13 +277,15 @@ TEST(AttentionI8, CapturedProbabilitiesAreSoftmaxOfScores) {
 
 // attention_cm_i8 on channel-major caches (with junk past t_len in every channel row) gives
 // the outputs and captured probabilities of attention_i8 bit for bit: both Softmax versions,
-// every shape, and full-range int16 queries and keys whose q . k sums wrap in int32.
+// every shape (head sizes of 1 to 64 channels), and full-range int16 queries and keys whose q . k sums wrap in int32.
 TEST(AttentionCmI8, MatchesRowMajorBitForBit) {
   const std::uint32_t seed = 705;
   auto rng = seeded_rng(seed);
   const passim::kernels::SoftmaxOptions modes[] = {{},
                                                    {passim::kernels::SoftmaxMode::kOnline, 4}};
-  for (const Shape& s : kShapes) {
+  std::vector<Shape> shapes = kShapes;  // and heads that are not a multiple of 8 channels
+  shapes.insert(shapes.end(), {Shape{3, 1, 12}, Shape{2, 2, 4}, Shape{2, 1, 1}});
+  for (const Shape& s : shapes) {
     for (const std::size_t t_len : {1, 2, 7, 33, 130, 512}) {
       for (int trial = 0; trial < 6; ++trial) {
         Problem p = random_problem(rng, s, t_len, trial % 2 == 1);

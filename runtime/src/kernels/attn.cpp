@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <limits>
 
 namespace passim::kernels {
 
@@ -84,23 +85,47 @@ void attention_i8(std::span<const std::int16_t> q, std::span<const std::int16_t>
 
 namespace {
 
+/// acc[t] += sum_j q[j] * k[j * ld + t] over 8 channels (wrapping): one pass over the
+/// positions keeps the eight products of each position in registers.
+void add_8_channels(const std::int16_t* q, const std::int16_t* k, std::size_t ld,
+                    std::span<std::uint32_t> acc) {
+  const std::int32_t q0 = q[0], q1 = q[1], q2 = q[2], q3 = q[3];
+  const std::int32_t q4 = q[4], q5 = q[5], q6 = q[6], q7 = q[7];
+  const std::int16_t *k0 = k, *k1 = k + ld, *k2 = k + 2 * ld, *k3 = k + 3 * ld;
+  const std::int16_t *k4 = k + 4 * ld, *k5 = k + 5 * ld, *k6 = k + 6 * ld, *k7 = k + 7 * ld;
+  const auto u = [](std::int32_t prod) { return static_cast<std::uint32_t>(prod); };
+  for (std::size_t t = 0; t < acc.size(); ++t) {
+    acc[t] += u(q0 * k0[t]) + u(q1 * k1[t]) + u(q2 * k2[t]) + u(q3 * k3[t]) + u(q4 * k4[t]) +
+              u(q5 * k5[t]) + u(q6 * k6[t]) + u(q7 * k7[t]);
+  }
+}
+
 /// One head's scores from a channel-major key block: acc[t] = sum_i q[i] * k[i * ld + t]
-/// (wrapping), then s[t] = requantize(acc[t], rq, 32).
+/// (wrapping), then s[t] = requantize(acc[t], rq, 32). Returns max(s).
 ///   q: (hs) int16   k: (hs rows at ld) int16   acc: (t_len) scratch   scores: (t_len) int32
-void score_cm(const std::int16_t* q, const std::int16_t* k, std::size_t hs, std::size_t ld,
-              Requant rq, std::span<std::uint32_t> acc, std::span<std::int32_t> scores) {
+std::int32_t score_cm(const std::int16_t* q, const std::int16_t* k, std::size_t hs,
+                      std::size_t ld, Requant rq, std::span<std::uint32_t> acc,
+                      std::span<std::int32_t> scores) {
   const std::size_t t_len = scores.size();
-  std::fill(acc.begin(), acc.begin() + std::ptrdiff_t(t_len), 0u);
-  for (std::size_t i = 0; i < hs; ++i) {
-    const std::int32_t qi = q[i];
-    const std::int16_t* ki = k + i * ld;
+  const auto a = acc.first(t_len);
+  std::fill(a.begin(), a.end(), 0u);
+  std::size_t c = 0;
+  for (; c + 8 <= hs; c += 8) {
+    add_8_channels(q + c, k + c * ld, ld, a);
+  }
+  for (; c < hs; ++c) {
+    const std::int32_t qc = q[c];
+    const std::int16_t* kc = k + c * ld;
     for (std::size_t t = 0; t < t_len; ++t) {
-      acc[t] += static_cast<std::uint32_t>(qi * std::int32_t{ki[t]});
+      a[t] += static_cast<std::uint32_t>(qc * std::int32_t{kc[t]});
     }
   }
+  std::int32_t m = std::numeric_limits<std::int32_t>::min();
   for (std::size_t t = 0; t < t_len; ++t) {
-    scores[t] = requantize(static_cast<std::int32_t>(acc[t]), rq, 32);
+    scores[t] = requantize(static_cast<std::int32_t>(a[t]), rq, 32);
+    m = std::max(m, scores[t]);
   }
+  return m;
 }
 
 /// One head's weighted values from a channel-major value block:
@@ -136,9 +161,13 @@ void attention_cm_i8(std::span<const std::int16_t> q, std::span<const std::int16
   const auto probs = scratch.probs.first(t_len);
   for (std::size_t h = 0; h < p.n_heads; ++h) {
     const std::size_t kv_off = (h / group) * hs * ld;  // this head's KV head: hs channel rows
-    score_cm(q.data() + h * hs, k_cm.data() + kv_off, hs, ld, p.score_rq[h], scratch.exps,
-             scores);
-    softmax_row_i16(scores, p.softmax, scratch.exps, probs);
+    const std::int32_t m = score_cm(q.data() + h * hs, k_cm.data() + kv_off, hs, ld,
+                                    p.score_rq[h], scratch.exps, scores);
+    if (p.softmax.mode == SoftmaxMode::kThreePass) {
+      softmax_max_i16(scores, m, scratch.exps, probs);
+    } else {
+      softmax_row_i16(scores, p.softmax, scratch.exps, probs);
+    }
     if (!scratch.capture.empty()) {
       assert(scratch.capture.size() >= (h + 1) * scratch.capture_stride);
       std::copy(probs.begin(), probs.end(),

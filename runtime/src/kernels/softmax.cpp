@@ -68,12 +68,19 @@ std::uint64_t row_exps(std::span<const std::int32_t> x, std::int32_t m, std::uin
 void softmax_i16(std::span<const std::int32_t> x, std::span<std::uint32_t> e_scratch,
                  std::span<std::int16_t> out) {
   assert(!x.empty() && e_scratch.size() >= x.size() && out.size() >= x.size());
-  const std::size_t n = x.size();
   // Pass 1: row maximum.
   std::int32_t m = x[0];
-  for (std::size_t i = 1; i < n; ++i) {
+  for (std::size_t i = 1; i < x.size(); ++i) {
     m = std::max(m, x[i]);
   }
+  softmax_max_i16(x, m, e_scratch, out);
+}
+
+void softmax_max_i16(std::span<const std::int32_t> x, std::int32_t m,
+                     std::span<std::uint32_t> e_scratch, std::span<std::int16_t> out) {
+  assert(!x.empty() && e_scratch.size() >= x.size() && out.size() >= x.size());
+  assert(*std::max_element(x.begin(), x.end()) == m);
+  const std::size_t n = x.size();
   // Pass 2: integer exponentials of (x - m) <= 0 and their sum. Any int32 row works; exp of
   // anything below -2^20 LSB is 0.
   const std::uint64_t sum = row_exps(x, m, e_scratch.data());
