@@ -85,6 +85,34 @@ void attention_i8(std::span<const std::int16_t> q, std::span<const std::int16_t>
 
 namespace {
 
+/// s[t] = requantize(acc[t], rq, 32); returns max(s). The step is monotone in its input
+/// (mult >= 0), so max(s) is the step of max(acc), and when neither end of the accumulator
+/// range saturates no element does: then the clamp is left out of the per-element loop.
+///   acc: (t_len) wrapped int32 sums   scores: (t_len) int32 Q.10
+std::int32_t requantize_scores(std::span<const std::uint32_t> acc, Requant rq,
+                               std::span<std::int32_t> scores) {
+  std::int32_t lo = std::numeric_limits<std::int32_t>::max();
+  std::int32_t hi = std::numeric_limits<std::int32_t>::min();
+  for (const std::uint32_t a : acc) {
+    lo = std::min(lo, static_cast<std::int32_t>(a));
+    hi = std::max(hi, static_cast<std::int32_t>(a));
+  }
+  const auto unclamped = [rq](std::int32_t x) {
+    return round_shift((std::int64_t{x} + rq.bias) * rq.mult, rq.shift);
+  };
+  if (unclamped(lo) >= std::numeric_limits<std::int32_t>::min() &&
+      unclamped(hi) <= std::numeric_limits<std::int32_t>::max()) {
+    for (std::size_t t = 0; t < acc.size(); ++t) {
+      scores[t] = static_cast<std::int32_t>(unclamped(static_cast<std::int32_t>(acc[t])));
+    }
+  } else {
+    for (std::size_t t = 0; t < acc.size(); ++t) {
+      scores[t] = requantize(static_cast<std::int32_t>(acc[t]), rq, 32);
+    }
+  }
+  return requantize(hi, rq, 32);
+}
+
 /// acc[t] += sum_j q[j] * k[j * ld + t] over 8 channels (wrapping): one pass over the
 /// positions keeps the eight products of each position in registers.
 void add_8_channels(const std::int16_t* q, const std::int16_t* k, std::size_t ld,
@@ -120,12 +148,7 @@ std::int32_t score_cm(const std::int16_t* q, const std::int16_t* k, std::size_t 
       a[t] += static_cast<std::uint32_t>(qc * std::int32_t{kc[t]});
     }
   }
-  std::int32_t m = std::numeric_limits<std::int32_t>::min();
-  for (std::size_t t = 0; t < t_len; ++t) {
-    scores[t] = requantize(static_cast<std::int32_t>(a[t]), rq, 32);
-    m = std::max(m, scores[t]);
-  }
-  return m;
+  return requantize_scores(a, rq, scores);
 }
 
 /// One head's weighted values from a channel-major value block:
