@@ -3,7 +3,6 @@
 #include "passim/quant/cpu_backend.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <stdexcept>
 
 #include "passim/kernels/attn.hpp"
@@ -234,8 +233,10 @@ void CpuBackend::head(std::size_t n) {
   norm_i8(model_, desc_.head.norm, model_.final_norm, std::span(x_).subspan(last, dim), xn);
   k::matmul_i8(xn, model_.classifier(), logits_, 1, dim, classes);
   k::requantize_i32(logits_, model_.rq_cls, logits_);  // (classes) int32 Q.16
+  // times 2^-16 in double: exact (a power of two, int32 values), the same as ldexp
+  const double unit = 1.0 / double(std::int64_t{1} << kLogitFracBits);
   for (std::size_t i = 0; i < classes; ++i) {
-    logits_f32_[i] = static_cast<float>(std::ldexp(double(logits_[i]), -kLogitFracBits));
+    logits_f32_[i] = static_cast<float>(double(logits_[i]) * unit);
   }
 }
 
