@@ -14,13 +14,9 @@ std::int32_t sigmoid_q15(std::int32_t x_q10) noexcept {
   const std::int32_t neg = static_cast<std::int32_t>(mag > (std::int64_t{1} << 30)
                                                          ? -(std::int64_t{1} << 30)
                                                          : -mag);
-  const std::uint64_t e = iexp_q10_neg(static_cast<std::uint32_t>(-std::int64_t{neg}));
+  const std::uint64_t e = iexp_q10(neg);
   const std::uint64_t num = std::uint64_t{kExpOne} << kSigmoidFracBits;
-  // floor(num / den) in double: num < 2^37 and den < 2^23 are exact, the quotient lies in
-  // [2^14, 2^15] and is either an integer (then exact) or at least 1 / den > 2^-23 below the
-  // next one, far more than its rounding error (2^-38): the truncation is the integer floor.
-  const double den = static_cast<double>(std::uint64_t{kExpOne} + e);
-  const auto pos = static_cast<std::int32_t>(static_cast<double>(num) / den);
+  const auto pos = static_cast<std::int32_t>(num / (std::uint64_t{kExpOne} + e));  // floor
   return x_q10 >= 0 ? pos : (std::int32_t{1} << kSigmoidFracBits) - pos;
 }
 
