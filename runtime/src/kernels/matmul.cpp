@@ -20,7 +20,7 @@ constexpr std::size_t kWidenChunk = 512;
 void matmul_i8(std::span<const std::int8_t> a, std::span<const std::int8_t> w,
                std::span<std::int32_t> out, std::size_t m, std::size_t k, std::size_t n) {
   assert(a.size() >= m * k && w.size() >= n * k && out.size() >= m * n);
-  std::array<std::int16_t, kWidenChunk> a16{};
+  std::array<std::int16_t, kWidenChunk> a16;  // only the copied prefix is read
   for (std::size_t r = 0; r < m; ++r) {
     const std::int8_t* arow = a.data() + r * k;
     std::int32_t* orow = out.data() + r * n;
