@@ -275,4 +275,59 @@ TEST(AttentionI8, CapturedProbabilitiesAreSoftmaxOfScores) {
   }
 }
 
+// attention_cm_i8 on channel-major caches (with junk past t_len in every channel row) gives
+// the outputs and captured probabilities of attention_i8 bit for bit: both Softmax versions,
+// every shape (head sizes of 1 to 64 channels), and full-range int16 queries and keys whose q . k sums wrap in int32.
+TEST(AttentionCmI8, MatchesRowMajorBitForBit) {
+  const std::uint32_t seed = 705;
+  auto rng = seeded_rng(seed);
+  const passim::kernels::SoftmaxOptions modes[] = {{},
+                                                   {passim::kernels::SoftmaxMode::kOnline, 4}};
+  std::vector<Shape> shapes = kShapes;  // and heads that are not a multiple of 8 channels
+  shapes.insert(shapes.end(), {Shape{3, 1, 12}, Shape{2, 2, 4}, Shape{2, 1, 1}});
+  for (const Shape& s : shapes) {
+    for (const std::size_t t_len : {1, 2, 7, 33, 130, 512}) {
+      for (int trial = 0; trial < 6; ++trial) {
+        Problem p = random_problem(rng, s, t_len, trial % 2 == 1);
+        if (trial >= 4) {  // full int16 range: sums of 32 or more products may wrap
+          for (auto& x : p.q) {
+            x = uniform_int<std::int16_t>(rng, -32768, 32767);
+          }
+          for (auto& x : p.k_cache) {
+            x = uniform_int<std::int16_t>(rng, -32768, 32767);
+          }
+        }
+        if (trial == 5) {  // logits that saturate int32 at one end or both
+          for (auto& rq : p.score_rq) {
+            rq = passim::make_requant(std::exp2(uniform_int<int>(rng, 0, 12)));
+          }
+        }
+        const auto& mode = modes[std::size_t(trial) % 2];
+        const std::size_t kv = s.kv_dim(), ld = t_len + 3;
+        std::vector<std::int16_t> k_cm(kv * ld, std::int16_t{-32768}), v_cm(kv * ld, 127);
+        for (std::size_t t = 0; t < t_len; ++t) {
+          for (std::size_t c = 0; c < kv; ++c) {
+            k_cm[c * ld + t] = p.k_cache[t * kv + c];
+            v_cm[c * ld + t] = p.v_cache[t * kv + c];
+          }
+        }
+        const passim::kernels::AttentionParams ap{s.n_heads, s.n_kv_heads,
+                                                  s.head_size, p.score_rq, p.out_rq, mode};
+        std::vector<std::int32_t> scores(t_len);
+        std::vector<std::uint32_t> exps(t_len), head_acc(s.head_size);
+        std::vector<std::int16_t> probs(t_len), cap_a(s.n_heads * t_len), cap_b(cap_a.size());
+        passim::kernels::AttentionScratch scratch{scores, exps, probs, head_acc, cap_a, t_len};
+        std::vector<std::int8_t> a(s.n_heads * s.head_size), b(a.size(), std::int8_t{99});
+        passim::kernels::attention_i8(p.q, p.k_cache, p.v_cache, t_len, ap, scratch, a);
+        scratch.capture = cap_b;
+        passim::kernels::attention_cm_i8(p.q, k_cm, v_cm, ld, t_len, ap, scratch, b);
+        ASSERT_EQ(b, a) << "seed " << seed << ", " << shape_str(s) << ", t_len " << t_len
+                        << ", trial " << trial << ", " << mismatch_report(a, b);
+        ASSERT_EQ(cap_b, cap_a) << "seed " << seed << ", " << shape_str(s) << ", t_len "
+                                << t_len << ", trial " << trial;
+      }
+    }
+  }
+}
+
 }  // namespace

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <string>
 #include <vector>
@@ -42,6 +43,26 @@ TEST(SigmoidQ15, MatchesDoubleReference) {
     ASSERT_LE(e, sigmoid_tol_lsb(xr)) << "x_q10 " << x;
   }
   err.print("sigmoid_q15 vs double, x in [-24, 24]", "LSB (Q0.15)", "exhaustive");
+}
+
+// The sigmoid is exactly the integer definition (docs/numerics.md): e = iexp_q10(-|x|),
+// pos = floor((kExpOne << 15) / (kExpOne + e)) by integer division, for every input whose
+// exponential is not 0 and a sweep of the rest up to the int32 extremes.
+TEST(SigmoidQ15, EqualsIntegerDivisionDefinition) {
+  const auto ref = [](std::int32_t x) {
+    const std::int64_t mag = std::min<std::int64_t>(std::llabs(std::int64_t{x}), 1 << 30);
+    const std::uint64_t e = passim::iexp_q10(static_cast<std::int32_t>(-mag));
+    const std::uint64_t num = std::uint64_t{passim::kExpOne} << passim::kSigmoidFracBits;
+    const auto pos = static_cast<std::int32_t>(num / (std::uint64_t{passim::kExpOne} + e));
+    return x >= 0 ? pos : kSigOne - pos;
+  };
+  for (std::int32_t x = -40000; x <= 40000; ++x) {
+    ASSERT_EQ(passim::kernels::sigmoid_q15(x), ref(x)) << "x_q10 " << x;
+  }
+  for (std::int64_t x = std::numeric_limits<std::int32_t>::min();
+       x <= std::numeric_limits<std::int32_t>::max(); x += 999983) {
+    ASSERT_EQ(passim::kernels::sigmoid_q15(std::int32_t(x)), ref(std::int32_t(x))) << x;
+  }
 }
 
 TEST(SigmoidQ15, ZeroIsOneHalf) { EXPECT_EQ(passim::kernels::sigmoid_q15(0), kSigOne / 2); }

@@ -3,25 +3,42 @@
 // RTL twins: rtl/matmul/psm_systolic_array.sv, rtl/common/psm_requant.sv.
 #include "passim/kernels/matmul.hpp"
 
+#include <algorithm>
+#include <array>
 #include <cassert>
 
 
 namespace passim::kernels {
 
+namespace {
+
+/// Input channels widened to int16 at a time (a stack buffer: kernels never allocate).
+constexpr std::size_t kWidenChunk = 512;
+
+}  // namespace
+
 void matmul_i8(std::span<const std::int8_t> a, std::span<const std::int8_t> w,
                std::span<std::int32_t> out, std::size_t m, std::size_t k, std::size_t n) {
   assert(a.size() >= m * k && w.size() >= n * k && out.size() >= m * n);
+  std::array<std::int16_t, kWidenChunk> a16;  // only the copied prefix is read
   for (std::size_t r = 0; r < m; ++r) {
     const std::int8_t* arow = a.data() + r * k;
-    for (std::size_t c = 0; c < n; ++c) {
-      const std::int8_t* wrow = w.data() + c * k;
-      // Accumulate in uint32 so that overflow wraps (defined) exactly like the int32 PE
-      // accumulators; integer addition is associative, so the compiler may vectorise.
-      std::uint32_t acc = 0;
-      for (std::size_t i = 0; i < k; ++i) {
-        acc += static_cast<std::uint32_t>(std::int32_t{arow[i]} * std::int32_t{wrow[i]});
+    std::int32_t* orow = out.data() + r * n;
+    // The input row in int16 (once per chunk, not once per column): int16 x int8 products
+    // then vectorise as pairwise multiply-adds. Chunks add into the accumulators.
+    for (std::size_t k0 = 0; k0 < k; k0 += kWidenChunk) {
+      const std::size_t len = std::min(kWidenChunk, k - k0);
+      std::copy(arow + k0, arow + k0 + len, a16.begin());
+      for (std::size_t c = 0; c < n; ++c) {
+        const std::int8_t* wrow = w.data() + c * k + k0;
+        // Accumulate in uint32 so that overflow wraps (defined) exactly like the int32 PE
+        // accumulators; integer addition is associative, so the compiler may vectorise.
+        std::uint32_t acc = k0 == 0 ? 0u : static_cast<std::uint32_t>(orow[c]);
+        for (std::size_t i = 0; i < len; ++i) {
+          acc += static_cast<std::uint32_t>(std::int32_t{a16[i]} * std::int32_t{wrow[i]});
+        }
+        orow[c] = static_cast<std::int32_t>(acc);  // two's complement (C++20)
       }
-      out[r * n + c] = static_cast<std::int32_t>(acc);  // two's complement (C++20)
     }
   }
 }
@@ -32,8 +49,10 @@ void requantize_cols(std::span<const std::int32_t> acc, std::span<const Requant>
                      std::span<T> out, int bits) {
   const std::size_t n = rq.size();
   assert(n > 0 && acc.size() % n == 0 && out.size() >= acc.size());
-  for (std::size_t i = 0; i < acc.size(); ++i) {
-    out[i] = static_cast<T>(requantize(acc[i], rq[i % n], bits));
+  for (std::size_t r = 0; r < acc.size(); r += n) {  // one row of n columns at a time
+    for (std::size_t c = 0; c < n; ++c) {
+      out[r + c] = static_cast<T>(requantize(acc[r + c], rq[c], bits));
+    }
   }
 }
 }  // namespace

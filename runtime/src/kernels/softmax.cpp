@@ -28,12 +28,39 @@ std::uint64_t softmax_recip(std::uint64_t sum) {
 }
 
 /// One output of the normalising pass: min(kProbOne, (e * recip + 2^31) >> 32), where
-/// e * recip < 2^22 * 2^26 = 2^48.
+/// e * recip < 2^22 * 2^26 = 2^48 (a 32 x 32 -> 64-bit product, which vectorises), so the
+/// quotient is below 2^17 and the minimum is taken in int32.
 std::int16_t prob_q15(std::uint32_t e, std::uint64_t recip) {
-  const std::uint64_t prod = e * recip;
-  const std::uint64_t q =
-      (prod + (std::uint64_t{1} << (kSoftmaxRecipBits - 1))) >> kSoftmaxRecipBits;
-  return static_cast<std::int16_t>(std::min<std::uint64_t>(q, kProbOne));
+  const std::uint64_t prod = std::uint64_t{e} * static_cast<std::uint32_t>(recip);
+  const auto q = static_cast<std::int32_t>(
+      (prod + (std::uint64_t{1} << (kSoftmaxRecipBits - 1))) >> kSoftmaxRecipBits);
+  return static_cast<std::int16_t>(std::min(q, kProbOne));
+}
+
+/// exp(x - m) for x <= m: iexp_diff(x - m), with m - x in [0, 2^32 - 1] exact in uint32.
+std::uint32_t exp_below(std::int32_t x, std::int32_t m) {
+  return iexp_q10_neg(static_cast<std::uint32_t>(m) - static_cast<std::uint32_t>(x));
+}
+
+/// Elements summed in uint32 before the uint64 row sum: 512 * kExpOne < 2^31.
+constexpr std::size_t kExpSumBlock = 512;
+
+/// e[i] = exp(x[i] - m) for a row whose maximum is m; returns the row sum.
+std::uint64_t row_exps(std::span<const std::int32_t> x, std::int32_t m, std::uint32_t* e) {
+  const std::size_t n = x.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    e[i] = exp_below(x[i], m);
+  }
+  std::uint64_t sum = 0;  // integer sums do not depend on the order
+  for (std::size_t b = 0; b < n; b += kExpSumBlock) {
+    const std::size_t end = std::min(n, b + kExpSumBlock);
+    std::uint32_t part = 0;
+    for (std::size_t i = b; i < end; ++i) {
+      part += e[i];
+    }
+    sum += part;
+  }
+  return sum;
 }
 
 }  // namespace
@@ -41,19 +68,22 @@ std::int16_t prob_q15(std::uint32_t e, std::uint64_t recip) {
 void softmax_i16(std::span<const std::int32_t> x, std::span<std::uint32_t> e_scratch,
                  std::span<std::int16_t> out) {
   assert(!x.empty() && e_scratch.size() >= x.size() && out.size() >= x.size());
-  const std::size_t n = x.size();
   // Pass 1: row maximum.
   std::int32_t m = x[0];
-  for (std::size_t i = 1; i < n; ++i) {
+  for (std::size_t i = 1; i < x.size(); ++i) {
     m = std::max(m, x[i]);
   }
-  // Pass 2: integer exponentials of (x - m) <= 0 and their sum. The difference is taken in
-  // int64 and clamped, so any int32 row works; exp of anything below -2^20 LSB is 0.
-  std::uint64_t sum = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    e_scratch[i] = iexp_diff(std::int64_t{x[i]} - m);
-    sum += e_scratch[i];
-  }
+  softmax_max_i16(x, m, e_scratch, out);
+}
+
+void softmax_max_i16(std::span<const std::int32_t> x, std::int32_t m,
+                     std::span<std::uint32_t> e_scratch, std::span<std::int16_t> out) {
+  assert(!x.empty() && e_scratch.size() >= x.size() && out.size() >= x.size());
+  assert(*std::max_element(x.begin(), x.end()) == m);
+  const std::size_t n = x.size();
+  // Pass 2: integer exponentials of (x - m) <= 0 and their sum. Any int32 row works; exp of
+  // anything below -2^20 LSB is 0.
+  const std::uint64_t sum = row_exps(x, m, e_scratch.data());
   // Pass 3: normalise with one reciprocal per row.
   const std::uint64_t recip = softmax_recip(sum);
   for (std::size_t i = 0; i < n; ++i) {
@@ -92,7 +122,7 @@ void softmax_online_i16(std::span<const std::int32_t> x, std::size_t lanes,
   // Pass 2: normalise exactly like pass 3 of softmax_i16, recomputing the exponentials.
   const std::uint64_t recip = softmax_recip(sum);
   for (std::size_t i = 0; i < x.size(); ++i) {
-    out[i] = prob_q15(iexp_diff(std::int64_t{x[i]} - m), recip);
+    out[i] = prob_q15(exp_below(x[i], m), recip);
   }
 }
 

@@ -3,7 +3,6 @@
 #include "passim/quant/cpu_backend.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <stdexcept>
 
 #include "passim/kernels/attn.hpp"
@@ -57,6 +56,8 @@ CpuBackend::CpuBackend(const QuantModel& model, kernels::SoftmaxOptions softmax)
   up_.assign(seq * hidden, 0);
   hid_.assign(seq * hidden, 0);
   acc_.assign(seq * std::max({dim, hidden, q_dim}), 0);
+  k_rows_.assign(seq * c.kv_dim(), 0);
+  v_rows_.assign(seq * c.kv_dim(), 0);
   key_cache_.assign(std::size_t(c.n_layers) * seq * c.kv_dim(), 0);
   value_cache_.assign(key_cache_.size(), 0);
   scores_.assign(seq, 0);
@@ -141,9 +142,8 @@ void CpuBackend::qkv(std::size_t l, std::size_t pos, std::size_t n) {
   const AttentionDesc& a = desc_.layers[l].attention;
   const QuantLayer& L = model_.layers[l];
   const std::size_t dim = desc_.dim, q_dim = a.q_dim(), kv = a.kv_dim(), hs = a.head_size;
-  const std::size_t loff = l * desc_.embedding.max_positions * kv;
-  const std::span<std::int16_t> k_rows(key_cache_.data() + loff + pos * kv, n * kv);
-  const std::span<std::int8_t> v_rows(value_cache_.data() + loff + pos * kv, n * kv);
+  const auto k_rows = std::span(k_rows_).first(n * kv);
+  const auto v_rows = std::span(v_rows_).first(n * kv);
   const auto xn = std::span(xn_).first(n * dim);
   const std::span<std::int32_t> acc_q(acc_.data(), n * q_dim), acc_kv(acc_.data(), n * kv);
   k::matmul_i8(xn, L.wq, acc_q, n, dim, q_dim);  // q (n, q_dim) 12-bit (+ bias)
@@ -152,15 +152,26 @@ void CpuBackend::qkv(std::size_t l, std::size_t pos, std::size_t n) {
   k::requantize_bits(acc_kv, L.rq_k, k_rows, kQkBits);
   k::matmul_i8(xn, L.wv, acc_kv, n, dim, kv);  // v (n, kv_dim) int8
   k::requantize_i8(acc_kv, L.rq_v, v_rows);
-  if (!a.rope) {
-    return;
-  }
   const std::size_t half = hs / 2;
-  for (std::size_t i = 0; i < n; ++i) {  // each row at its own position
+  for (std::size_t i = 0; a.rope && i < n; ++i) {  // each row at its own position
     const std::span<const std::int16_t> cos(model_.rope_cos.data() + (pos + i) * half, half);
     const std::span<const std::int16_t> sin(model_.rope_sin.data() + (pos + i) * half, half);
     k::rope_i16(std::span(q_).subspan(i * q_dim, q_dim), hs, cos, sin);
     k::rope_i16(k_rows.subspan(i * kv, kv), hs, cos, sin);
+  }
+  store_kv(l, pos, n);
+}
+
+void CpuBackend::store_kv(std::size_t l, std::size_t pos, std::size_t n) {
+  // k_rows, v_rows (n, kv_dim) -> positions pos .. pos + n - 1 of the channel-major caches
+  const std::size_t kv = desc_.layers[l].attention.kv_dim(), seq = desc_.embedding.max_positions;
+  std::int16_t* kc = key_cache_.data() + l * kv * seq + pos;
+  std::int16_t* vc = value_cache_.data() + l * kv * seq + pos;
+  for (std::size_t c = 0; c < kv; ++c) {
+    for (std::size_t i = 0; i < n; ++i) {
+      kc[c * seq + i] = k_rows_[i * kv + c];
+      vc[c * seq + i] = v_rows_[i * kv + c];
+    }
   }
 }
 
@@ -178,9 +189,9 @@ void CpuBackend::attend(std::size_t l, std::size_t pos, std::size_t n) {
       scratch.capture_stride = seq;
     }
     const std::size_t t_len = pos + i + 1;  // causal: positions 0 .. pos + i
-    k::attention_i8(std::span(q_).subspan(i * q_dim, q_dim),
-                    {key_cache_.data() + loff, t_len * kv}, {value_cache_.data() + loff, t_len * kv},
-                    t_len, ap, scratch, std::span(att_).subspan(i * q_dim, q_dim));
+    k::attention_cm_i8(std::span(q_).subspan(i * q_dim, q_dim),
+                       {key_cache_.data() + loff, kv * seq}, {value_cache_.data() + loff, kv * seq},
+                       seq, t_len, ap, scratch, std::span(att_).subspan(i * q_dim, q_dim));
   }
 }
 
@@ -222,8 +233,10 @@ void CpuBackend::head(std::size_t n) {
   norm_i8(model_, desc_.head.norm, model_.final_norm, std::span(x_).subspan(last, dim), xn);
   k::matmul_i8(xn, model_.classifier(), logits_, 1, dim, classes);
   k::requantize_i32(logits_, model_.rq_cls, logits_);  // (classes) int32 Q.16
+  // times 2^-16 in double: exact (a power of two, int32 values), the same as ldexp
+  const double unit = 1.0 / double(std::int64_t{1} << kLogitFracBits);
   for (std::size_t i = 0; i < classes; ++i) {
-    logits_f32_[i] = static_cast<float>(std::ldexp(double(logits_[i]), -kLogitFracBits));
+    logits_f32_[i] = static_cast<float>(double(logits_[i]) * unit);
   }
 }
 

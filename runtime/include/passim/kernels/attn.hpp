@@ -69,4 +69,18 @@ void attention_i8(std::span<const std::int16_t> q, std::span<const std::int16_t>
                   const AttentionParams& p, const AttentionScratch& scratch,
                   std::span<std::int8_t> out);
 
+/// attention_i8 over channel-major caches, the host's layout: channel c of position t at
+/// k_cm[c * ld + t] (and v_cm likewise), so that the score and value sums run over contiguous
+/// positions and vectorise. The same scores, probabilities (and capture) and outputs as
+/// attention_i8 on the row-major caches, bit for bit: every sum is the same set of int32
+/// products added with wrap-around, and integer sums do not depend on the order.
+///   q: (n_heads * head_size) int16     k_cm: (kv_dim, ld) int16 kQkBits, positions < t_len set
+///   v_cm: (kv_dim, ld) int16 holding int8 values    ld >= t_len
+///   scratch: as attention_i8 (`exps` also holds the (t_len) score accumulators)
+///   out: (n_heads * head_size) int8
+void attention_cm_i8(std::span<const std::int16_t> q, std::span<const std::int16_t> k_cm,
+                     std::span<const std::int16_t> v_cm, std::size_t ld, std::size_t t_len,
+                     const AttentionParams& p, const AttentionScratch& scratch,
+                     std::span<std::int8_t> out);
+
 }  // namespace passim::kernels

@@ -23,6 +23,12 @@ inline constexpr std::size_t kMaxSoftmaxLanes = 64;
 void softmax_i16(std::span<const std::int32_t> x, std::span<std::uint32_t> e_scratch,
                  std::span<std::int16_t> out);
 
+/// Passes 2 and 3 of `softmax_i16` for a caller that already has the row maximum
+/// (m == max(x), e.g. taken while the logits were written): the same output.
+///   x: (n) int32 logits in Q.10, n >= 1   m: max(x)   e_scratch: (n)   out: (n) int16
+void softmax_max_i16(std::span<const std::int32_t> x, std::int32_t m,
+                     std::span<std::uint32_t> e_scratch, std::span<std::int16_t> out);
+
 /// Online Softmax in two passes over the row (Milakov & Gimelshein 2018, "Online normalizer
 /// calculation for softmax", Alg. 3), in the lane-parallel order of the hardware: element i
 /// belongs to lane i % `lanes`, and each lane walks its elements in row order.

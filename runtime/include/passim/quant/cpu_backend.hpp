@@ -60,6 +60,7 @@ class CpuBackend final : public Backend {
   void embed(std::span<const int> tokens, std::size_t pos);
   void attention_block(std::size_t l, std::size_t pos, std::size_t n);
   void qkv(std::size_t l, std::size_t pos, std::size_t n);
+  void store_kv(std::size_t l, std::size_t pos, std::size_t n);
   void attend(std::size_t l, std::size_t pos, std::size_t n);
   void ffn_block(std::size_t l, std::size_t n);
   void head(std::size_t n);
@@ -74,8 +75,11 @@ class CpuBackend final : public Backend {
   std::vector<std::int16_t> q_;                      // (rows, q_dim) kQkBits-bit queries
   std::vector<std::int16_t> gate_, up_;              // (rows, hidden) int16 SwiGLU gate and up
   std::vector<std::int32_t> acc_;                    // (rows, max(dim, q_dim, hidden)) int32
-  std::vector<std::int16_t> key_cache_;              // (n_layers, seq_len, kv_dim) kQkBits
-  std::vector<std::int8_t> value_cache_;             // (n_layers, seq_len, kv_dim) int8
+  std::vector<std::int16_t> k_rows_;                 // (rows, kv_dim) kQkBits new keys
+  std::vector<std::int8_t> v_rows_;                  // (rows, kv_dim) int8 new values
+  // KV caches channel-major (attention_cm_i8): channel c of position t at [c * seq_len + t].
+  std::vector<std::int16_t> key_cache_;              // (n_layers, kv_dim, seq_len) kQkBits
+  std::vector<std::int16_t> value_cache_;            // (n_layers, kv_dim, seq_len) int8 values
   std::vector<std::int32_t> scores_;                  // (seq_len)
   std::vector<std::uint32_t> exps_;                   // (seq_len)
   std::vector<std::int16_t> probs_;                   // (seq_len) Q0.15
