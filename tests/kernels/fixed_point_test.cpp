@@ -484,21 +484,6 @@ TEST(IexpQ10, ZeroForVeryNegativeInputs) {
   EXPECT_EQ(passim::iexp_q10(std::numeric_limits<std::int32_t>::min()), 0u);
 }
 
-// iexp_q10_neg (float steps, vectorisable) is iexp_q10 of the clamped negation for every
-// input below 2^22, and for a sweep of larger ones up to UINT32_MAX.
-TEST(IexpQ10Neg, EqualsIexpQ10Everywhere) {
-  const auto ref = [](std::uint64_t neg) {
-    return passim::iexp_q10(static_cast<std::int32_t>(-std::min<std::uint64_t>(neg, 1u << 20)));
-  };
-  for (std::uint32_t neg = 0; neg < (1u << 22); ++neg) {
-    ASSERT_EQ(passim::iexp_q10_neg(neg), ref(neg)) << "neg " << neg;
-  }
-  for (std::uint64_t neg = 1u << 22; neg <= 0xffffffffu; neg += 65521) {
-    ASSERT_EQ(passim::iexp_q10_neg(std::uint32_t(neg)), ref(neg)) << "neg " << neg;
-  }
-  EXPECT_EQ(passim::iexp_q10_neg(0xffffffffu), 0u);
-}
-
 // Relative error vs exp over [-10, 0] (every Q.10 input, output unit 0.3585 * 2^-20). Bound
 // kIexpRelErr = 2.2%, the sum of three worst cases: the polynomial on (-ln2, 0] (0.36%),
 // ln2 truncated to 709/1024, which makes 2^-z smaller than exp(-z * 709/1024) by up to

@@ -7,7 +7,6 @@
 /// rounding shifts below rely on both.
 #pragma once
 
-#include <bit>
 #include <cassert>
 #include <cstdint>
 #include <limits>
@@ -113,24 +112,6 @@ inline constexpr int kExpMaxShift = 31;            ///< beyond this the result i
   const std::int64_t t = p + kExpB;  // in (kExpB - kExpLn2, kExpB] = [677, 1385]
   const std::int64_t poly = t * t + kExpC;
   return static_cast<std::uint32_t>(poly >> z);
-}
-
-/// iexp_q10(-min(neg, 2^20)) for every uint32 `neg` (exp of -neg LSB of Q.10; 0 from
-/// neg >= 32 * kExpLn2 on), in the same 22-bit units, computed with float steps that are all
-/// exact so that loops over rows vectorise (no division, no per-element shift):
-///   n = min(neg, 32 * kExpLn2) < 2^15; z = floor((n + 0.5) / kExpLn2) = floor(n / kExpLn2)
-///   (the float quotient is within 2^-18 of the true one, which is at least 0.5 / kExpLn2 from
-///   an integer); t = kExpB - n + z * kExpLn2 in [677, 1385]; t^2 + kExpC < 2^22 is exact;
-///   times 2^-z (built from the exponent bits) is exact, and truncation is the floor.
-/// n = 32 * kExpLn2 gives z = 32 and 0, as iexp_q10 does for every z > 31.
-/// tests/kernels/fixed_point_test.cpp checks it against iexp_q10 for every neg below 2^22.
-[[nodiscard]] constexpr std::uint32_t iexp_q10_neg(std::uint32_t neg) noexcept {
-  const std::uint32_t n = neg < std::uint32_t(32 * kExpLn2) ? neg : std::uint32_t(32 * kExpLn2);
-  const float nf = static_cast<float>(static_cast<std::int32_t>(n));
-  const auto z = static_cast<std::int32_t>((nf + 0.5f) * (1.0f / float(kExpLn2)));
-  const float t = float(kExpB) - nf + static_cast<float>(z) * float(kExpLn2);
-  const float scale = std::bit_cast<float>(static_cast<std::uint32_t>(127 - z) << 23);  // 2^-z
-  return static_cast<std::uint32_t>(static_cast<std::int32_t>((t * t + float(kExpC)) * scale));
 }
 
 // ---------------------------------------------------------------------------------------------

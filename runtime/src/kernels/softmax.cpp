@@ -37,9 +37,9 @@ std::int16_t prob_q15(std::uint32_t e, std::uint64_t recip) {
   return static_cast<std::int16_t>(std::min(q, kProbOne));
 }
 
-/// exp(x - m) for x <= m: iexp_diff(x - m), with m - x in [0, 2^32 - 1] exact in uint32.
+/// exp(x - m) for x <= m: iexp_diff(x - m), the difference taken in int64.
 std::uint32_t exp_below(std::int32_t x, std::int32_t m) {
-  return iexp_q10_neg(static_cast<std::uint32_t>(m) - static_cast<std::uint32_t>(x));
+  return iexp_diff(std::int64_t{x} - m);
 }
 
 /// Elements summed in uint32 before the uint64 row sum: 512 * kExpOne < 2^31.
