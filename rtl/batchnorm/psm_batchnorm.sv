@@ -108,7 +108,8 @@ module psm_batchnorm #(
     logic signed [15:0] rd;        // this lane of mem_rdata_i as int16 (x, gain or bias)
     logic signed [16:0] dev_q;     // d = x - m, |d| <= 65535, held while the gain is read
     logic signed [15:0] bias_q;    // held for the write
-    logic signed [31:0] dg;        // d * gain: |dg| <= 65535 * 32768 < 2^31, exact
+    logic signed [31:0] dg_full;   // d * gain: |dg| <= 65535 * 32768 < 2^31, exact
+    logic signed [31:0] dg;        // d * gain in StReadB, 0 otherwise
     logic signed [31:0] scaled;    // requantize(d * gain, rq, 32)
     logic signed [32:0] biased;    // scaled + bias: |scaled| <= 2^15 (1 + 2^-28) (numerics)
     logic signed [7:0]  y;
@@ -122,8 +123,11 @@ module psm_batchnorm #(
     end
 
     // The requantiser takes d * gain in StReadB (the gain is on mem_rdata_i); its result
-    // arrives two cycles later, in StWrite.
-    assign dg = (state_q == StReadB && use_lane) ? 32'(dev_q) * 32'(rd) : '0;
+    // arrives two cycles later, in StWrite. The product is a signed 17 x 16 multiply of its
+    // own, selected afterwards: inside the select ('0 is unsigned) it would be an unsigned
+    // 32 x 32 multiply of sign-extended operands, which Yosys 0.23 maps wrongly (README.md).
+    assign dg_full = dev_q * rd;
+    assign dg      = (state_q == StReadB && use_lane) ? dg_full : '0;
 
     psm_requant u_requant (.clk_i, .en_i(state_q == StReadB), .x_i(dg), .bias_i(26'sd0),
                            .mult_i(rq_mult_q), .shift_i(rq_shift_q), .out_bits_i(6'd32),
