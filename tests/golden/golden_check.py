@@ -76,7 +76,7 @@ def cases(models, data):
         ln + romeo + ["-n", "24", "-b", "rtl", "--config", "tiny", "--softmax", "online"])
     run("ln_rtl_small", {"rtl"}, ln + romeo + ["-n", "48", "-b", "rtl", "--config", "small"])
     run("ln_rtl_tiny_prefill", {"rtl"},
-        ln + ["-i", "ROMEO:\nBut soft, what light through", "-n", "34", "-b",
+        ln + ["-i", "ROMEO:\nBut soft, what light", "-n", "34", "-b",
               "rtl", "--config", "tiny"])
     run("bn_float", set(), bn + romeo + ["-n", "48", "-b", "float"])
     run("bn_cpu_unfused", set(), bn + romeo + ["-n", "48", "-b", "cpu", "--batchnorm", "unfused"])
@@ -136,8 +136,9 @@ def observe(passim, name, case, work, data, models):
     records = report.get("cycles", {}).get("records")
     if records is not None:  # one compact row per record keeps the recorded files small
         report["cycles"]["records"] = [
-            [r["layer"], r["op"], r["class"], ",".join(f"{k}={v}" for k, v in r["shape"].items()),
-             r["count"], r["passes"], r["cycles"], r["stall_cycles"], r["macs"]]
+            [r["phase"], r["layer"], r["op"], r["class"],
+             ",".join(f"{k}={v}" for k, v in r["shape"].items()), r["count"], r["passes"],
+             r["cycles"], r["stall_cycles"], r["macs"]]
             for r in records]
     if kind == "report":
         report.pop("text", None)  # the text file's path

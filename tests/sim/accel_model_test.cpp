@@ -10,6 +10,8 @@
 #include <cstring>
 #include <iostream>
 #include <memory>
+#include <span>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -117,6 +119,7 @@ void check_model(const hw::HwConfig& cfg, ModelFactory make_model,
     GenerateOptions o;
     o.prompt = prompt;
     o.steps = steps;
+    o.prefill = false;  // position by position: every position's counts below
     const auto a = generate(cpu, tok, o, nullptr);
     const auto b = generate(dev, tok, o, nullptr);
     positions += b.steps;
@@ -157,6 +160,59 @@ void check_model(const hw::HwConfig& cfg, ModelFactory make_model,
             << "/" << c(hw::Counter::kBusyMatmul) << "/" << c(hw::Counter::kBusyVector) << "\n";
   ::testing::Test::RecordProperty("cycles_per_token",
                                   std::to_string(total / std::uint64_t(positions)));
+}
+
+/// A 40-position prompt as whole-sequence passes on the RTL (as few as `cfg` holds), then 4
+/// decoding steps: the int32 logits after the prompt and after each step equal the cpu
+/// backend's, position by position. CheckedRuns checks every run's records and passes.
+void check_prefill(const hw::HwConfig& cfg, ModelFactory make_model) {
+  const auto fm = load_llama2c(test::model_path());
+  const QuantModel model = quantize(fm, calibrate(fm, self_generated_calibration(fm, 64)));
+  const ModelCompiler probe(model, cfg);
+  sim::SimOptions opts;
+  opts.dram_bytes = (probe.dram_bytes() + 4095) / 4096 * 4096;
+  sim::SimDevice sim(make_model(false), opts);
+  CheckedRuns checked(cfg);
+  sim.add_observer(&checked);
+  DeviceBackend dev(probe, sim);
+  CpuBackend cpu(model);
+  std::vector<int> tokens(44);
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    tokens[i] = int((i * 37 + 11) % std::size_t(model.config.vocab_size));
+  }
+  const std::span<const int> prompt(tokens.data(), 40);
+  dev.forward_sequence(prompt, 0);
+  for (std::size_t i = 0; i < prompt.size(); ++i) {
+    cpu.forward(prompt[i], int(i));
+  }
+  const auto same = [&] {
+    const auto la = cpu.logits_i32(), lb = dev.logits_i32();
+    return std::equal(la.begin(), la.end(), lb.begin(), lb.end());
+  };
+  ASSERT_TRUE(same()) << "after the 40-position prompt (" << dev.sequence_passes() << " passes)";
+  for (std::size_t i = prompt.size(); i < tokens.size(); ++i) {
+    dev.forward(tokens[i], int(i));
+    cpu.forward(tokens[i], int(i));
+    ASSERT_TRUE(same()) << "decode position " << i;
+  }
+  const auto cycles = [&](Phase p) {
+    return dev.stats(p).counters.at(std::size_t(hw::Counter::kTotalCycles));
+  };
+  std::cout << cfg.name << ": prompt of 40 in " << dev.sequence_passes() << " passes, "
+            << cycles(Phase::kPrefill) << " cycles; 4 decode steps " << cycles(Phase::kDecode)
+            << " cycles\n";
+  EXPECT_GT(cycles(Phase::kPrefill), 0u);
+  EXPECT_GT(cycles(Phase::kDecode), 0u);
+}
+
+TEST(ModelRtl, Stories260KPrefillOnTinyMatchesCpuBackendBitForBit) {
+  PASSIM_REQUIRE_DATA();
+  check_prefill(hw::kTiny, &sim::make_accel_model_tiny);
+}
+
+TEST(ModelRtl, Stories260KPrefillOnSmallMatchesCpuBackendBitForBit) {
+  PASSIM_REQUIRE_DATA();
+  check_prefill(hw::kSmall, &sim::make_accel_model_small);
 }
 
 TEST(ModelRtl, Stories260KOnTinyMatchesCpuBackendBitForBit) {

@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <span>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -111,6 +113,7 @@ void check_gpt(const Case& c) {
     GenerateOptions o;
     o.prompt = prompt;
     o.steps = 16 + int(std::string(prompt).size());
+    o.prefill = false;  // position by position: every position's counts below
     const auto a = generate(cpu, tok, o, nullptr);
     const auto b = generate(dev, tok, o, nullptr);
     positions += b.steps;
@@ -140,6 +143,50 @@ void check_gpt(const Case& c) {
     std::cout << " " << op << " " << e.first << "x/" << e.second << " passes;";
   }
   std::cout << "\n";
+}
+
+/// 32 prompt positions as whole-sequence passes on the tiny RTL (as few as its scratchpads
+/// hold), then 2 decoding steps: the int32 logits equal the cpu backend's position by position.
+void check_gpt_prefill(const Case& c) {
+  const auto path = test::project_model_path(c.model);
+  ASSERT_TRUE(std::filesystem::exists(path)) << path;
+  const FloatModel fm = float_model_from_gguf(GgufFile::read(path));
+  QuantOptions qo;
+  qo.batchnorm = c.bn;
+  const QuantModel model = quantize(fm, calibrate(fm, self_generated_calibration(fm, 64)), qo);
+  const ModelCompiler probe(model, hw::kTiny, CompileOptions{c.softmax});
+  sim::SimOptions opts;
+  opts.dram_bytes = (probe.dram_bytes() + 4095) / 4096 * 4096;
+  sim::SimDevice simdev(sim::make_accel_model_tiny(false), opts);
+  PassChecker checked(hw::kTiny);
+  simdev.add_observer(&checked);
+  DeviceBackend dev(probe, simdev);
+  CpuBackend cpu(model, kernels::SoftmaxOptions{c.softmax, hw::kTiny.lanes});
+  std::vector<int> tokens(34);
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    tokens[i] = int((i * 37 + 11) % std::size_t(model.config.vocab_size));
+  }
+  dev.forward_sequence(std::span<const int>(tokens.data(), 32), 0);
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    if (i >= 32) {
+      dev.forward(tokens[i], int(i));
+    }
+    cpu.forward(tokens[i], int(i));
+    if (i >= 31) {
+      const auto la = cpu.logits_i32(), lb = dev.logits_i32();
+      ASSERT_TRUE(std::equal(la.begin(), la.end(), lb.begin(), lb.end()))
+          << c.model << ": logits differ at position " << i;
+    }
+  }
+  std::cout << c.model << ": a prompt of 32 in " << dev.sequence_passes() << " passes\n";
+}
+
+TEST(GptModelRtl, LayerNormPrefillOnTinyMatchesCpuBackend) {
+  check_gpt_prefill({"ln-gpt", BatchNormMode::kUnfused, kernels::SoftmaxMode::kThreePass});
+}
+
+TEST(GptModelRtl, FoldedBatchNormPrefillOnTinyMatchesCpuBackend) {
+  check_gpt_prefill({"bn-gpt", BatchNormMode::kFolded, kernels::SoftmaxMode::kThreePass});
 }
 
 TEST(GptModelRtl, LayerNormOnTinyMatchesCpuBackend) {
