@@ -56,8 +56,10 @@ def compare(run_c: Path, passim: Path, psm: Path, models: Path, steps: int, roun
     tok = str(models / "tok512.bin")
     peer_cmd = [str(run_c), str(models / "stories260K.bin"), "-z", tok, "-t", "0",
                 "-n", str(steps), "-i", prompt]
+    # --prefill off: like run.c, the prompt runs position by position and only the first
+    # position is left out of tok/s.
     ours_cmd = [str(passim), "run", "--model", str(psm), "--tokenizer", tok, "--backend",
-                "cpu", "-t", "0", "-n", str(steps), "-i", prompt]
+                "cpu", "-t", "0", "-n", str(steps), "-i", prompt, "--prefill", "off"]
     peer, ours = [], []
     for _ in range(rounds):
         peer.append(tokens_per_second(peer_cmd))

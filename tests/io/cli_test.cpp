@@ -164,6 +164,26 @@ TEST(CliRun, TokensPerSecondAfterThePrefillOnly) {
   EXPECT_TRUE(t.at("tokens_per_second").is_number());
 }
 
+// The tokenizer found next to the model (no --tokenizer) is an input too: no report or model
+// file replaces it.
+TEST(CliRun, OutputsNeverOverwriteTheTokenizerFoundNextToTheModel) {
+  PASSIM_REQUIRE_DATA();
+  ScratchDir dir;
+  const auto copy = dir.path() / "m.bin";
+  const auto tok = dir.path() / "tok512.bin";
+  std::filesystem::copy_file(model(), copy);
+  std::filesystem::copy_file(tokenizer(), tok);
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"run", "-m", copy.string(), "-b", "float", "-n", "2",
+                                 "--report", tok.string()},
+        std::vector<std::string>{"quantize", "-m", copy.string(), "-o", tok.string()}}) {
+    const auto r = run_cli(args);
+    EXPECT_EQ(r.code, 1) << args[0];
+    EXPECT_NE(r.err.find("is the tokenizer; not overwritten"), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(read_bytes(tok), read_bytes(tokenizer()));
+}
+
 TEST(CliRun, ReportOrTraceNeverOverwriteAnInput) {
   PASSIM_REQUIRE_DATA();
   ScratchDir dir;

@@ -19,7 +19,11 @@ mkdir -p "$work"
 # The cpu backend takes the config too: the online Softmax follows its lane order.
 args=(-m "$work/m.psm" -z "$tok" -i "Once upon a time" -n 6 --config "$config" --softmax "$softmax")
 "$passim" run "${args[@]}" -b cpu > "$work/cpu.txt" 2>/dev/null
-"$passim" run "${args[@]}" -b rtl --report "$work/rtl.json" > "$work/rtl.txt"
+# The prompt as whole-sequence passes (the default) prints the same text; the report run goes
+# position by position, so that every per-position count below holds.
+"$passim" run "${args[@]}" -b rtl > "$work/rtl_prefill.txt" 2>/dev/null
+cmp "$work/cpu.txt" "$work/rtl_prefill.txt"
+"$passim" run "${args[@]}" -b rtl --prefill off --report "$work/rtl.json" > "$work/rtl.txt"
 cmp "$work/cpu.txt" "$work/rtl.txt"
 python3 - "$work/rtl.json" "$config" "$softmax" <<'PY'
 import json, sys
@@ -39,7 +43,7 @@ assert r["hardware"]["config"] == sys.argv[2] and len(r["hardware"]["config_hash
 # Per-op records: summed per class they equal the class counters (control has no records).
 recs = c["records"]
 assert c["records_sum_to_class_totals"] is True
-keys = {"layer", "op", "class", "shape", "count", "passes", "cycles", "stall_cycles", "macs"}
+keys = {"phase", "layer", "op", "class", "shape", "count", "passes", "cycles", "stall_cycles", "macs"}
 assert recs and all(set(x) == keys for x in recs), recs[:1]
 for cls, v in c["by_class"].items():
     mine = [x for x in recs if x["class"] == cls]

@@ -11,8 +11,11 @@ check() {  # <name> <expected norm op or -> <softmax passes> passim-args...
   local name=$1 norm_op=$2 sm_passes=$3
   shift 3
   "$passim" run "$@" -i "KING:" -n 12 --config tiny -b cpu > "$work/$name.cpu.txt" 2>/dev/null
-  "$passim" run "$@" -i "KING:" -n 12 --config tiny -b rtl --report "$work/$name.json" \
-    > "$work/$name.rtl.txt" 2>/dev/null
+  "$passim" run "$@" -i "KING:" -n 12 --config tiny -b rtl > "$work/$name.prefill.txt" \
+    2>/dev/null
+  cmp "$work/$name.cpu.txt" "$work/$name.prefill.txt"
+  "$passim" run "$@" -i "KING:" -n 12 --config tiny -b rtl --prefill off \
+    --report "$work/$name.json" > "$work/$name.rtl.txt" 2>/dev/null
   cmp "$work/$name.cpu.txt" "$work/$name.rtl.txt"
   python3 - "$work/$name.json" "$norm_op" "$sm_passes" <<'PY'
 import json, sys

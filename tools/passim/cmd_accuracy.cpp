@@ -71,9 +71,10 @@ json accuracy_report(const AccuracyOptions& o, const LoadedModel& m, const Accur
 }
 
 int cmd_accuracy(const AccuracyOptions& o, std::ostream& out, std::ostream& err) {
+  const std::string tokenizer = tokenizer_read(o.model.model, o.model.tokenizer);
   check_output_path(o.report, "--report",
                     {{"input model", o.model.model},
-                     {"tokenizer", o.model.tokenizer},
+                     {"tokenizer", tokenizer},
                      {"text", o.text.path},
                      {"calibration text", o.model.calib_text}});
   if (!o.model.model.empty() && is_psm_file(o.model.model)) {

@@ -25,9 +25,10 @@ struct PerplexityOptions {
 };
 
 int cmd_perplexity(const PerplexityOptions& o, std::ostream& out, std::ostream& err) {
+  const std::string tokenizer = tokenizer_read(o.model.model, o.model.tokenizer);
   check_output_path(o.report, "--report",
                     {{"input model", o.model.model},
-                     {"tokenizer", o.model.tokenizer},
+                     {"tokenizer", tokenizer},
                      {"text", o.text.path},
                      {"calibration text", o.model.calib_text}});
   const bool is_float = o.model.backend == "float";

@@ -19,9 +19,10 @@ int cmd_quantize(const ModelOptions& o, const std::string& out_path, std::ostrea
   if (is_psm_file(o.model)) {
     throw std::runtime_error(fmt::format("{}: already a quantised .psm model", o.model));
   }
+  const std::string tokenizer = tokenizer_read(o.model, o.tokenizer);
   check_output_path(out_path, "--out",
                     {{"input model", o.model},
-                     {"tokenizer", o.tokenizer},
+                     {"tokenizer", tokenizer},
                      {"calibration text", o.calib_text}},
                     OutputKind::kReplaced);
   const LoadedModel m = load(o, true, true, err);

@@ -51,8 +51,9 @@ struct RunBackend {
 /// The report and the waveform: writable, not an input, not the same file, and room for a
 /// waveform (the FST writer cannot report a full disk once it runs).
 void check_run_outputs(const RunOptions& o) {
+  const std::string tokenizer = tokenizer_read(o.model.model, o.model.tokenizer);
   const std::initializer_list<NamedInput> inputs = {{"input model", o.model.model},
-                                                    {"tokenizer", o.model.tokenizer},
+                                                    {"tokenizer", tokenizer},
                                                     {"calibration text", o.model.calib_text}};
   check_output_path(o.report, "--report", inputs);
   check_output_path(o.rtl.trace_path, "--trace", inputs, OutputKind::kReplaced);

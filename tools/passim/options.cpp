@@ -179,6 +179,20 @@ PerplexityResult evaluate_text(Backend& backend, const Tokenizer& tok, const Tex
   });
 }
 
+std::string tokenizer_read(const std::string& model, const std::string& tokenizer) {
+  if (!tokenizer.empty() || model.empty()) {
+    return tokenizer;
+  }
+  std::error_code ec;
+  for (const char* name : {"tokenizer.bin", "tok512.bin"}) {
+    const fs::path p = fs::path(model).parent_path() / name;
+    if (fs::exists(p, ec)) {
+      return p.string();
+    }
+  }
+  return {};
+}
+
 void check_output_path(const std::string& path, const char* option,
                        std::initializer_list<NamedInput> inputs, OutputKind kind) {
   if (path.empty()) {

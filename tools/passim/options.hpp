@@ -79,6 +79,10 @@ struct NamedInput {
 /// replacing whatever is there (a model or a waveform), which only a regular file may be.
 enum class OutputKind { kInPlace, kReplaced };
 
+/// The tokenizer file a command reads: `tokenizer` if given, else the first of tokenizer.bin
+/// and tok512.bin next to `model` that exists (the loader's choice), else "".
+[[nodiscard]] std::string tokenizer_read(const std::string& model, const std::string& tokenizer);
+
 /// Fails early (before any work) when an output file could not be written there, or when it
 /// is one of the command's inputs (which would be overwritten).
 void check_output_path(const std::string& path, const char* option,
