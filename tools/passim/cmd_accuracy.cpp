@@ -71,12 +71,7 @@ json accuracy_report(const AccuracyOptions& o, const LoadedModel& m, const Accur
 }
 
 int cmd_accuracy(const AccuracyOptions& o, std::ostream& out, std::ostream& err) {
-  const std::string tokenizer = tokenizer_read(o.model.model, o.model.tokenizer);
-  check_output_path(o.report, "--report",
-                    {{"input model", o.model.model},
-                     {"tokenizer", tokenizer},
-                     {"text", o.text.path},
-                     {"calibration text", o.model.calib_text}});
+  check_text_report_path(o.report, o.model, o.text);
   if (!o.model.model.empty() && is_psm_file(o.model.model)) {
     throw std::runtime_error(fmt::format(
         "{}: accuracy compares int8 with float and needs the float model (llama2.c .bin or "

@@ -25,12 +25,7 @@ struct PerplexityOptions {
 };
 
 int cmd_perplexity(const PerplexityOptions& o, std::ostream& out, std::ostream& err) {
-  const std::string tokenizer = tokenizer_read(o.model.model, o.model.tokenizer);
-  check_output_path(o.report, "--report",
-                    {{"input model", o.model.model},
-                     {"tokenizer", tokenizer},
-                     {"text", o.text.path},
-                     {"calibration text", o.model.calib_text}});
+  check_text_report_path(o.report, o.model, o.text);
   const bool is_float = o.model.backend == "float";
   const LoadedModel m = load(o.model, is_float, !is_float, err, &o.text);
   auto backend = make_backend(o.model.backend, m);

@@ -19,7 +19,7 @@ int cmd_quantize(const ModelOptions& o, const std::string& out_path, std::ostrea
   if (is_psm_file(o.model)) {
     throw std::runtime_error(fmt::format("{}: already a quantised .psm model", o.model));
   }
-  const std::string tokenizer = tokenizer_read(o.model, o.tokenizer);
+  const std::string tokenizer = tokenizer_path(o.model, o.tokenizer);
   check_output_path(out_path, "--out",
                     {{"input model", o.model},
                      {"tokenizer", tokenizer},

@@ -51,7 +51,7 @@ struct RunBackend {
 /// The report and the waveform: writable, not an input, not the same file, and room for a
 /// waveform (the FST writer cannot report a full disk once it runs).
 void check_run_outputs(const RunOptions& o) {
-  const std::string tokenizer = tokenizer_read(o.model.model, o.model.tokenizer);
+  const std::string tokenizer = tokenizer_path(o.model.model, o.model.tokenizer);
   const std::initializer_list<NamedInput> inputs = {{"input model", o.model.model},
                                                     {"tokenizer", tokenizer},
                                                     {"calibration text", o.model.calib_text}};

@@ -179,20 +179,6 @@ PerplexityResult evaluate_text(Backend& backend, const Tokenizer& tok, const Tex
   });
 }
 
-std::string tokenizer_read(const std::string& model, const std::string& tokenizer) {
-  if (!tokenizer.empty() || model.empty()) {
-    return tokenizer;
-  }
-  std::error_code ec;
-  for (const char* name : {"tokenizer.bin", "tok512.bin"}) {
-    const fs::path p = fs::path(model).parent_path() / name;
-    if (fs::exists(p, ec)) {
-      return p.string();
-    }
-  }
-  return {};
-}
-
 void check_output_path(const std::string& path, const char* option,
                        std::initializer_list<NamedInput> inputs, OutputKind kind) {
   if (path.empty()) {
@@ -226,6 +212,16 @@ void check_output_path(const std::string& path, const char* option,
     throw std::runtime_error(fmt::format("{} {}: cannot write {}: {}", option, path, target,
                                          std::strerror(errno)));
   }
+}
+
+void check_text_report_path(const std::string& report, const ModelOptions& m,
+                            const TextOptions& t) {
+  const std::string tokenizer = tokenizer_path(m.model, m.tokenizer);
+  check_output_path(report, "--report",
+                    {{"input model", m.model},
+                     {"tokenizer", tokenizer},
+                     {"text", t.path},
+                     {"calibration text", m.calib_text}});
 }
 
 void write_json(const std::string& path, const json& j) {

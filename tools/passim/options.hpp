@@ -79,15 +79,17 @@ struct NamedInput {
 /// replacing whatever is there (a model or a waveform), which only a regular file may be.
 enum class OutputKind { kInPlace, kReplaced };
 
-/// The tokenizer file a command reads: `tokenizer` if given, else the first of tokenizer.bin
-/// and tok512.bin next to `model` that exists (the loader's choice), else "".
-[[nodiscard]] std::string tokenizer_read(const std::string& model, const std::string& tokenizer);
-
 /// Fails early (before any work) when an output file could not be written there, or when it
 /// is one of the command's inputs (which would be overwritten).
 void check_output_path(const std::string& path, const char* option,
                        std::initializer_list<NamedInput> inputs,
                        OutputKind kind = OutputKind::kInPlace);
+
+/// check_output_path for the --report of a command that reads a model and a text
+/// (perplexity, accuracy): none of the files read (the model, its tokenizer, the text, the
+/// calibration text) is overwritten.
+void check_text_report_path(const std::string& report, const ModelOptions& m,
+                            const TextOptions& t);
 
 /// Writes a report (invalid UTF-8 becomes U+FFFD). Throws naming the file when it fails.
 void write_json(const std::string& path, const nlohmann::json& j);

@@ -36,18 +36,13 @@ auto out_of_memory_as_error(const std::string& doing, const Read& read) {
 }
 
 std::string find_tokenizer(const ModelSource& src) {
-  if (!src.tokenizer.empty()) {
-    return src.tokenizer;
+  std::string path = tokenizer_path(src.path, src.tokenizer);
+  if (path.empty()) {
+    throw std::runtime_error(fmt::format(
+        "--tokenizer: not given, and neither tokenizer.bin nor tok512.bin is next to {}",
+        src.path));
   }
-  const fs::path dir = fs::path(src.path).parent_path();
-  for (const char* name : {"tokenizer.bin", "tok512.bin"}) {
-    if (fs::exists(dir / name)) {
-      return (dir / name).string();
-    }
-  }
-  throw std::runtime_error(fmt::format(
-      "--tokenizer: not given, and neither tokenizer.bin nor tok512.bin is next to {}",
-      src.path));
+  return path;
 }
 
 /// A llama2.c tokenizer file, or the tokenizer in a GGUF file's metadata (by content).
@@ -87,6 +82,20 @@ void read_psm(const ModelSource& src, LoadedModel& m) {
 }
 
 }  // namespace
+
+std::string tokenizer_path(const std::string& model, const std::string& tokenizer) {
+  if (!tokenizer.empty() || model.empty()) {
+    return tokenizer;
+  }
+  std::error_code ec;
+  for (const char* name : {"tokenizer.bin", "tok512.bin"}) {
+    const fs::path p = fs::path(model).parent_path() / name;
+    if (fs::exists(p, ec)) {
+      return p.string();
+    }
+  }
+  return {};
+}
 
 LoadedModel read_model(const ModelSource& src) {
   LoadedModel m;

@@ -45,6 +45,10 @@ struct LoadedModel {
 /// damaged file of that format), and "out of memory while loading ..." when memory runs out.
 [[nodiscard]] LoadedModel read_model(const ModelSource& src);
 
+/// The tokenizer file a llama2.c model is read with: `tokenizer` if given, else the first of
+/// tokenizer.bin and tok512.bin next to `model` that exists, else "" (none found).
+[[nodiscard]] std::string tokenizer_path(const std::string& model, const std::string& tokenizer);
+
 /// Quantises `m`'s float model in memory (docs/numerics.md): calibration on the documents of
 /// `calib_text`, or on the model's own generated text when it is empty, then `quantize`.
 /// Character models keep their vocabulary. Progress and warnings go to `notice`. Throws
