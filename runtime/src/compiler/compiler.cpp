@@ -58,14 +58,15 @@ std::size_t ModelCompiler::rows_at(int pos, std::size_t wanted) const {
 std::vector<std::vector<hw::Instr>> ModelCompiler::pass(std::span<const int> tokens,
                                                         int pos) const {
   const std::size_t n = tokens.size();
-  if (n == 0 || rows_at(pos, n) != n) {
+  VectorLayout v;
+  const bool fits = n > 0 && pos >= 0 && std::size_t(pos) + n <= desc_.embedding.max_positions &&
+                    plan_rows(desc_, cfg_, layout_, n, std::size_t(pos) + n, v);
+  if (!fits) {
     throw std::runtime_error(fmt::format(
         "config {}: a pass of {} positions from position {} does not fit (at most {}: the "
         "vector scratchpad of {} words holds the rows and the KV window, MATMUL at most {} "
         "rows)", cfg_.name, n, pos, rows_at(pos, n), cfg_.vector_depth, layout_.max_rows));
   }
-  VectorLayout v;
-  (void)plan_rows(desc_, cfg_, layout_, n, std::size_t(pos) + n, v);
   const ModelDram& d = layout_.dram;
   const Rows r{.n = n, .pos0 = std::size_t(pos), .v = v, .xn = d.seq_xn, .att = d.seq_att,
                .hid = d.seq_hid};
@@ -154,8 +155,8 @@ void ModelCompiler::tile(ProgramBuilder& b, const Rows& r, const Projection& p,
           .stride = p.n});
   b.load({.mem = Mem::kParam, .elem_log2 = 3, .dram = p.rq + c.col0 * 8, .row_len = c.cols,
           .stride = c.cols * 8});
-  b.matmul({.m = r.n, .k = p.k, .n = c.cols, .dst = c.dst,
-            .dst_stride = r.n > 1 ? c.stride : 0, .out_bits = p.out_bits});
+  b.matmul({.m = r.n, .k = p.k, .n = c.cols, .dst = c.dst, .dst_stride = c.stride,
+            .out_bits = p.out_bits});
 }
 
 void ModelCompiler::projection(ProgramBuilder& b, const Rows& r, const Projection& p) const {
