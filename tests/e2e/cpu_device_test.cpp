@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "passim/compiler/program.hpp"
 #include "passim/device/cpu_device.hpp"
 #include "passim/device/device.hpp"
 #include "passim/fixed_point.hpp"
@@ -336,3 +337,13 @@ TEST(CpuDeviceGpt, PassesOfEveryOpcode) {
 }
 
 }  // namespace
+
+// The program builder refuses an operand wider than its field instead of wrapping it.
+TEST(ProgramBuilderFields, WideOperandsAreRefused) {
+  passim::ProgramBuilder b;
+  EXPECT_THROW(b.matmul({.m = 2, .k = 4, .n = 8, .dst_stride = 1024}), std::invalid_argument);
+  EXPECT_THROW(b.matmul({.m = 1024, .k = 4, .n = 8}), std::invalid_argument);
+  EXPECT_THROW(b.load({.spad = 1u << 16, .row_len = 1}), std::invalid_argument);
+  EXPECT_NO_THROW(b.matmul({.m = 2, .k = 4, .n = 8, .dst_stride = 1023}));
+  EXPECT_EQ(b.body().size(), 1u);
+}

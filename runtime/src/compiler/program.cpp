@@ -4,11 +4,27 @@
 
 #include <algorithm>
 #include <iterator>
+#include <stdexcept>
+
+#include <fmt/format.h>
 
 namespace passim {
 
 namespace f = hw::fields;
 using hw::Opcode;
+
+namespace {
+
+/// Sets an operand field; a value wider than the field is an error, never a silent wrap.
+void put(hw::Instr& in, hw::Field f, std::uint64_t value, const char* what) {
+  if ((value >> f.width) != 0) {
+    throw std::invalid_argument(fmt::format("{}: expected at most {}, found {}", what,
+                                            (std::uint64_t{1} << f.width) - 1, value));
+  }
+  hw::set_field(in, f, std::uint32_t(value));
+}
+
+}  // namespace
 
 void ProgramBuilder::emit(const hw::Instr& in) {
   const hw::Unit unit = hw::unit_of(static_cast<Opcode>(hw::get_field(in, f::kOpcode)));
@@ -25,13 +41,13 @@ void ProgramBuilder::dma(Opcode op, const DmaOp& d) {
   if (d.requant) {
     hw::set_field(in, f::dma_store::kRequant, 1);
   }
-  hw::set_field(in, f::dma_load::kMem, std::uint32_t(d.mem));
-  hw::set_field(in, f::dma_load::kElemSize, d.elem_log2);
-  hw::set_field(in, f::dma_load::kDramAddr, std::uint32_t(d.dram));
-  hw::set_field(in, f::dma_load::kSpadAddr, std::uint32_t(d.spad));
-  hw::set_field(in, f::dma_load::kRows, std::uint32_t(d.rows));
-  hw::set_field(in, f::dma_load::kRowLen, std::uint32_t(d.row_len));
-  hw::set_field(in, f::dma_load::kDramStride, std::uint32_t(d.stride));
+  put(in, f::dma_load::kMem, std::uint64_t(d.mem), "DMA mem");
+  put(in, f::dma_load::kElemSize, d.elem_log2, "DMA elem_size");
+  put(in, f::dma_load::kDramAddr, d.dram, "DMA dram_addr");
+  put(in, f::dma_load::kSpadAddr, d.spad, "DMA spad_addr");
+  put(in, f::dma_load::kRows, d.rows, "DMA rows");
+  put(in, f::dma_load::kRowLen, d.row_len, "DMA row_len");
+  put(in, f::dma_load::kDramStride, d.stride, "DMA dram_stride");
   emit(in);
 }
 
@@ -41,29 +57,29 @@ void ProgramBuilder::store(const DmaOp& op) { dma(Opcode::kDmaStore, op); }
 
 void ProgramBuilder::matmul(const MatmulOp& op) {
   hw::Instr in = hw::make_instr(Opcode::kMatmul, layer_);
-  hw::set_field(in, f::matmul::kOutBits, op.requant ? op.out_bits : 0u);
-  hw::set_field(in, f::matmul::kDstStride, std::uint32_t(op.dst_stride));
-  hw::set_field(in, f::matmul::kAAddr, std::uint32_t(op.a_addr));
-  hw::set_field(in, f::matmul::kWAddr, std::uint32_t(op.w_addr));
-  hw::set_field(in, f::matmul::kDstAddr, std::uint32_t(op.dst));
-  hw::set_field(in, f::matmul::kRqAddr, std::uint32_t(op.rq_addr));
-  hw::set_field(in, f::matmul::kM, std::uint32_t(op.m));
-  hw::set_field(in, f::matmul::kK, std::uint32_t(op.k));
-  hw::set_field(in, f::matmul::kN, std::uint32_t(op.n));
+  put(in, f::matmul::kOutBits, op.requant ? op.out_bits : 0u, "MATMUL out_bits");
+  put(in, f::matmul::kDstStride, op.dst_stride, "MATMUL dst_stride");
+  put(in, f::matmul::kAAddr, op.a_addr, "MATMUL a_addr");
+  put(in, f::matmul::kWAddr, op.w_addr, "MATMUL w_addr");
+  put(in, f::matmul::kDstAddr, op.dst, "MATMUL dst_addr");
+  put(in, f::matmul::kRqAddr, op.rq_addr, "MATMUL rq_addr");
+  put(in, f::matmul::kM, op.m, "MATMUL m");
+  put(in, f::matmul::kK, op.k, "MATMUL k");
+  put(in, f::matmul::kN, op.n, "MATMUL n");
   emit(in);
 }
 
 void ProgramBuilder::vector(const VectorOp& op) {
   // Every vector opcode uses RMSNORM's operand fields (SOFTMAX a subset of them).
   hw::Instr in = hw::make_instr(op.op, layer_);
-  hw::set_field(in, f::rmsnorm::kSrcAddr, std::uint32_t(op.src));
-  hw::set_field(in, f::rmsnorm::kSrc2Addr, std::uint32_t(op.src2));
-  hw::set_field(in, f::rmsnorm::kDstAddr, std::uint32_t(op.dst));
-  hw::set_field(in, f::rmsnorm::kParamAddr, std::uint32_t(op.param));
-  hw::set_field(in, f::rmsnorm::kLen, std::uint32_t(op.len));
-  hw::set_field(in, f::rmsnorm::kRows, std::uint32_t(op.rows));
+  put(in, f::rmsnorm::kSrcAddr, op.src, "vector src_addr");
+  put(in, f::rmsnorm::kSrc2Addr, op.src2, "vector src2_addr");
+  put(in, f::rmsnorm::kDstAddr, op.dst, "vector dst_addr");
+  put(in, f::rmsnorm::kParamAddr, op.param, "vector param_addr");
+  put(in, f::rmsnorm::kLen, op.len, "vector len");
+  put(in, f::rmsnorm::kRows, op.rows, "vector rows");
   if (op.op == Opcode::kRmsnorm || op.op == Opcode::kLayernorm) {
-    hw::set_field(in, f::rmsnorm::kGainFracBits, op.gain_frac_bits);
+    put(in, f::rmsnorm::kGainFracBits, op.gain_frac_bits, "vector gain_frac_bits");
   }
   if (op.op == Opcode::kSoftmax) {
     hw::set_field(in, f::softmax::kOnline, op.online ? 1u : 0u);

@@ -63,6 +63,8 @@ class ProgramBuilder {
 
   /// The `layer` field of the instructions that follow (counters attribute cycles by it).
   void set_layer(std::uint32_t layer) noexcept { layer_ = layer; }
+  /// The opcodes with named operands. Each throws std::invalid_argument naming the operand
+  /// when a value is wider than its field (docs/isa.md), instead of wrapping it.
   void load(const DmaOp& op);
   void store(const DmaOp& op);
   void matmul(const MatmulOp& op);
