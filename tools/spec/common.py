@@ -90,3 +90,12 @@ def wrap(text: str, prefix: str, width: int = 100) -> list[str]:
     return textwrap.wrap(text, width=width, initial_indent=prefix, subsequent_indent=prefix,
                          break_on_hyphens=False)
 
+
+
+def assemble(head: list[str], sections, spec: dict, tail: list[str]) -> str:
+    """One generated file: `head`, then each section function's lines for `spec` in order,
+    then `tail`, joined with newlines."""
+    lines = list(head)
+    for section in sections:
+        lines += section(spec)
+    return "\n".join(lines + tail)

@@ -7,7 +7,7 @@ set_field/get_field/make_instr helpers), the register map, the error codes and t
 
 from __future__ import annotations
 
-from .common import CONFIG_DIMS, GENERATED_LINE, bits, cpp_const, wrap
+from .common import CONFIG_DIMS, assemble, GENERATED_LINE, bits, cpp_const, wrap
 
 
 def cpp_value(type_name: str, name: str, value: int, doc: str | None) -> list[str]:
@@ -224,11 +224,6 @@ def render_hpp(spec: dict) -> str:
         "",
     ]
     lines += cpp_value("int", "kSpecVersion", spec["version"], "read back by `reg::kVersion`")
-    lines += cpp_widths_and_limits(spec)
-    lines += cpp_memories(spec)
-    lines += cpp_configs(spec)
-    lines += cpp_instruction(spec)
-    lines += cpp_registers(spec)
-    lines += cpp_counters(spec)
-    lines += ["", "}  // namespace passim::hw", ""]
-    return "\n".join(lines)
+    sections = (cpp_widths_and_limits, cpp_memories, cpp_configs, cpp_instruction,
+                cpp_registers, cpp_counters)
+    return assemble(lines, sections, spec, ["", "}  // namespace passim::hw", ""])

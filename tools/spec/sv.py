@@ -9,7 +9,7 @@ is the psm_pkg_check module that decodes every opcode both ways, for lint and a 
 
 from __future__ import annotations
 
-from .common import (CONFIG_DIMS, GENERATED_LINE, MEM_ID_BITS, bits, camel, clog2,
+from .common import (CONFIG_DIMS, GENERATED_LINE, MEM_ID_BITS, assemble, bits, camel, clog2,
                      opcode_fields, sv_const, with_gaps, word_elems, wrap)
 
 
@@ -158,14 +158,9 @@ def render_sv(spec: dict) -> str:
         "package psm_pkg;",
     ]
     lines += sv_int("SPEC_VERSION", spec["version"], "read back by the VERSION register")
-    lines += sv_widths_and_limits(spec)
-    lines += sv_memories(spec)
-    lines += sv_configs(spec)
-    lines += sv_instruction(spec)
-    lines += sv_registers(spec)
-    lines += sv_counters(spec)
-    lines += ["", "endpackage : psm_pkg", ""]
-    return "\n".join(lines)
+    sections = (sv_widths_and_limits, sv_memories, sv_configs, sv_instruction,
+                sv_registers, sv_counters)
+    return assemble(lines, sections, spec, ["", "endpackage : psm_pkg", ""])
 
 
 def render_sv_check(spec: dict) -> str:
