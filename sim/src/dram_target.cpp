@@ -7,11 +7,11 @@
 
 namespace passim::sim {
 
-DramTarget::DramTarget(const sc_core::sc_module_name& name, std::uint64_t bytes,
+DramTarget::DramTarget(const sc_core::sc_module_name& name, std::vector<std::uint8_t>& mem,
                        sc_core::sc_time latency, double bytes_per_ns)
     : sc_core::sc_module(name),
       socket("socket"),
-      mem_(bytes, 0),
+      mem_(mem),
       latency_(latency),
       ns_per_byte_(1.0 / bytes_per_ns) {
   socket.register_b_transport(this, &DramTarget::b_transport);

@@ -16,20 +16,16 @@ class DramTarget : public sc_core::sc_module {
  public:
   tlm_utils::simple_target_socket<DramTarget> socket;
 
-  /// `bytes` of storage; each transfer occupies the channel for length / bytes_per_ns, and
+  /// Serves the bytes of `mem` (owned by the caller, outliving the target); each transfer occupies the channel for length / bytes_per_ns, and
   /// its response follows `latency` after the transfer ends. Transfers never overlap, so the
   /// completion times are in request order.
-  DramTarget(const sc_core::sc_module_name& name, std::uint64_t bytes, sc_core::sc_time latency,
-             double bytes_per_ns);
-
-  /// Backdoor access for the host (no simulated time).
-  [[nodiscard]] std::vector<std::uint8_t>& storage() noexcept { return mem_; }
-  [[nodiscard]] const std::vector<std::uint8_t>& storage() const noexcept { return mem_; }
+  DramTarget(const sc_core::sc_module_name& name, std::vector<std::uint8_t>& mem,
+             sc_core::sc_time latency, double bytes_per_ns);
 
  private:
   void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
 
-  std::vector<std::uint8_t> mem_;
+  std::vector<std::uint8_t>& mem_;
   sc_core::sc_time latency_;
   double ns_per_byte_;
   sc_core::sc_time busy_until_ = sc_core::SC_ZERO_TIME;

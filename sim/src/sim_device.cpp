@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstring>
 #include <exception>
+#include <functional>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -40,14 +41,17 @@ class AccelSystem : public sc_core::sc_module, public MemPort {
  public:
   tlm_utils::simple_initiator_socket<AccelSystem> socket;
 
+  /// `describe(prog_addr, index)` names an instruction in messages.
+  using Describe = std::function<std::string(std::uint64_t, std::uint32_t)>;
+
   AccelSystem(const sc_core::sc_module_name& name, AccelModel& model, const SimOptions& opts,
-              DramTarget& dram)
+              Describe describe)
       : sc_core::sc_module(name),
         MemPort(16),
         socket("socket"),
         model_(model),
         opts_(opts),
-        dram_(dram),
+        describe_(std::move(describe)),
         period_(1000.0 / opts.clock_mhz, sc_core::SC_NS) {
     quantum_cycles_ = std::max<std::uint64_t>(
         1, static_cast<std::uint64_t>(opts.quantum_ns * opts.clock_mhz / 1000.0));
@@ -148,12 +152,7 @@ class AccelSystem : public sc_core::sc_module, public MemPort {
 
   RunStats execute(std::uint64_t prog_addr, std::uint32_t len) {
     const auto describe = [this, prog_addr](std::uint32_t index) {
-      hw::Instr in{};
-      const std::uint64_t at = prog_addr + std::uint64_t{index} * 16;
-      if (at + 16 <= dram_.storage().size()) {
-        std::memcpy(in.data(), dram_.storage().data() + at, 16);
-      }
-      return describe_instruction(in, index, opts_.head_layer);
+      return describe_(prog_addr, index);
     };
     start_program(model_, *this, prog_addr, len, opts_.rtl_watchdog);
     const std::uint64_t start = model_.cycle();
@@ -170,7 +169,7 @@ class AccelSystem : public sc_core::sc_module, public MemPort {
 
   AccelModel& model_;
   SimOptions opts_;
-  DramTarget& dram_;
+  Describe describe_;
   sc_time period_;
   std::uint64_t quantum_cycles_ = 1;
   std::uint64_t max_cycles_ = 0;
@@ -185,75 +184,48 @@ class AccelSystem : public sc_core::sc_module, public MemPort {
 
 sc_time latency_of(const SimOptions& o) { return sc_time(o.dram_latency_ns, sc_core::SC_NS); }
 
-std::unique_ptr<AccelModel> checked(std::unique_ptr<AccelModel> model) {
-  if (!model) {
-    throw std::invalid_argument("SimDevice: no accelerator model");
-  }
+/// Throws std::runtime_error once SystemC has left elaboration (it elaborates once per process).
+void check_elaboration() {
   if (sc_core::sc_get_status() != sc_core::SC_ELABORATION) {
     throw std::runtime_error(
         "SimDevice: SystemC has already started in this process and elaborates only once; "
         "create one SimDevice per process, before the first run (ctest runs each test in its "
         "own process)");
   }
-  return model;
 }
 
 }  // namespace
 
 struct SimDevice::Impl {
-  Impl(std::unique_ptr<AccelModel> m, const SimOptions& o)
-      : model(checked(std::move(m))),
-        opts(o),
-        dram(sc_core::sc_gen_unique_name("dram"), o.dram_bytes, latency_of(o), o.dram_bytes_per_ns),
-        system(sc_core::sc_gen_unique_name("accel"), *model, o, dram) {
+  Impl(AccelModel& model, const SimOptions& o, std::vector<std::uint8_t>& mem,
+       AccelSystem::Describe describe)
+      : dram(sc_core::sc_gen_unique_name("dram"), mem, latency_of(o), o.dram_bytes_per_ns),
+        system(sc_core::sc_gen_unique_name("accel"), model, o, std::move(describe)) {
     system.socket.bind(dram.socket);
     if (!o.trace_path.empty()) {
-      model->open_trace(o.trace_path);
+      model.open_trace(o.trace_path);
     }
   }
 
-  std::unique_ptr<AccelModel> model;
-  SimOptions opts;
   DramTarget dram;
   AccelSystem system;
 };
 
 SimDevice::SimDevice(std::unique_ptr<AccelModel> model, const SimOptions& opts)
-    : impl_(std::make_unique<Impl>(std::move(model), opts)) {}
+    : RtlDevice(std::move(model), opts) {
+  check_elaboration();
+  impl_ = std::make_unique<Impl>(*model_, opts_, dram_, [this](std::uint64_t at, std::uint32_t i) {
+    return describe(at, i);
+  });
+}
 
 SimDevice::~SimDevice() = default;
-
-const hw::HwConfig& SimDevice::hw() const noexcept { return impl_->model->config(); }
-
-std::uint64_t SimDevice::dram_bytes() const noexcept { return impl_->dram.storage().size(); }
-
-void SimDevice::write_dram(std::uint64_t addr, std::span<const std::uint8_t> bytes) {
-  auto& mem = impl_->dram.storage();
-  if (addr > mem.size() || bytes.size() > mem.size() - addr) {
-    throw std::out_of_range(fmt::format("DRAM write of {} bytes at {:#x} outside {} bytes",
-                                        bytes.size(), addr, mem.size()));
-  }
-  std::copy(bytes.begin(), bytes.end(), mem.begin() + static_cast<std::ptrdiff_t>(addr));
-}
-
-void SimDevice::read_dram(std::uint64_t addr, std::span<std::uint8_t> bytes) const {
-  const auto& mem = impl_->dram.storage();
-  if (addr > mem.size() || bytes.size() > mem.size() - addr) {
-    throw std::out_of_range(fmt::format("DRAM read of {} bytes at {:#x} outside {} bytes",
-                                        bytes.size(), addr, mem.size()));
-  }
-  std::copy_n(mem.begin() + static_cast<std::ptrdiff_t>(addr), bytes.size(), bytes.begin());
-}
 
 RunStats SimDevice::run(std::uint64_t prog_addr, std::uint32_t len) {
   impl_->system.submit(prog_addr, len);
   sc_core::sc_start();  // returns when the thread waits for the next job
   return impl_->system.result();
 }
-
-std::uint64_t SimDevice::cycles() const noexcept { return impl_->model->cycle(); }
-
-void SimDevice::close_trace() { impl_->model->close_trace(); }
 
 double SimDevice::sim_time_ns() const { return sc_core::sc_time_stamp().to_seconds() * 1e9; }
 

@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "passim/device/device.hpp"
 #include "passim/sim/accel_model.hpp"
@@ -41,35 +42,56 @@ class SimTimeout : public std::runtime_error {
   RunStats stats_;
 };
 
-/// The accelerator in a SystemC system model: the Verilated psm_accel (a plain --cc model)
-/// stepped in a loop inside ONE SC_THREAD, its memory port a TLM-2.0 loosely-timed initiator
-/// (b_transport with annotated delay, a quantum keeper) on a DRAM target with latency and
-/// bandwidth. SystemC elaborates once per process: create at most one SimDevice per process
-/// (before the first run), e.g. one per test under ctest.
-class SimDevice final : public Device {
+/// What SimDevice and LoopDevice share: the Verilated model, the options, and the DRAM bytes
+/// that the host writes and reads directly between runs (no simulated time). The memory
+/// system of the derived device serves the model's beats from the same bytes.
+class RtlDevice : public Device {
  public:
-  /// Takes the model of one configuration (make_accel_model_tiny(), ...). Throws
-  /// std::runtime_error when SystemC has already started in this process.
-  explicit SimDevice(std::unique_ptr<AccelModel> model, const SimOptions& opts = {});
-  ~SimDevice() override;
-  SimDevice(const SimDevice&) = delete;
-  SimDevice& operator=(const SimDevice&) = delete;
+  ~RtlDevice() override;
+  RtlDevice(const RtlDevice&) = delete;
+  RtlDevice& operator=(const RtlDevice&) = delete;
 
-  [[nodiscard]] std::string_view name() const noexcept override { return "rtl-systemc"; }
   [[nodiscard]] const hw::HwConfig& hw() const noexcept override;
   [[nodiscard]] std::uint64_t dram_bytes() const noexcept override;
+  /// Throw std::out_of_range when [addr, addr + size) is not inside the DRAM.
   void write_dram(std::uint64_t addr, std::span<const std::uint8_t> bytes) override;
   void read_dram(std::uint64_t addr, std::span<std::uint8_t> bytes) const override;
-  /// Runs the program through the host registers. Counters (has_cycles = true) are read
-  /// from the RTL after the run, with one trace record per DMA, matmul and vector
-  /// instruction (`RunStats::records`). Throws std::runtime_error naming the instruction on
-  /// STATUS.error, SimTimeout after `max_cycles`.
-  RunStats run(std::uint64_t prog_addr, std::uint32_t len) override;
 
   /// Clock cycles simulated so far (runs, register accesses and reset).
   [[nodiscard]] std::uint64_t cycles() const noexcept;
   /// Ends the `trace_path` waveform and checks it is complete (AccelModel::close_trace).
   void close_trace();
+
+ protected:
+  /// Throws std::invalid_argument when `model` is null.
+  RtlDevice(std::unique_ptr<AccelModel> model, const SimOptions& opts);
+
+  /// The instruction at `index` of the program at `prog_addr` in DRAM, for messages.
+  [[nodiscard]] std::string describe(std::uint64_t prog_addr, std::uint32_t index) const;
+
+  std::unique_ptr<AccelModel> model_;
+  SimOptions opts_;
+  std::vector<std::uint8_t> dram_;  ///< opts_.dram_bytes, zeroed
+};
+
+/// The accelerator in a SystemC system model: the Verilated psm_accel (a plain --cc model)
+/// stepped in a loop inside ONE SC_THREAD, its memory port a TLM-2.0 loosely-timed initiator
+/// (b_transport with annotated delay, a quantum keeper) on a DRAM target with latency and
+/// bandwidth. SystemC elaborates once per process: create at most one SimDevice per process
+/// (before the first run), e.g. one per test under ctest.
+class SimDevice final : public RtlDevice {
+ public:
+  /// Takes the model of one configuration (make_accel_model_tiny(), ...). Throws
+  /// std::runtime_error when SystemC has already started in this process.
+  explicit SimDevice(std::unique_ptr<AccelModel> model, const SimOptions& opts = {});
+  ~SimDevice() override;
+
+  [[nodiscard]] std::string_view name() const noexcept override { return "rtl-systemc"; }
+  /// Runs the program through the host registers. Counters (has_cycles = true) are read
+  /// from the RTL after the run, with one trace record per DMA, matmul and vector
+  /// instruction (`RunStats::records`). Throws std::runtime_error naming the instruction on
+  /// STATUS.error, SimTimeout after `max_cycles`.
+  RunStats run(std::uint64_t prog_addr, std::uint32_t len) override;
   /// SystemC time simulated so far, in ns.
   [[nodiscard]] double sim_time_ns() const;
 
@@ -81,25 +103,14 @@ class SimDevice final : public Device {
 /// The same accelerator without SystemC: a plain cycle loop and a DRAM with a fixed latency
 /// of `round(dram_latency_ns * clock_mhz / 1000)` cycles, one beat per cycle. The baseline of
 /// the simulation-speed benchmark, and handy in unit tests (any number per process).
-class LoopDevice final : public Device {
+class LoopDevice final : public RtlDevice {
  public:
   explicit LoopDevice(std::unique_ptr<AccelModel> model, const SimOptions& opts = {});
   ~LoopDevice() override;
-  LoopDevice(const LoopDevice&) = delete;
-  LoopDevice& operator=(const LoopDevice&) = delete;
 
   [[nodiscard]] std::string_view name() const noexcept override { return "rtl-loop"; }
-  [[nodiscard]] const hw::HwConfig& hw() const noexcept override;
-  [[nodiscard]] std::uint64_t dram_bytes() const noexcept override;
-  void write_dram(std::uint64_t addr, std::span<const std::uint8_t> bytes) override;
-  void read_dram(std::uint64_t addr, std::span<std::uint8_t> bytes) const override;
   /// Like SimDevice::run (counters and trace records of the run).
   RunStats run(std::uint64_t prog_addr, std::uint32_t len) override;
-
-  /// Clock cycles simulated so far (runs, register accesses and reset).
-  [[nodiscard]] std::uint64_t cycles() const noexcept;
-  /// Like SimDevice::close_trace.
-  void close_trace();
 
  private:
   struct Impl;
