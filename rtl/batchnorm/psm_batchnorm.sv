@@ -12,31 +12,19 @@
 // Cycles for W = ceil(len / Lanes) words, from the cycle after start_i:
 //   (read x, read gain, read bias, round, write) per word = 5 * W
 // done_o pulses in the cycle after the last write, with busy_o already low.
+// Ports: the vector-unit groups `PSM_VEC_* of rtl/common/psm_vector_port.svh; scratchpad
+// data: int16 x, gain and bias in, int8 out, each sign-extended to 32 bits.
+`include "psm_vector_port.svh"
 module psm_batchnorm #(
-  parameter int unsigned Lanes     = 2,   // elements per scratchpad word
-  parameter int unsigned AddrWidth = 16,  // scratchpad word address
-  parameter int unsigned LenWidth  = 16   // row length in elements
+  `PSM_VEC_PARAMS
 ) (
-  input  logic                 clk_i,
-  input  logic                 rst_i,        // synchronous, active high
-  // Command: valid with the one-cycle start_i pulse; ignored while busy_o
-  input  logic                 start_i,
-  input  logic [AddrWidth-1:0] src_addr_i,   // first word of the input row (int16)
-  input  logic [AddrWidth-1:0] gain_addr_i,  // gain row (int16), then the bias row (int16)
-  input  logic [AddrWidth-1:0] dst_addr_i,   // first word of the output row (int8)
-  input  logic [LenWidth-1:0]  len_i,        // elements in the row, >= 1
-  input  logic signed [15:0]   mean_i,       // m, int16 (BatchNorm: 0)
-  input  logic [30:0]          rq_mult_i,    // the step applied to (x - m) * gain: multiplier
-  input  logic [5:0]           rq_shift_i,   //                                     shift, 0..63
-  output logic                 busy_o,
-  output logic                 done_o,       // one-cycle pulse after the last write
-  // Vector scratchpad port (docs/accelerator.md): read data arrives one cycle after the request
-  output logic                 mem_req_o,
-  output logic                 mem_we_o,
-  output logic [AddrWidth-1:0] mem_addr_o,
-  output logic [Lanes*32-1:0]  mem_wdata_o,  // int8, sign-extended
-  output logic [Lanes-1:0]     mem_wmask_o,
-  input  logic [Lanes*32-1:0]  mem_rdata_i   // int16 x, gain or bias, sign-extended
+  `PSM_VEC_START_PORTS,
+  `PSM_VEC_GAIN_ROW_PORTS,
+  input  logic signed [15:0]   mean_i,      // m, int16 (BatchNorm: 0)
+  input  logic [30:0]          rq_mult_i,   // the step applied to (x - m) * gain: multiplier
+  input  logic [5:0]           rq_shift_i,  //                                     shift, 0..63
+  `PSM_VEC_DONE_PORTS,
+  `PSM_VEC_MEM_PORTS
 );
   typedef enum logic [2:0] {
     StIdle,   // wait for start_i

@@ -23,34 +23,22 @@
 //   pass 2: (read x, read gain, read bias, round, write) per word         = 5 * W
 // DivWidth = LenWidth + 17 (33 for the default LenWidth 16). done_o pulses in the cycle after
 // the last write, with busy_o already low.
+// Ports: the vector-unit groups `PSM_VEC_* of rtl/common/psm_vector_port.svh; scratchpad
+// data: int16 x, gain and bias in, int8 out, each sign-extended to 32 bits.
+`include "psm_vector_port.svh"
 module psm_layernorm #(
-  parameter int unsigned Lanes     = 2,   // elements per scratchpad word
-  parameter int unsigned AddrWidth = 16,  // scratchpad word address
-  parameter int unsigned LenWidth  = 16   // row length in elements
+  `PSM_VEC_PARAMS
 ) (
-  input  logic                 clk_i,
-  input  logic                 rst_i,             // synchronous, active high
-  // Command: valid with the one-cycle start_i pulse; ignored while busy_o
-  input  logic                 start_i,
+  `PSM_VEC_START_PORTS,
   input  logic                 mode_i,            // 0: LayerNorm, 1: BatchNorm
-  input  logic [AddrWidth-1:0] src_addr_i,        // first word of the input row (int16)
-  input  logic [AddrWidth-1:0] gain_addr_i,       // gain row (int16), then the bias row (int16)
-  input  logic [AddrWidth-1:0] dst_addr_i,        // first word of the output row (int8)
-  input  logic [LenWidth-1:0]  len_i,             // elements in the row, >= 1
+  `PSM_VEC_GAIN_ROW_PORTS,
   input  logic [63:0]          eps_i,             // LayerNorm: unsigned, added to the ssd
   input  logic [3:0]           gain_frac_bits_i,  // LayerNorm: gain is Q.gain_frac_bits, 0..13
   input  logic [30:0]          rq_mult_i,         // BatchNorm: the step's multiplier
   input  logic [5:0]           rq_shift_i,        // BatchNorm: the step's shift, 0..63
-  output logic                 busy_o,
-  output logic                 done_o,            // one-cycle pulse after the last write
+  `PSM_VEC_DONE_PORTS,
   output logic [1:0]           pass_o,            // LayerNorm 0, 1, 2; BatchNorm 0 (0 if idle)
-  // Vector scratchpad port (docs/accelerator.md): read data arrives one cycle after the request
-  output logic                 mem_req_o,
-  output logic                 mem_we_o,
-  output logic [AddrWidth-1:0] mem_addr_o,
-  output logic [Lanes*32-1:0]  mem_wdata_o,       // int8, sign-extended
-  output logic [Lanes-1:0]     mem_wmask_o,
-  input  logic [Lanes*32-1:0]  mem_rdata_i        // int16 x, gain or bias, sign-extended
+  `PSM_VEC_MEM_PORTS
 );
   // The row sum is below 2^15 * 2^LenWidth in magnitude; 2 sum + n needs two bits more, and
   // its magnitude (the divider's dividend) fits LenWidth + 17 unsigned bits.

@@ -26,29 +26,20 @@
 //   online:       pass 0: W reads + 1 (last data) + 1 (max) + 1 (sum) + 65 (divide) = W + 68
 //                 pass 1: (read, write) per word                         = 2 * W
 // done_o pulses in the cycle after the last write, with busy_o already low.
+// Ports: the vector-unit groups `PSM_VEC_* of rtl/common/psm_vector_port.svh; scratchpad
+// data: int32 Q.10 logits in, int16 Q0.15 probabilities out, each sign-extended to 32 bits.
+`include "psm_vector_port.svh"
 module psm_softmax #(
-  parameter int unsigned Lanes     = 2,   // elements per scratchpad word
-  parameter int unsigned AddrWidth = 16,  // scratchpad word address
-  parameter int unsigned LenWidth  = 16   // row length in elements
+  `PSM_VEC_PARAMS
 ) (
-  input  logic                   clk_i,
-  input  logic                   rst_i,        // synchronous, active high
-  // Command: valid with the one-cycle start_i pulse; ignored while busy_o
-  input  logic                   start_i,
-  input  logic [AddrWidth-1:0]   src_addr_i,   // first word of the input row (int32 Q.10)
-  input  logic [AddrWidth-1:0]   dst_addr_i,   // first word of the output row (may equal src)
-  input  logic [LenWidth-1:0]    len_i,        // elements in the row, >= 1 (online: < 2^16)
-  input  logic                   online_i,     // 1: online max and sum (two passes)
-  output logic                   busy_o,
-  output logic                   done_o,       // one-cycle pulse after the last write
-  output logic [1:0]             pass_o,       // current pass 0, 1, 2 (online 0, 1; 0 when idle)
-  // Vector scratchpad port (docs/accelerator.md): read data arrives one cycle after the request
-  output logic                   mem_req_o,
-  output logic                   mem_we_o,
-  output logic [AddrWidth-1:0]   mem_addr_o,
-  output logic [Lanes*32-1:0]    mem_wdata_o,  // int16 Q0.15 probabilities, sign-extended
-  output logic [Lanes-1:0]       mem_wmask_o,
-  input  logic [Lanes*32-1:0]    mem_rdata_i   // int32 Q.10 logits
+  `PSM_VEC_START_PORTS,
+  input  logic [AddrWidth-1:0] src_addr_i,  // first word of the input row (int32 Q.10)
+  input  logic [AddrWidth-1:0] dst_addr_i,  // first word of the output row (may equal src)
+  input  logic [LenWidth-1:0]  len_i,       // elements in the row, >= 1 (online: < 2^16)
+  input  logic                 online_i,    // 1: online max and sum (two passes)
+  `PSM_VEC_DONE_PORTS,
+  output logic [1:0]           pass_o,      // current pass 0, 1, 2 (online 0, 1; 0 when idle)
+  `PSM_VEC_MEM_PORTS
 );
   localparam logic [31:0] ProbOne     = 32'd32767;  // kProbOne
   localparam int unsigned RecipBits   = 32;         // kSoftmaxRecipBits

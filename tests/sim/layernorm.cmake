@@ -27,6 +27,7 @@ passim_sim_test(batchnorm_rtl_test MODEL vpsm_layernorm_l2 vpsm_layernorm_l4
 if(YOSYS)
   string(REPLACE ";" " " layernorm_rtl "${PASSIM_LAYERNORM_RTL}")
   add_test(NAME layernorm_synth
-    COMMAND ${YOSYS} -q -p "read_verilog -sv ${layernorm_rtl}; synth -top psm_layernorm; check -assert")
+    COMMAND ${YOSYS} -q -p "read_verilog -sv -I${PASSIM_RTL_INCLUDE_DIR} ${layernorm_rtl}; \
+synth -top psm_layernorm; check -assert")
   set_tests_properties(layernorm_synth PROPERTIES LABELS sim TIMEOUT 600)
 endif()

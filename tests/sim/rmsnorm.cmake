@@ -33,6 +33,7 @@ passim_sim_test(rmsnorm_rtl_test MODEL vpsm_rmsnorm_l2 vpsm_rsqrt vpsm_isqrt
 if(YOSYS)
   string(REPLACE ";" " " rmsnorm_rtl "${PASSIM_RMSNORM_RTL}")
   add_test(NAME rmsnorm_synth
-    COMMAND ${YOSYS} -q -p "read_verilog -sv ${rmsnorm_rtl}; synth -top psm_rmsnorm; check -assert")
+    COMMAND ${YOSYS} -q -p "read_verilog -sv -I${PASSIM_RTL_INCLUDE_DIR} ${rmsnorm_rtl}; \
+synth -top psm_rmsnorm; check -assert")
   set_tests_properties(rmsnorm_synth PROPERTIES LABELS sim TIMEOUT 600)
 endif()

@@ -37,6 +37,7 @@ passim_sim_test(softmax_rtl_test MODEL vpsm_softmax_l2 vpsm_softmax_l4 vpsm_iexp
 if(YOSYS)
   string(REPLACE ";" " " softmax_rtl "${PASSIM_SOFTMAX_RTL}")
   add_test(NAME softmax_synth
-    COMMAND ${YOSYS} -q -p "read_verilog -sv ${softmax_rtl}; synth -top psm_softmax; check -assert")
+    COMMAND ${YOSYS} -q -p "read_verilog -sv -I${PASSIM_RTL_INCLUDE_DIR} ${softmax_rtl}; \
+synth -top psm_softmax; check -assert")
   set_tests_properties(softmax_synth PROPERTIES LABELS sim TIMEOUT 600)
 endif()
