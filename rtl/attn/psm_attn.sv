@@ -62,9 +62,7 @@ module psm_attn #(
 
   attn_state_e state_d, state_q;
 
-  always_ff @(posedge clk_i) begin  // control: reset
-    state_q <= rst_i ? StIdle : state_d;
-  end
+  always_ff @(posedge clk_i) state_q <= rst_i ? StIdle : state_d;  // control: reset
   attn_state_e read_state_q;  // the state of the previous cycle: names the read data arriving
 
   //////////////////////////////////////////////////////////////////////////////////////////////

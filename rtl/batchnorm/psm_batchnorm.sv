@@ -37,13 +37,16 @@ module psm_batchnorm #(
 
   batchnorm_state_e state_d, state_q;
 
-  always_ff @(posedge clk_i) begin  // control: reset
-    state_q <= rst_i ? StIdle : state_d;
-  end
+  always_ff @(posedge clk_i) state_q <= rst_i ? StIdle : state_d;  // control: reset
 
   //////////////////////////////////////////////////////////////////////////////////////////////
   // Command and row walk                                                                     //
   //////////////////////////////////////////////////////////////////////////////////////////////
+
+  // The datapath below is evaluated only while the unit runs (active, or a command starts):
+  // an idle unit costs the simulator one test per block instead of its whole datapath.
+  logic active;
+  assign active = (state_q != StIdle) || start_i;
 
   // The command, sampled when it starts.
   logic [AddrWidth-1:0] src_q, gain_q, dst_q;
@@ -51,39 +54,25 @@ module psm_batchnorm #(
   logic [30:0]          rq_mult_q;
   logic [5:0]           rq_shift_q;
 
-  // The datapath below is evaluated only while the unit runs (active, or a command starts):
-  // an idle unit costs the simulator one test per block instead of its whole datapath.
-  logic active;
-  assign active = (state_q != StIdle) || start_i;
-
   // One word per write; rd_mask: the lanes of the word read last cycle inside the row (0
   // without one). row_words: the bias row follows the gain row.
   logic                 start, issue_read, write;
   logic [AddrWidth-1:0] word, row_words;
   logic [Lanes-1:0]     word_mask, rd_mask;
-  logic                 last_word;
-  logic [AddrWidth-1:0] row_off;            // a command is one row: not needed
-  logic                 last_row, row_end;
-
-  psm_row_walk #(
-    .Lanes(Lanes), .AddrWidth(AddrWidth), .LenWidth(LenWidth), .Rows(1'b0), .Reads(1'b1)
-  ) u_walk (
-    .clk_i, .rst_i, .busy_i(busy_o), .start_i, .len_i, .rows_i(LenWidth'(1)), .start_o(start),
-    .next_i(write), .rewind_i(1'b0), .row_next_i(1'b0), .row_rewind_i(1'b0), .read_i(issue_read),
-    .step_o(word), .row_off_o(row_off), .row_words_o(row_words), .mask_o(word_mask),
-    .last_step_o(last_word), .last_row_o(last_row), .row_end_o(row_end), .rd_mask_o(rd_mask)
-  );
+  logic                 last_word, row_end;  // a command is one row: row_end unused
 
   always_ff @(posedge clk_i) begin  // datapath: no reset
     if (start) begin
-      src_q      <= src_addr_i;
-      gain_q     <= gain_addr_i;
-      dst_q      <= dst_addr_i;
-      mean_q     <= mean_i;
-      rq_mult_q  <= rq_mult_i;
-      rq_shift_q <= rq_shift_i;
+      {src_q, gain_q, dst_q, mean_q, rq_mult_q, rq_shift_q} <=
+          {src_addr_i, gain_addr_i, dst_addr_i, mean_i, rq_mult_i, rq_shift_i};
     end
   end
+
+  psm_row_walk_one #(.Lanes(Lanes), .AddrWidth(AddrWidth), .LenWidth(LenWidth)) u_walk (
+    .clk_i, .rst_i, .start_i, .busy_i(busy_o), .len_i, .start_o(start), .next_i(write),
+    .rewind_i(1'b0), .read_i(issue_read), .step_o(word), .row_words_o(row_words),
+    .mask_o(word_mask), .last_step_o(last_word), .row_end_o(row_end), .rd_mask_o(rd_mask)
+  );
 
   //////////////////////////////////////////////////////////////////////////////////////////////
   // Lanes                                                                                    //
@@ -190,7 +179,6 @@ module psm_batchnorm #(
 
   assign busy_o = (state_q != StIdle);
 
-  // A command is one row.
   logic unused_walk;
-  assign unused_walk = ^{row_off, last_row, row_end};
+  assign unused_walk = row_end;
 endmodule : psm_batchnorm

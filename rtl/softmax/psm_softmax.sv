@@ -65,50 +65,37 @@ module psm_softmax #(
 
   softmax_state_e state_d, state_q;
 
-  always_ff @(posedge clk_i) begin  // control: reset
-    state_q <= rst_i ? StIdle : state_d;
-  end
+  always_ff @(posedge clk_i) state_q <= rst_i ? StIdle : state_d;  // control: reset
 
   //////////////////////////////////////////////////////////////////////////////////////////////
   // Command and row walk                                                                    //
   //////////////////////////////////////////////////////////////////////////////////////////////
-
-  // The command, sampled when it starts.
-  logic [AddrWidth-1:0] src_q, dst_q;
-  logic                 online_q;  // this row runs in online mode
 
   // The datapath below is evaluated only while the unit runs (active, or a command starts):
   // an idle unit costs the simulator one test per block instead of its whole datapath.
   logic active;
   assign active = (state_q != StIdle) || start_i;
 
+  // The command, sampled when it starts.
+  logic [AddrWidth-1:0] src_q, dst_q;
+  logic                 online_q;  // this row runs in online mode
+
   // Every pass walks the row from word 0: one word per read (passes 0, 1) or per write
   // (pass 2); rd_mask: the lanes of the word read last cycle inside the row (0 without one).
   logic                 start, walk_next, walk_rewind, issue_read;
-  logic [AddrWidth-1:0] word;
-  logic [Lanes-1:0]     rd_mask;
+  logic [AddrWidth-1:0] word, row_words;     // a command is one row, and the mask of the word
+  logic [Lanes-1:0]     word_mask, rd_mask;  // written is rd_mask: row_words, word_mask unused
   logic                 last_word, row_end;
-  logic [AddrWidth-1:0] row_off, row_words;  // a command is one row, and the mask of the
-  logic [Lanes-1:0]     word_mask;            // word written is rd_mask: not needed
-  logic                 last_row;
-
-  psm_row_walk #(
-    .Lanes(Lanes), .AddrWidth(AddrWidth), .LenWidth(LenWidth), .Rows(1'b0), .Reads(1'b1)
-  ) u_walk (
-    .clk_i, .rst_i, .busy_i(busy_o), .start_i, .len_i, .rows_i(LenWidth'(1)), .start_o(start),
-    .next_i(walk_next), .rewind_i(walk_rewind), .row_next_i(1'b0), .row_rewind_i(1'b0),
-    .read_i(issue_read), .step_o(word), .row_off_o(row_off), .row_words_o(row_words),
-    .mask_o(word_mask), .last_step_o(last_word), .last_row_o(last_row), .row_end_o(row_end),
-    .rd_mask_o(rd_mask)
-  );
 
   always_ff @(posedge clk_i) begin  // datapath: no reset
-    if (start) begin
-      src_q    <= src_addr_i;
-      dst_q    <= dst_addr_i;
-      online_q <= online_i;
-    end
+    if (start) {src_q, dst_q, online_q} <= {src_addr_i, dst_addr_i, online_i};
   end
+
+  psm_row_walk_one #(.Lanes(Lanes), .AddrWidth(AddrWidth), .LenWidth(LenWidth)) u_walk (
+    .clk_i, .rst_i, .start_i, .busy_i(busy_o), .len_i, .start_o(start), .next_i(walk_next),
+    .rewind_i(walk_rewind), .read_i(issue_read), .step_o(word), .row_words_o(row_words),
+    .mask_o(word_mask), .last_step_o(last_word), .row_end_o(row_end), .rd_mask_o(rd_mask)
+  );
 
   //////////////////////////////////////////////////////////////////////////////////////////////
   // Lanes: maxima, exponentials, sums, probabilities                                        //
@@ -319,8 +306,7 @@ module psm_softmax #(
   // The quotient is below 2^RecipWidth (asserted); busy is implied by StRecip; a command is
   // one row.
   logic unused_bits;
-  assign unused_bits = ^{div_quotient[DivWidth-1:RecipWidth], div_busy, row_off, row_words,
-                         last_row, word_mask};
+  assign unused_bits = ^{div_quotient[DivWidth-1:RecipWidth], div_busy, row_words, word_mask};
 
 `ifndef SYNTHESIS
   OnlineLenFits_A : assert property (@(posedge clk_i) disable iff (rst_i)

@@ -8,6 +8,7 @@ set(PASSIM_LAYERNORM_RTL
   ${PASSIM_RTL_DIR}/common/psm_divider.sv
   ${PASSIM_RTL_DIR}/common/psm_row_tail.sv
   ${PASSIM_RTL_DIR}/common/psm_row_walk.sv
+  ${PASSIM_RTL_DIR}/common/psm_row_walk_one.sv
   ${PASSIM_RTL_DIR}/common/psm_isqrt.sv
   ${PASSIM_RTL_DIR}/common/psm_rsqrt.sv
   ${PASSIM_RTL_DIR}/batchnorm/psm_batchnorm.sv

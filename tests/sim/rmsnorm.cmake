@@ -7,7 +7,8 @@ set(PASSIM_RSQRT_RTL
   ${PASSIM_RTL_DIR}/common/psm_rsqrt.sv)
 
 set(PASSIM_RMSNORM_RTL ${PASSIM_RSQRT_RTL} ${PASSIM_RTL_DIR}/common/psm_row_tail.sv
-  ${PASSIM_RTL_DIR}/common/psm_row_walk.sv ${PASSIM_RTL_DIR}/rmsnorm/psm_rmsnorm.sv)
+  ${PASSIM_RTL_DIR}/common/psm_row_walk.sv ${PASSIM_RTL_DIR}/common/psm_row_walk_one.sv
+  ${PASSIM_RTL_DIR}/rmsnorm/psm_rmsnorm.sv)
 
 passim_verilated_model(vpsm_rmsnorm_l2 TOP psm_rmsnorm PREFIX Vpsm_rmsnorm_l2
   SOURCES ${PASSIM_RMSNORM_RTL} PARAMS Lanes=2)

@@ -7,6 +7,7 @@ set(PASSIM_SOFTMAX_RTL
   ${PASSIM_RTL_DIR}/common/psm_divider.sv
   ${PASSIM_RTL_DIR}/common/psm_row_tail.sv
   ${PASSIM_RTL_DIR}/common/psm_row_walk.sv
+  ${PASSIM_RTL_DIR}/common/psm_row_walk_one.sv
   ${PASSIM_RTL_DIR}/softmax/psm_softmax.sv)
 
 passim_verilated_model(vpsm_softmax_l2 TOP psm_softmax PREFIX Vpsm_softmax_l2
