@@ -97,11 +97,8 @@ module psm_attn #(
 
   always_ff @(posedge clk_i) begin  // datapath: no reset
     if (start_cmd) begin
-      src_q      <= src_addr_i;
-      src2_q     <= src2_addr_i;
-      dst_q      <= dst_addr_i;
-      prm_base_q <= param_addr_i;
-      is_score   <= op_i == psm_pkg::OpAttnScore;
+      {src_q, src2_q, dst_q, prm_base_q} <= {src_addr_i, src2_addr_i, dst_addr_i, param_addr_i};
+      is_score <= op_i == psm_pkg::OpAttnScore;
     end
   end
 
@@ -214,8 +211,8 @@ module psm_attn #(
       StIdle:  if (start_i) state_d = StParam;
       StParam: state_d = is_score ? StScoreQ : StValueP;
       // SCORE: q and k_t word by word; the dot product accumulates as the k words arrive.
-      StScoreQ: state_d = StScoreK;
       StScoreK: state_d = last_word ? StSum : StScoreQ;
+      StScoreQ: state_d = StScoreK;
       // VALUE: p[t] and v_t for every position t, for output word w; p[t + 1] is in the next
       // p word after the last lane.
       StValueP: state_d = StValueV;
@@ -274,8 +271,8 @@ module psm_attn #(
         walk_next = !last_word;
       end
       StValueP: begin
-        mem_req_o  = 1'b1;
         mem_addr_o = src_q + pos_word_q;
+        mem_req_o  = 1'b1;
       end
       StValueV: begin
         mem_req_o     = 1'b1;

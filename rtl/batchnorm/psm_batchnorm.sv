@@ -147,11 +147,11 @@ module psm_batchnorm #(
     state_d = state_q;
     unique case (state_q)
       StIdle:  if (start_i) state_d = StReadX;
+      StWrite: state_d = last_word ? StIdle : StReadX;  // the next word, or the end
       StReadX: state_d = StReadG;
       StReadG: state_d = StReadB;
       StReadB: state_d = StRound;
       StRound: state_d = StWrite;
-      StWrite: state_d = last_word ? StIdle : StReadX;
       default: state_d = StIdle;
     endcase
   end

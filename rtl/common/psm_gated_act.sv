@@ -80,12 +80,9 @@ module psm_gated_act #(
 
   always_ff @(posedge clk_i) begin  // datapath: no reset
     if (start) begin
-      src_q          <= src_addr_i;
-      dst_q          <= dst_addr_i;
-      to_q10_mult_q  <= to_q10_mult_i;
-      to_q10_shift_q <= to_q10_shift_i;
-      out_mult_q     <= out_mult_i;
-      out_shift_q    <= out_shift_i;
+      {src_q, dst_q} <= {src_addr_i, dst_addr_i};
+      {to_q10_mult_q, to_q10_shift_q, out_mult_q, out_shift_q} <=
+          {to_q10_mult_i, to_q10_shift_i, out_mult_i, out_shift_i};
     end
   end
 

@@ -94,12 +94,8 @@ module psm_eltwise #(
 
   always_ff @(posedge clk_i) begin  // datapath: no reset
     if (start_cmd) begin
-      src_q      <= src_addr_i;
-      src2_q     <= src2_addr_i;
-      dst_q      <= dst_addr_i;
-      prm_base_q <= param_addr_i;
-      is_embed   <= op_i == psm_pkg::OpEmbed;
-      is_mul     <= op_i == psm_pkg::OpMul;
+      {src_q, src2_q, dst_q, prm_base_q} <= {src_addr_i, src2_addr_i, dst_addr_i, param_addr_i};
+      {is_embed, is_mul} <= {op_i == psm_pkg::OpEmbed, op_i == psm_pkg::OpMul};
     end
   end
 
@@ -138,11 +134,7 @@ module psm_eltwise #(
     assign rd16 = mem_rdata_i[l*32 +: 16];
     assign rd8  = mem_rdata_i[l*32 +: 8];
     always_comb begin
-      sum      = '0;
-      prod     = '0;
-      rq_x     = '0;
-      rq_mult  = '0;
-      rq_shift = '0;
+      {sum, prod, rq_x, rq_mult, rq_shift} = '0;
       if (busy_o) begin
         if (is_mul) begin
           prod = 32'(a_q) * 32'(rd16);

@@ -202,9 +202,9 @@ module psm_rmsnorm #(
       StSumRead:   if (row_end) state_d = StSumReduce;
       StSumReduce: state_d = StRsqrt;
       StRsqrt:     if (rsqrt_done) state_d = StNormReadX;
+      StNormWrite: state_d = last_word ? StIdle : StNormReadX;  // the next word, or the end
       StNormReadX: state_d = StNormReadG;
       StNormReadG: state_d = StNormWrite;
-      StNormWrite: state_d = last_word ? StIdle : StNormReadX;
       default:     state_d = StIdle;
     endcase
   end

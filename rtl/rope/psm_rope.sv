@@ -87,11 +87,7 @@ module psm_rope #(
   );
 
   always_ff @(posedge clk_i) begin  // datapath: no reset
-    if (start) begin
-      src_q <= src_addr_i;
-      cos_q <= src2_addr_i;
-      dst_q <= dst_addr_i;
-    end
+    if (start) {src_q, cos_q, dst_q} <= {src_addr_i, src2_addr_i, dst_addr_i};
   end
 
   logic [AddrWidth-1:0] word0, word1;  // words 2k and 2k+1 of the row

@@ -83,11 +83,7 @@ module psm_silu #(
 
     // The gate: sigmoid of |t| through i-exp, evaluated only when the dividers sample it.
     always_comb begin
-      mag         = '0;
-      mag_clamped = '0;
-      neg         = '0;
-      e           = '0;
-      divisor     = '0;
+      {mag, mag_clamped, neg, e, divisor} = '0;
       if (gate_start) begin
         mag         = (t_l < 32'sd0) ? -(33'(t_l)) : 33'(t_l);
         mag_clamped = (mag > MagMax) ? MagMax : mag;

@@ -153,11 +153,7 @@ module psm_softmax #(
     // The exponential, the rescaled sum and the probability are evaluated only on the lanes
     // and in the states that use them; elsewhere they are 0.
     always_comb begin
-      e        = '0;
-      rescaled = '0;
-      prod     = '0;
-      rounded  = '0;
-      prob     = '0;
+      {e, rescaled, prod, rounded, prob} = '0;
       if (use_exp) begin
         e = psm_iexp_pkg::iexp_q10(diff_clamped[31:0]);
         if (state_q == StOnlineRead || state_q == StSumReduce) begin
