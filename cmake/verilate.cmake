@@ -5,6 +5,9 @@
 # Assertions are compiled in (--assert) unless NO_ASSERT is given.
 # PASSIM_VERILATOR_EXTRA_ARGS (cache list) adds arguments to every model, e.g. -fno-inline to
 # profile per module. Every build is a lint gate: -Wall with the waivers in rtl/lint/passim.vlt, warnings fatal.
+# PASSIM_RTL_INCLUDE_DIR: the RTL's include directory (rtl/common: psm_vector_port.svh, the vector
+# units' port groups), given to every Verilator run here and to every Yosys read_verilog (-I).
+set(PASSIM_RTL_INCLUDE_DIR ${PROJECT_SOURCE_DIR}/rtl/common)
 function(passim_verilated_model target)
   cmake_parse_arguments(V "NO_ASSERT" "TOP;PREFIX" "SOURCES;PARAMS;ARGS" ${ARGN})
   set(gparams "")
@@ -20,7 +23,8 @@ function(passim_verilated_model target)
     SOURCES ${PROJECT_SOURCE_DIR}/rtl/lint/passim.vlt ${V_SOURCES}
     TOP_MODULE ${V_TOP}
     PREFIX ${V_PREFIX}
-    VERILATOR_ARGS -Wall ${assert_arg} -x-assign fast -x-initial fast ${gparams} ${V_ARGS}
+    VERILATOR_ARGS -Wall ${assert_arg} -x-assign fast -x-initial fast -I${PASSIM_RTL_INCLUDE_DIR}
+                   ${gparams} ${V_ARGS}
                    ${PASSIM_VERILATOR_EXTRA_ARGS})
   # Verilated code is generated: no project warnings on it, and its headers are SYSTEM
   # includes for the testbenches (they do not build under -Wconversion -Werror).

@@ -35,13 +35,15 @@ file(REMOVE ${prefix}.json ${prefix}_yosys_stat.txt ${prefix}_nextpnr.json ${pre
   ${prefix}.asc ${prefix}.bin)
 
 string(REPLACE ";" " " sources "${SOURCES}")
+# The RTL's include directory (rtl/common/psm_vector_port.svh), as in cmake/verilate.cmake.
+set(rtl_include ${CMAKE_CURRENT_LIST_DIR}/../rtl/common)
 set(chparam "")
 if(DEFINED CHPARAM AND NOT CHPARAM STREQUAL "")
   set(chparam "chparam ${CHPARAM} ${TOP}; ")
 endif()
 execute_process(
   COMMAND ${YOSYS} -q -l ${prefix}_yosys.log -p
-    "read_verilog -sv -DPSM_NO_CLOCK_GATING ${sources}; ${chparam}\
+    "read_verilog -sv -DPSM_NO_CLOCK_GATING -I${rtl_include} ${sources}; ${chparam}\
 synth_ice40 -dsp -top ${TOP} -json ${prefix}.json; tee -q -o ${prefix}_yosys_stat.txt stat"
   RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)

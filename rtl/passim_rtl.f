@@ -9,6 +9,7 @@ common/psm_divider.sv
 common/psm_rsqrt.sv
 common/psm_row_tail.sv
 common/psm_row_walk.sv
+common/psm_row_walk_one.sv
 common/psm_gated_act.sv
 common/psm_gated_lane.sv
 matmul/psm_systolic_array.sv

@@ -23,16 +23,14 @@
 //   ATTN_VALUE  1 (param) + W * (rows + P + 4)                (one read per position, one per
 //                                                             p word, sum, round x2, write)
 // done_o pulses in the cycle after the last write, with busy_o already low.
+// Ports: the vector-unit groups `PSM_VEC_* of rtl/common/psm_vector_port.svh; scratchpad
+// data: 16-bit operands in, int32 scores or int8 out, each sign-extended to 32 bits.
+`include "psm_vector_port.svh"
 module psm_attn #(
-  parameter int unsigned Lanes          = 2,   // elements per scratchpad word
-  parameter int unsigned AddrWidth      = 16,  // scratchpad word address
-  parameter int unsigned LenWidth       = 16,  // len and rows (cached positions)
-  parameter int unsigned ParamAddrWidth = 12   // parameter memory entry address
+  `PSM_VEC_PARAMS,
+  parameter int unsigned ParamAddrWidth = 12  // parameter memory entry address
 ) (
-  input  logic                      clk_i,
-  input  logic                      rst_i,         // synchronous, active high
-  // Command: valid with the one-cycle start_i pulse; ignored while busy_o
-  input  logic                      start_i,
+  `PSM_VEC_START_PORTS,
   input  psm_pkg::opcode_e          op_i,          // OpAttnScore or OpAttnValue
   input  logic [AddrWidth-1:0]      src_addr_i,    // q (12-bit, len) or p (Q0.15, rows)
   input  logic [AddrWidth-1:0]      src2_addr_i,   // K or V cache: rows rows of len
@@ -40,20 +38,10 @@ module psm_attn #(
   input  logic [ParamAddrWidth-1:0] param_addr_i,  // the Requant step of this head
   input  logic [LenWidth-1:0]       len_i,         // head_size, >= 1
   input  logic [LenWidth-1:0]       rows_i,        // cached positions t_len, >= 1
-  output logic                      busy_o,
-  output logic                      done_o,        // one-cycle pulse after the last write
+  `PSM_VEC_DONE_PORTS,
   output logic [1:0]                pass_o,        // always 0: one pass per cached position
-  // Parameter memory port: prm_rdata_i holds the entry requested in the previous cycle
-  output logic                      prm_req_o,
-  output logic [ParamAddrWidth-1:0] prm_addr_o,
-  input  logic [63:0]               prm_rdata_i,   // Requant: mult [30:0], shift [37:32]
-  // Vector scratchpad port (docs/accelerator.md): read data arrives one cycle after the request
-  output logic                      mem_req_o,
-  output logic                      mem_we_o,
-  output logic [AddrWidth-1:0]      mem_addr_o,
-  output logic [Lanes*32-1:0]       mem_wdata_o,   // int32 scores or int8 out, sign-extended
-  output logic [Lanes-1:0]          mem_wmask_o,
-  input  logic [Lanes*32-1:0]       mem_rdata_i
+  `PSM_VEC_PRM_PORTS,
+  `PSM_VEC_MEM_PORTS
 );
   localparam int unsigned LaneIdxWidth = (Lanes > 1) ? $clog2(Lanes) : 1;
 
@@ -74,9 +62,7 @@ module psm_attn #(
 
   attn_state_e state_d, state_q;
 
-  always_ff @(posedge clk_i) begin  // control: reset
-    state_q <= rst_i ? StIdle : state_d;
-  end
+  always_ff @(posedge clk_i) state_q <= rst_i ? StIdle : state_d;  // control: reset
   attn_state_e read_state_q;  // the state of the previous cycle: names the read data arriving
 
   //////////////////////////////////////////////////////////////////////////////////////////////
@@ -111,11 +97,8 @@ module psm_attn #(
 
   always_ff @(posedge clk_i) begin  // datapath: no reset
     if (start_cmd) begin
-      src_q      <= src_addr_i;
-      src2_q     <= src2_addr_i;
-      dst_q      <= dst_addr_i;
-      prm_base_q <= param_addr_i;
-      is_score   <= op_i == psm_pkg::OpAttnScore;
+      {src_q, src2_q, dst_q, prm_base_q} <= {src_addr_i, src2_addr_i, dst_addr_i, param_addr_i};
+      is_score <= op_i == psm_pkg::OpAttnScore;
     end
   end
 
@@ -228,8 +211,8 @@ module psm_attn #(
       StIdle:  if (start_i) state_d = StParam;
       StParam: state_d = is_score ? StScoreQ : StValueP;
       // SCORE: q and k_t word by word; the dot product accumulates as the k words arrive.
-      StScoreQ: state_d = StScoreK;
       StScoreK: state_d = last_word ? StSum : StScoreQ;
+      StScoreQ: state_d = StScoreK;
       // VALUE: p[t] and v_t for every position t, for output word w; p[t + 1] is in the next
       // p word after the last lane.
       StValueP: state_d = StValueV;
@@ -288,8 +271,8 @@ module psm_attn #(
         walk_next = !last_word;
       end
       StValueP: begin
-        mem_req_o  = 1'b1;
         mem_addr_o = src_q + pos_word_q;
+        mem_req_o  = 1'b1;
       end
       StValueV: begin
         mem_req_o     = 1'b1;

@@ -12,31 +12,19 @@
 // Cycles for W = ceil(len / Lanes) words, from the cycle after start_i:
 //   (read x, read gain, read bias, round, write) per word = 5 * W
 // done_o pulses in the cycle after the last write, with busy_o already low.
+// Ports: the vector-unit groups `PSM_VEC_* of rtl/common/psm_vector_port.svh; scratchpad
+// data: int16 x, gain and bias in, int8 out, each sign-extended to 32 bits.
+`include "psm_vector_port.svh"
 module psm_batchnorm #(
-  parameter int unsigned Lanes     = 2,   // elements per scratchpad word
-  parameter int unsigned AddrWidth = 16,  // scratchpad word address
-  parameter int unsigned LenWidth  = 16   // row length in elements
+  `PSM_VEC_PARAMS
 ) (
-  input  logic                 clk_i,
-  input  logic                 rst_i,        // synchronous, active high
-  // Command: valid with the one-cycle start_i pulse; ignored while busy_o
-  input  logic                 start_i,
-  input  logic [AddrWidth-1:0] src_addr_i,   // first word of the input row (int16)
-  input  logic [AddrWidth-1:0] gain_addr_i,  // gain row (int16), then the bias row (int16)
-  input  logic [AddrWidth-1:0] dst_addr_i,   // first word of the output row (int8)
-  input  logic [LenWidth-1:0]  len_i,        // elements in the row, >= 1
-  input  logic signed [15:0]   mean_i,       // m, int16 (BatchNorm: 0)
-  input  logic [30:0]          rq_mult_i,    // the step applied to (x - m) * gain: multiplier
-  input  logic [5:0]           rq_shift_i,   //                                     shift, 0..63
-  output logic                 busy_o,
-  output logic                 done_o,       // one-cycle pulse after the last write
-  // Vector scratchpad port (docs/accelerator.md): read data arrives one cycle after the request
-  output logic                 mem_req_o,
-  output logic                 mem_we_o,
-  output logic [AddrWidth-1:0] mem_addr_o,
-  output logic [Lanes*32-1:0]  mem_wdata_o,  // int8, sign-extended
-  output logic [Lanes-1:0]     mem_wmask_o,
-  input  logic [Lanes*32-1:0]  mem_rdata_i   // int16 x, gain or bias, sign-extended
+  `PSM_VEC_START_PORTS,
+  `PSM_VEC_GAIN_ROW_PORTS,
+  input  logic signed [15:0]   mean_i,      // m, int16 (BatchNorm: 0)
+  input  logic [30:0]          rq_mult_i,   // the step applied to (x - m) * gain: multiplier
+  input  logic [5:0]           rq_shift_i,  //                                     shift, 0..63
+  `PSM_VEC_DONE_PORTS,
+  `PSM_VEC_MEM_PORTS
 );
   typedef enum logic [2:0] {
     StIdle,   // wait for start_i
@@ -49,13 +37,16 @@ module psm_batchnorm #(
 
   batchnorm_state_e state_d, state_q;
 
-  always_ff @(posedge clk_i) begin  // control: reset
-    state_q <= rst_i ? StIdle : state_d;
-  end
+  always_ff @(posedge clk_i) state_q <= rst_i ? StIdle : state_d;  // control: reset
 
   //////////////////////////////////////////////////////////////////////////////////////////////
   // Command and row walk                                                                     //
   //////////////////////////////////////////////////////////////////////////////////////////////
+
+  // The datapath below is evaluated only while the unit runs (active, or a command starts):
+  // an idle unit costs the simulator one test per block instead of its whole datapath.
+  logic active;
+  assign active = (state_q != StIdle) || start_i;
 
   // The command, sampled when it starts.
   logic [AddrWidth-1:0] src_q, gain_q, dst_q;
@@ -63,39 +54,25 @@ module psm_batchnorm #(
   logic [30:0]          rq_mult_q;
   logic [5:0]           rq_shift_q;
 
-  // The datapath below is evaluated only while the unit runs (active, or a command starts):
-  // an idle unit costs the simulator one test per block instead of its whole datapath.
-  logic active;
-  assign active = (state_q != StIdle) || start_i;
-
   // One word per write; rd_mask: the lanes of the word read last cycle inside the row (0
   // without one). row_words: the bias row follows the gain row.
   logic                 start, issue_read, write;
   logic [AddrWidth-1:0] word, row_words;
   logic [Lanes-1:0]     word_mask, rd_mask;
-  logic                 last_word;
-  logic [AddrWidth-1:0] row_off;            // a command is one row: not needed
-  logic                 last_row, row_end;
-
-  psm_row_walk #(
-    .Lanes(Lanes), .AddrWidth(AddrWidth), .LenWidth(LenWidth), .Rows(1'b0), .Reads(1'b1)
-  ) u_walk (
-    .clk_i, .rst_i, .busy_i(busy_o), .start_i, .len_i, .rows_i(LenWidth'(1)), .start_o(start),
-    .next_i(write), .rewind_i(1'b0), .row_next_i(1'b0), .row_rewind_i(1'b0), .read_i(issue_read),
-    .step_o(word), .row_off_o(row_off), .row_words_o(row_words), .mask_o(word_mask),
-    .last_step_o(last_word), .last_row_o(last_row), .row_end_o(row_end), .rd_mask_o(rd_mask)
-  );
+  logic                 last_word, row_end;  // a command is one row: row_end unused
 
   always_ff @(posedge clk_i) begin  // datapath: no reset
     if (start) begin
-      src_q      <= src_addr_i;
-      gain_q     <= gain_addr_i;
-      dst_q      <= dst_addr_i;
-      mean_q     <= mean_i;
-      rq_mult_q  <= rq_mult_i;
-      rq_shift_q <= rq_shift_i;
+      {src_q, gain_q, dst_q, mean_q, rq_mult_q, rq_shift_q} <=
+          {src_addr_i, gain_addr_i, dst_addr_i, mean_i, rq_mult_i, rq_shift_i};
     end
   end
+
+  psm_row_walk_one #(.Lanes(Lanes), .AddrWidth(AddrWidth), .LenWidth(LenWidth)) u_walk (
+    .clk_i, .rst_i, .start_i, .busy_i(busy_o), .len_i, .start_o(start), .next_i(write),
+    .rewind_i(1'b0), .read_i(issue_read), .step_o(word), .row_words_o(row_words),
+    .mask_o(word_mask), .last_step_o(last_word), .row_end_o(row_end), .rd_mask_o(rd_mask)
+  );
 
   //////////////////////////////////////////////////////////////////////////////////////////////
   // Lanes                                                                                    //
@@ -170,11 +147,11 @@ module psm_batchnorm #(
     state_d = state_q;
     unique case (state_q)
       StIdle:  if (start_i) state_d = StReadX;
+      StWrite: state_d = last_word ? StIdle : StReadX;  // the next word, or the end
       StReadX: state_d = StReadG;
       StReadG: state_d = StReadB;
       StReadB: state_d = StRound;
       StRound: state_d = StWrite;
-      StWrite: state_d = last_word ? StIdle : StReadX;
       default: state_d = StIdle;
     endcase
   end
@@ -202,7 +179,6 @@ module psm_batchnorm #(
 
   assign busy_o = (state_q != StIdle);
 
-  // A command is one row.
   logic unused_walk;
-  assign unused_walk = ^{row_off, last_row, row_end};
+  assign unused_walk = row_end;
 endmodule : psm_batchnorm

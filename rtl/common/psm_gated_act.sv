@@ -17,26 +17,18 @@
 //   read, load (to_q10), round, gate start, gate wait (>= 1, until gate_valid_i: out_rq),
 //   round, write = 6 + the gate's cycles
 // done_o pulses in the cycle after the last write, with busy_o already low.
+// Ports: the vector-unit groups `PSM_VEC_* of rtl/common/psm_vector_port.svh; scratchpad
+// data: results of OutBits out (the read data goes to the lanes), each sign-extended to 32 bits.
+`include "psm_vector_port.svh"
 module psm_gated_act #(
-  parameter int unsigned Lanes     = 2,   // elements per scratchpad word
-  parameter int unsigned AddrWidth = 16,  // scratchpad word address
-  parameter int unsigned LenWidth  = 16,  // row length and row count
-  parameter int unsigned OutBits   = 16   // result bits: 16 (SiLU), 8 (GELU)
+  `PSM_VEC_PARAMS,
+  parameter int unsigned OutBits = 16  // result bits: 16 (SiLU), 8 (GELU)
 ) (
-  input  logic                 clk_i,
-  input  logic                 rst_i,          // synchronous, active high
-  // Command: valid with the one-cycle start_i pulse; ignored while busy_o
-  input  logic                 start_i,
-  input  logic [AddrWidth-1:0] src_addr_i,     // input rows
-  input  logic [AddrWidth-1:0] dst_addr_i,     // output rows (may equal src_addr_i)
-  input  logic [LenWidth-1:0]  len_i,          // elements per row, >= 1
-  input  logic [LenWidth-1:0]  rows_i,         // rows, >= 1
-  input  logic [30:0]          to_q10_mult_i,  // x -> Q.10 step
-  input  logic [5:0]           to_q10_shift_i,
-  input  logic [30:0]          out_mult_i,     // x * g -> OutBits step
-  input  logic [5:0]           out_shift_i,
-  output logic                 busy_o,
-  output logic                 done_o,         // one-cycle pulse after the last write
+  `PSM_VEC_START_PORTS,
+  `PSM_VEC_ROW_PORTS,
+  input  logic [30:0]          to_q10_mult_i, out_mult_i,    // the steps x -> Q.10 and
+  input  logic [5:0]           to_q10_shift_i, out_shift_i,  // x * g -> OutBits
+  `PSM_VEC_DONE_PORTS,
   // The lanes
   output logic                 load_o,         // the requantisers take x (mem_rdata_i)
   output logic                 gate_start_o,   // t (the requantisers' y) is valid
@@ -47,12 +39,7 @@ module psm_gated_act #(
   output logic [5:0]           rq_shift_o,
   output logic [5:0]           rq_bits_o,
   input  logic [Lanes*32-1:0]  lane_out_i,     // the requantisers' y: the results in StWrite
-  // Vector scratchpad port (docs/accelerator.md): read data arrives one cycle after the request
-  output logic                 mem_req_o,
-  output logic                 mem_we_o,
-  output logic [AddrWidth-1:0] mem_addr_o,
-  output logic [Lanes*32-1:0]  mem_wdata_o,    // OutBits, sign-extended
-  output logic [Lanes-1:0]     mem_wmask_o     // (the read data goes to the lanes)
+  `PSM_VEC_MEM_REQ_PORTS                       // (the read data goes to the lanes)
 );
   typedef enum logic [2:0] {
     StIdle,   // wait for start_i
@@ -67,9 +54,7 @@ module psm_gated_act #(
 
   gated_act_state_e state_d, state_q;
 
-  always_ff @(posedge clk_i) begin  // control: reset
-    state_q <= rst_i ? StIdle : state_d;
-  end
+  always_ff @(posedge clk_i) state_q <= rst_i ? StIdle : state_d;  // control: reset
 
   //////////////////////////////////////////////////////////////////////////////////////////////
   // Command and row walk                                                                     //
@@ -95,12 +80,9 @@ module psm_gated_act #(
 
   always_ff @(posedge clk_i) begin  // datapath: no reset
     if (start) begin
-      src_q          <= src_addr_i;
-      dst_q          <= dst_addr_i;
-      to_q10_mult_q  <= to_q10_mult_i;
-      to_q10_shift_q <= to_q10_shift_i;
-      out_mult_q     <= out_mult_i;
-      out_shift_q    <= out_shift_i;
+      {src_q, dst_q} <= {src_addr_i, dst_addr_i};
+      {to_q10_mult_q, to_q10_shift_q, out_mult_q, out_shift_q} <=
+          {to_q10_mult_i, to_q10_shift_i, out_mult_i, out_shift_i};
     end
   end
 

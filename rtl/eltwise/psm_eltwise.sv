@@ -22,16 +22,14 @@
 //   MUL   nl parameter reads + read a, read b, calc, round, write = nl + 5
 //   EMBED read x, calc, round, write                            = 4, plus 1 per row
 // done_o pulses in the cycle after the last write, with busy_o already low.
+// Ports: the vector-unit groups `PSM_VEC_* of rtl/common/psm_vector_port.svh; scratchpad
+// data: int16 a, b or int8 x in, int16 (ADD, EMBED) or int8 (MUL) out, each sign-extended to 32 bits.
+`include "psm_vector_port.svh"
 module psm_eltwise #(
-  parameter int unsigned Lanes          = 2,   // elements per scratchpad word
-  parameter int unsigned AddrWidth      = 16,  // scratchpad word address
-  parameter int unsigned LenWidth       = 16,  // row length and row count
-  parameter int unsigned ParamAddrWidth = 12   // parameter memory entry address
+  `PSM_VEC_PARAMS,
+  parameter int unsigned ParamAddrWidth = 12  // parameter memory entry address
 ) (
-  input  logic                      clk_i,
-  input  logic                      rst_i,         // synchronous, active high
-  // Command: valid with the one-cycle start_i pulse; ignored while busy_o
-  input  logic                      start_i,
+  `PSM_VEC_START_PORTS,
   input  psm_pkg::opcode_e          op_i,          // OpAdd, OpMul or OpEmbed
   input  logic [AddrWidth-1:0]      src_addr_i,    // a (int16), or x (int8) for EMBED
   input  logic [AddrWidth-1:0]      src2_addr_i,   // b (int16); unused by EMBED
@@ -39,20 +37,10 @@ module psm_eltwise #(
   input  logic [ParamAddrWidth-1:0] param_addr_i,  // MUL: step of channel 0; EMBED: of row 0
   input  logic [LenWidth-1:0]       len_i,         // elements per row, >= 1
   input  logic [LenWidth-1:0]       rows_i,        // rows, >= 1
-  output logic                      busy_o,
-  output logic                      done_o,        // one-cycle pulse after the last write
+  `PSM_VEC_DONE_PORTS,
   output logic [1:0]                pass_o,        // always 0: one pass per row
-  // Parameter memory port: prm_rdata_i holds the entry requested in the previous cycle
-  output logic                      prm_req_o,
-  output logic [ParamAddrWidth-1:0] prm_addr_o,
-  input  logic [63:0]               prm_rdata_i,   // Requant: mult [30:0], shift [37:32]
-  // Vector scratchpad port (docs/accelerator.md): read data arrives one cycle after the request
-  output logic                      mem_req_o,
-  output logic                      mem_we_o,
-  output logic [AddrWidth-1:0]      mem_addr_o,
-  output logic [Lanes*32-1:0]       mem_wdata_o,   // int16 (ADD, EMBED) or int8 (MUL)
-  output logic [Lanes-1:0]          mem_wmask_o,
-  input  logic [Lanes*32-1:0]       mem_rdata_i
+  `PSM_VEC_PRM_PORTS,
+  `PSM_VEC_MEM_PORTS
 );
   localparam int unsigned LaneIdxWidth = (Lanes > 1) ? $clog2(Lanes) : 1;
 
@@ -69,9 +57,7 @@ module psm_eltwise #(
 
   eltwise_state_e state_d, state_q;
 
-  always_ff @(posedge clk_i) begin  // control: reset
-    state_q <= rst_i ? StIdle : state_d;
-  end
+  always_ff @(posedge clk_i) state_q <= rst_i ? StIdle : state_d;  // control: reset
 
   //////////////////////////////////////////////////////////////////////////////////////////////
   // Command and row walk                                                                     //
@@ -108,12 +94,8 @@ module psm_eltwise #(
 
   always_ff @(posedge clk_i) begin  // datapath: no reset
     if (start_cmd) begin
-      src_q      <= src_addr_i;
-      src2_q     <= src2_addr_i;
-      dst_q      <= dst_addr_i;
-      prm_base_q <= param_addr_i;
-      is_embed   <= op_i == psm_pkg::OpEmbed;
-      is_mul     <= op_i == psm_pkg::OpMul;
+      {src_q, src2_q, dst_q, prm_base_q} <= {src_addr_i, src2_addr_i, dst_addr_i, param_addr_i};
+      {is_embed, is_mul} <= {op_i == psm_pkg::OpEmbed, op_i == psm_pkg::OpMul};
     end
   end
 
@@ -152,11 +134,7 @@ module psm_eltwise #(
     assign rd16 = mem_rdata_i[l*32 +: 16];
     assign rd8  = mem_rdata_i[l*32 +: 8];
     always_comb begin
-      sum      = '0;
-      prod     = '0;
-      rq_x     = '0;
-      rq_mult  = '0;
-      rq_shift = '0;
+      {sum, prod, rq_x, rq_mult, rq_shift} = '0;
       if (busy_o) begin
         if (is_mul) begin
           prod = 32'(a_q) * 32'(rd16);

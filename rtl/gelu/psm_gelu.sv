@@ -15,33 +15,21 @@
 // Cycles per word (one word in flight at a time):
 //   read, load (to_q10 round), round, phi, scale (out_rq round), round, write = 7
 // done_o pulses in the cycle after the last write, with busy_o already low.
+// Ports: the vector-unit groups `PSM_VEC_* of rtl/common/psm_vector_port.svh; scratchpad
+// data: int8 x in (the low 8 bits of a lane), int8 out, each sign-extended to 32 bits.
+`include "psm_vector_port.svh"
 module psm_gelu #(
-  parameter int unsigned Lanes     = 2,   // elements per scratchpad word
-  parameter int unsigned AddrWidth = 16,  // scratchpad word address
-  parameter int unsigned LenWidth  = 16   // row length and row count
+  `PSM_VEC_PARAMS
 ) (
-  input  logic                 clk_i,
-  input  logic                 rst_i,           // synchronous, active high
-  // Command: valid with the one-cycle start_i pulse; ignored while busy_o
-  input  logic                 start_i,
-  input  logic [AddrWidth-1:0] src_addr_i,      // int8 input rows
-  input  logic [AddrWidth-1:0] dst_addr_i,      // int8 output rows (may equal src_addr_i)
-  input  logic [LenWidth-1:0]  len_i,           // elements per row, >= 1
-  input  logic [LenWidth-1:0]  rows_i,          // rows, >= 1
+  `PSM_VEC_START_PORTS,
+  `PSM_VEC_ROW_PORTS,
   input  logic [30:0]          to_q10_mult_i,   // x -> Q.10 step: multiplier
   input  logic [5:0]           to_q10_shift_i,  //                 shift, 0..63
   input  logic [30:0]          out_rq_mult_i,   // x * phi -> int8 step: multiplier
   input  logic [5:0]           out_rq_shift_i,  //                       shift, 0..63
-  output logic                 busy_o,
-  output logic                 done_o,          // one-cycle pulse after the last write
+  `PSM_VEC_DONE_PORTS,
   output logic [1:0]           pass_o,          // always 0: one pass per row
-  // Vector scratchpad port (docs/accelerator.md): read data arrives one cycle after the request
-  output logic                 mem_req_o,
-  output logic                 mem_we_o,
-  output logic [AddrWidth-1:0] mem_addr_o,
-  output logic [Lanes*32-1:0]  mem_wdata_o,     // int8, sign-extended
-  output logic [Lanes-1:0]     mem_wmask_o,
-  input  logic [Lanes*32-1:0]  mem_rdata_i      // int8 x in the low 8 bits of each lane
+  `PSM_VEC_MEM_PORTS
 );
   localparam int unsigned GeluPhiFracBits = 16;  // kGeluPhiFracBits (fixed_point.hpp): Q0.16
 

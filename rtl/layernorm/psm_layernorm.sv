@@ -23,34 +23,22 @@
 //   pass 2: (read x, read gain, read bias, round, write) per word         = 5 * W
 // DivWidth = LenWidth + 17 (33 for the default LenWidth 16). done_o pulses in the cycle after
 // the last write, with busy_o already low.
+// Ports: the vector-unit groups `PSM_VEC_* of rtl/common/psm_vector_port.svh; scratchpad
+// data: int16 x, gain and bias in, int8 out, each sign-extended to 32 bits.
+`include "psm_vector_port.svh"
 module psm_layernorm #(
-  parameter int unsigned Lanes     = 2,   // elements per scratchpad word
-  parameter int unsigned AddrWidth = 16,  // scratchpad word address
-  parameter int unsigned LenWidth  = 16   // row length in elements
+  `PSM_VEC_PARAMS
 ) (
-  input  logic                 clk_i,
-  input  logic                 rst_i,             // synchronous, active high
-  // Command: valid with the one-cycle start_i pulse; ignored while busy_o
-  input  logic                 start_i,
+  `PSM_VEC_START_PORTS,
   input  logic                 mode_i,            // 0: LayerNorm, 1: BatchNorm
-  input  logic [AddrWidth-1:0] src_addr_i,        // first word of the input row (int16)
-  input  logic [AddrWidth-1:0] gain_addr_i,       // gain row (int16), then the bias row (int16)
-  input  logic [AddrWidth-1:0] dst_addr_i,        // first word of the output row (int8)
-  input  logic [LenWidth-1:0]  len_i,             // elements in the row, >= 1
+  `PSM_VEC_GAIN_ROW_PORTS,
   input  logic [63:0]          eps_i,             // LayerNorm: unsigned, added to the ssd
   input  logic [3:0]           gain_frac_bits_i,  // LayerNorm: gain is Q.gain_frac_bits, 0..13
   input  logic [30:0]          rq_mult_i,         // BatchNorm: the step's multiplier
   input  logic [5:0]           rq_shift_i,        // BatchNorm: the step's shift, 0..63
-  output logic                 busy_o,
-  output logic                 done_o,            // one-cycle pulse after the last write
+  `PSM_VEC_DONE_PORTS,
   output logic [1:0]           pass_o,            // LayerNorm 0, 1, 2; BatchNorm 0 (0 if idle)
-  // Vector scratchpad port (docs/accelerator.md): read data arrives one cycle after the request
-  output logic                 mem_req_o,
-  output logic                 mem_we_o,
-  output logic [AddrWidth-1:0] mem_addr_o,
-  output logic [Lanes*32-1:0]  mem_wdata_o,       // int8, sign-extended
-  output logic [Lanes-1:0]     mem_wmask_o,
-  input  logic [Lanes*32-1:0]  mem_rdata_i        // int16 x, gain or bias, sign-extended
+  `PSM_VEC_MEM_PORTS
 );
   // The row sum is below 2^15 * 2^LenWidth in magnitude; 2 sum + n needs two bits more, and
   // its magnitude (the divider's dividend) fits LenWidth + 17 unsigned bits.
@@ -70,13 +58,16 @@ module psm_layernorm #(
 
   layernorm_state_e state_d, state_q;
 
-  always_ff @(posedge clk_i) begin  // control: reset
-    state_q <= rst_i ? StIdle : state_d;
-  end
+  always_ff @(posedge clk_i) state_q <= rst_i ? StIdle : state_d;  // control: reset
 
   //////////////////////////////////////////////////////////////////////////////////////////////
   // Command and row walk                                                                     //
   //////////////////////////////////////////////////////////////////////////////////////////////
+
+  // The datapath below is evaluated only while passes 0 and 1 run (active, or a command
+  // starts): an idle unit costs the simulator one test per block instead of its whole datapath.
+  logic active;
+  assign active = (state_q != StIdle) || start_i;
 
   // The command, sampled when it starts.
   logic                 mode_q;      // 1: BatchNorm
@@ -85,43 +76,26 @@ module psm_layernorm #(
   logic [63:0]          eps_q;
   logic [3:0]           gain_frac_bits_q;
 
-  // The datapath below is evaluated only while passes 0 and 1 run (active, or a command
-  // starts): an idle unit costs the simulator one test per block instead of its whole datapath.
-  logic active;
-  assign active = (state_q != StIdle) || start_i;
-
   // Passes 0 and 1 walk the row from word 0, one word per read; rd_mask: the lanes of the
   // word read last cycle inside the row (0 without one).
   logic                 start_cmd;   // accept a command this cycle
   logic                 walk_next, walk_rewind, issue_read;
-  logic [AddrWidth-1:0] word;
-  logic [Lanes-1:0]     rd_mask;
-  logic                 row_end;
-  logic [AddrWidth-1:0] row_off, row_words;  // a command is one row, and is only read here:
-  logic [Lanes-1:0]     word_mask;            // not needed
-  logic                 last_word, last_row;
-
-  psm_row_walk #(
-    .Lanes(Lanes), .AddrWidth(AddrWidth), .LenWidth(LenWidth), .Rows(1'b0), .Reads(1'b1)
-  ) u_walk (
-    .clk_i, .rst_i, .busy_i(busy_o), .start_i, .len_i, .rows_i(LenWidth'(1)), .start_o(start_cmd),
-    .next_i(walk_next), .rewind_i(walk_rewind), .row_next_i(1'b0), .row_rewind_i(1'b0),
-    .read_i(issue_read), .step_o(word), .row_off_o(row_off), .row_words_o(row_words),
-    .mask_o(word_mask), .last_step_o(last_word), .last_row_o(last_row), .row_end_o(row_end),
-    .rd_mask_o(rd_mask)
-  );
+  logic [AddrWidth-1:0] word, row_words;     // a command is one row, and is only read here:
+  logic [Lanes-1:0]     word_mask, rd_mask;  // row_words, word_mask and last_word unused
+  logic                 last_word, row_end;
 
   always_ff @(posedge clk_i) begin  // datapath: no reset
     if (start_cmd) begin
-      src_q            <= src_addr_i;
-      gain_q           <= gain_addr_i;
-      dst_q            <= dst_addr_i;
-      len_q            <= len_i;
-      eps_q            <= eps_i;
-      gain_frac_bits_q <= gain_frac_bits_i;
-      mode_q           <= mode_i;
+      {src_q, gain_q, dst_q, len_q, eps_q, gain_frac_bits_q, mode_q} <=
+          {src_addr_i, gain_addr_i, dst_addr_i, len_i, eps_i, gain_frac_bits_i, mode_i};
     end
   end
+
+  psm_row_walk_one #(.Lanes(Lanes), .AddrWidth(AddrWidth), .LenWidth(LenWidth)) u_walk (
+    .clk_i, .rst_i, .start_i, .busy_i(busy_o), .len_i, .start_o(start_cmd), .next_i(walk_next),
+    .rewind_i(walk_rewind), .read_i(issue_read), .step_o(word), .row_words_o(row_words),
+    .mask_o(word_mask), .last_step_o(last_word), .row_end_o(row_end), .rd_mask_o(rd_mask)
+  );
 
   //////////////////////////////////////////////////////////////////////////////////////////////
   // Lanes: sums and squared deviations                                                       //
@@ -349,8 +323,8 @@ module psm_layernorm #(
   // The sub-units' busy flags are implied by the states that wait for them; the top of
   // row_acc is the sign extension of the row sum in pass 0; a command is one row, only read.
   logic unused_bits;
-  assign unused_bits = ^{div_busy, rsqrt_busy, row_acc[63:SumWidth], row_off, row_words,
-                         word_mask, last_word, last_row};
+  assign unused_bits = ^{div_busy, rsqrt_busy, row_acc[63:SumWidth], row_words, word_mask,
+                         last_word};
 
 `ifndef SYNTHESIS
   FracBitsInRange_A : assert property (@(posedge clk_i) disable iff (rst_i)

@@ -12,31 +12,19 @@
 //           with k = (62 - bit_width(ss)) / 2 in [0, 30]
 //   pass 1: (read x, read gain, write) per word                   = 3 * W
 // done_o pulses in the cycle after the last write, with busy_o already low.
+// Ports: the vector-unit groups `PSM_VEC_* of rtl/common/psm_vector_port.svh; scratchpad
+// data: int16 x and gain in, int8 out, each sign-extended to 32 bits.
+`include "psm_vector_port.svh"
 module psm_rmsnorm #(
-  parameter int unsigned Lanes     = 2,   // elements per scratchpad word
-  parameter int unsigned AddrWidth = 16,  // scratchpad word address
-  parameter int unsigned LenWidth  = 16   // row length in elements
+  `PSM_VEC_PARAMS
 ) (
-  input  logic                   clk_i,
-  input  logic                   rst_i,             // synchronous, active high
-  // Command: valid with the one-cycle start_i pulse; ignored while busy_o
-  input  logic                   start_i,
-  input  logic [AddrWidth-1:0]   src_addr_i,        // first word of the input row (int16)
-  input  logic [AddrWidth-1:0]   gain_addr_i,       // first word of the gain row (int16)
-  input  logic [AddrWidth-1:0]   dst_addr_i,        // first word of the output row (int8)
-  input  logic [LenWidth-1:0]    len_i,             // elements in the row, >= 1
-  input  logic [63:0]            eps_i,             // unsigned, added to the sum of squares
-  input  logic [3:0]             gain_frac_bits_i,  // gain is Q.gain_frac_bits, 0..13
-  output logic                   busy_o,
-  output logic                   done_o,            // one-cycle pulse after the last write
-  output logic [1:0]             pass_o,            // current pass 0, 1 (0 when idle)
-  // Vector scratchpad port (docs/accelerator.md): read data arrives one cycle after the request
-  output logic                   mem_req_o,
-  output logic                   mem_we_o,
-  output logic [AddrWidth-1:0]   mem_addr_o,
-  output logic [Lanes*32-1:0]    mem_wdata_o,       // int8, sign-extended
-  output logic [Lanes-1:0]       mem_wmask_o,
-  input  logic [Lanes*32-1:0]    mem_rdata_i        // int16 x or gain, sign-extended
+  `PSM_VEC_START_PORTS,
+  `PSM_VEC_GAIN_ROW_PORTS,
+  input  logic [63:0]          eps_i,             // unsigned, added to the sum of squares
+  input  logic [3:0]           gain_frac_bits_i,  // gain is Q.gain_frac_bits, 0..13
+  `PSM_VEC_DONE_PORTS,
+  output logic [1:0]           pass_o,            // current pass 0, 1 (0 when idle)
+  `PSM_VEC_MEM_PORTS
 );
   typedef enum logic [2:0] {
     StIdle,       // wait for start_i
@@ -50,9 +38,7 @@ module psm_rmsnorm #(
 
   rmsnorm_state_e state_d, state_q;
 
-  always_ff @(posedge clk_i) begin  // control: reset
-    state_q <= rst_i ? StIdle : state_d;
-  end
+  always_ff @(posedge clk_i) state_q <= rst_i ? StIdle : state_d;  // control: reset
 
   // RMSNorm's own requantisation step, the twin of passim::requantize(x, {mult, shift, 0}, 8)
   // in fixed_point.hpp: exact product, ONE rounding (half up: add 2^(shift-1), arithmetic
@@ -81,45 +67,35 @@ module psm_rmsnorm #(
   // Command and row walk                                                                    //
   //////////////////////////////////////////////////////////////////////////////////////////////
 
-  // The command, sampled when it starts.
-  logic [AddrWidth-1:0] src_q, gain_q, dst_q;
-  logic [63:0]          eps_q;
-  logic [3:0]           gain_frac_bits_q;
-
   // The datapath below is evaluated only while the unit runs (active, or a command starts):
   // an idle unit costs the simulator one test per block instead of its whole datapath.
   logic active;
   assign active = (state_q != StIdle) || start_i;
 
+  // The command, sampled when it starts.
+  logic [AddrWidth-1:0] src_q, gain_q, dst_q;
+  logic [63:0]          eps_q;
+  logic [3:0]           gain_frac_bits_q;
+
   // Both passes walk the row from word 0: one word per read (pass 0) or per write (pass 1);
   // rd_mask: the lanes of the word read last cycle inside the row (0 without one).
   logic                 start, walk_next, walk_rewind, issue_read;
-  logic [AddrWidth-1:0] word;
-  logic [Lanes-1:0]     rd_mask;
+  logic [AddrWidth-1:0] word, row_words;     // a command is one row, and the mask of the word
+  logic [Lanes-1:0]     word_mask, rd_mask;  // written is rd_mask: row_words, word_mask unused
   logic                 last_word, row_end;
-  logic [AddrWidth-1:0] row_off, row_words;  // a command is one row, and the mask of the
-  logic [Lanes-1:0]     word_mask;            // word written is rd_mask: not needed
-  logic                 last_row;
-
-  psm_row_walk #(
-    .Lanes(Lanes), .AddrWidth(AddrWidth), .LenWidth(LenWidth), .Rows(1'b0), .Reads(1'b1)
-  ) u_walk (
-    .clk_i, .rst_i, .busy_i(busy_o), .start_i, .len_i, .rows_i(LenWidth'(1)), .start_o(start),
-    .next_i(walk_next), .rewind_i(walk_rewind), .row_next_i(1'b0), .row_rewind_i(1'b0),
-    .read_i(issue_read), .step_o(word), .row_off_o(row_off), .row_words_o(row_words),
-    .mask_o(word_mask), .last_step_o(last_word), .last_row_o(last_row), .row_end_o(row_end),
-    .rd_mask_o(rd_mask)
-  );
 
   always_ff @(posedge clk_i) begin  // datapath: no reset
     if (start) begin
-      src_q            <= src_addr_i;
-      gain_q           <= gain_addr_i;
-      dst_q            <= dst_addr_i;
-      eps_q            <= eps_i;
-      gain_frac_bits_q <= gain_frac_bits_i;
+      {src_q, gain_q, dst_q, eps_q, gain_frac_bits_q} <=
+          {src_addr_i, gain_addr_i, dst_addr_i, eps_i, gain_frac_bits_i};
     end
   end
+
+  psm_row_walk_one #(.Lanes(Lanes), .AddrWidth(AddrWidth), .LenWidth(LenWidth)) u_walk (
+    .clk_i, .rst_i, .start_i, .busy_i(busy_o), .len_i, .start_o(start), .next_i(walk_next),
+    .rewind_i(walk_rewind), .read_i(issue_read), .step_o(word), .row_words_o(row_words),
+    .mask_o(word_mask), .last_step_o(last_word), .row_end_o(row_end), .rd_mask_o(rd_mask)
+  );
 
   //////////////////////////////////////////////////////////////////////////////////////////////
   // Lanes: sums of squares, normalisation                                                   //
@@ -226,9 +202,9 @@ module psm_rmsnorm #(
       StSumRead:   if (row_end) state_d = StSumReduce;
       StSumReduce: state_d = StRsqrt;
       StRsqrt:     if (rsqrt_done) state_d = StNormReadX;
+      StNormWrite: state_d = last_word ? StIdle : StNormReadX;  // the next word, or the end
       StNormReadX: state_d = StNormReadG;
       StNormReadG: state_d = StNormWrite;
-      StNormWrite: state_d = last_word ? StIdle : StNormReadX;
       default:     state_d = StIdle;
     endcase
   end
@@ -266,7 +242,7 @@ module psm_rmsnorm #(
 
   // busy is implied by StRsqrt; a command is one row.
   logic unused_bits;
-  assign unused_bits = ^{rsqrt_busy, row_off, row_words, last_row, word_mask};
+  assign unused_bits = ^{rsqrt_busy, row_words, word_mask};
 
 `ifndef SYNTHESIS
   FracBitsInRange_A : assert property (@(posedge clk_i) disable iff (rst_i)

@@ -18,30 +18,21 @@
 // Cycles per step: read v0, read v1, read cos, read sin, latch, write v0, write v1 = 7
 // (5 when the row's last step has only one word): 3.5 cycles per word of the row.
 // done_o pulses in the cycle after the last write, with busy_o already low.
+// Ports: the vector-unit groups `PSM_VEC_* of rtl/common/psm_vector_port.svh; scratchpad
+// data: 12-bit values and Q1.14 tables in, 12-bit values out, each sign-extended to 32 bits.
+`include "psm_vector_port.svh"
 module psm_rope #(
-  parameter int unsigned Lanes     = 2,   // elements per scratchpad word
-  parameter int unsigned AddrWidth = 16,  // scratchpad word address
-  parameter int unsigned LenWidth  = 16   // row length and row count
+  `PSM_VEC_PARAMS
 ) (
-  input  logic                 clk_i,
-  input  logic                 rst_i,        // synchronous, active high
-  // Command: valid with the one-cycle start_i pulse; ignored while busy_o
-  input  logic                 start_i,
+  `PSM_VEC_START_PORTS,
   input  logic [AddrWidth-1:0] src_addr_i,   // heads, 12-bit values
   input  logic [AddrWidth-1:0] src2_addr_i,  // cos table (Q1.14), then the sin table
   input  logic [AddrWidth-1:0] dst_addr_i,   // output heads (may equal src_addr_i)
   input  logic [LenWidth-1:0]  len_i,        // head_size, even, >= 2
   input  logic [LenWidth-1:0]  rows_i,       // heads, >= 1
-  output logic                 busy_o,
-  output logic                 done_o,       // one-cycle pulse after the last write
+  `PSM_VEC_DONE_PORTS,
   output logic [1:0]           pass_o,       // always 0: one pass per row
-  // Vector scratchpad port (docs/accelerator.md): read data arrives one cycle after the request
-  output logic                 mem_req_o,
-  output logic                 mem_we_o,
-  output logic [AddrWidth-1:0] mem_addr_o,
-  output logic [Lanes*32-1:0]  mem_wdata_o,  // 12-bit values, sign-extended
-  output logic [Lanes-1:0]     mem_wmask_o,
-  input  logic [Lanes*32-1:0]  mem_rdata_i
+  `PSM_VEC_MEM_PORTS
 );
   localparam int unsigned FracBits = psm_pkg::ROPE_FRAC_BITS;  // 14
   localparam int unsigned OutBits  = psm_pkg::QK_BITS;         // 12
@@ -59,9 +50,7 @@ module psm_rope #(
 
   rope_state_e state_d, state_q;
 
-  always_ff @(posedge clk_i) begin  // control: reset
-    state_q <= rst_i ? StIdle : state_d;
-  end
+  always_ff @(posedge clk_i) state_q <= rst_i ? StIdle : state_d;  // control: reset
   rope_state_e read_state_q;  // the state of the previous cycle: names the read data arriving
 
   // Twin of saturate(round_shift(r, 14), 12) in fixed_point.hpp: add 2^13, arithmetic shift
@@ -98,11 +87,7 @@ module psm_rope #(
   );
 
   always_ff @(posedge clk_i) begin  // datapath: no reset
-    if (start) begin
-      src_q <= src_addr_i;
-      cos_q <= src2_addr_i;
-      dst_q <= dst_addr_i;
-    end
+    if (start) {src_q, cos_q, dst_q} <= {src_addr_i, src2_addr_i, dst_addr_i};
   end
 
   logic [AddrWidth-1:0] word0, word1;  // words 2k and 2k+1 of the row

@@ -17,31 +17,19 @@
 // Cycles per word (one word in flight at a time):
 //   read, load, to_q10 round, sigmoid (divider start), 38 divide, out_rq round, write = 44
 // done_o pulses in the cycle after the last write, with busy_o already low.
+// Ports: the vector-unit groups `PSM_VEC_* of rtl/common/psm_vector_port.svh; scratchpad
+// data: int16 x in, int16 out, each sign-extended to 32 bits.
+`include "psm_vector_port.svh"
 module psm_silu #(
-  parameter int unsigned Lanes     = 2,   // elements per scratchpad word
-  parameter int unsigned AddrWidth = 16,  // scratchpad word address
-  parameter int unsigned LenWidth  = 16   // row length and row count
+  `PSM_VEC_PARAMS
 ) (
-  input  logic                 clk_i,
-  input  logic                 rst_i,        // synchronous, active high
-  // Command: valid with the one-cycle start_i pulse; ignored while busy_o
-  input  logic                 start_i,
-  input  logic [AddrWidth-1:0] src_addr_i,   // int16 input rows
-  input  logic [AddrWidth-1:0] dst_addr_i,   // int16 output rows (may equal src_addr_i)
-  input  logic [LenWidth-1:0]  len_i,        // elements per row, >= 1
-  input  logic [LenWidth-1:0]  rows_i,       // rows, >= 1
-  input  logic [63:0]          to_q10_i,     // Requant entry: mult [30:0], shift [37:32]
-  input  logic [63:0]          out_rq_i,     // Requant entry: mult [30:0], shift [37:32]
-  output logic                 busy_o,
-  output logic                 done_o,       // one-cycle pulse after the last write
-  output logic [1:0]           pass_o,       // always 0: one pass per row
-  // Vector scratchpad port (docs/accelerator.md): read data arrives one cycle after the request
-  output logic                 mem_req_o,
-  output logic                 mem_we_o,
-  output logic [AddrWidth-1:0] mem_addr_o,
-  output logic [Lanes*32-1:0]  mem_wdata_o,  // int16, sign-extended
-  output logic [Lanes-1:0]     mem_wmask_o,
-  input  logic [Lanes*32-1:0]  mem_rdata_i   // int16 x, sign-extended
+  `PSM_VEC_START_PORTS,
+  `PSM_VEC_ROW_PORTS,
+  input  logic [63:0]          to_q10_i,  // Requant entry: mult [30:0], shift [37:32]
+  input  logic [63:0]          out_rq_i,  // Requant entry: mult [30:0], shift [37:32]
+  `PSM_VEC_DONE_PORTS,
+  output logic [1:0]           pass_o,    // always 0: one pass per row
+  `PSM_VEC_MEM_PORTS
 );
   localparam logic [22:0] ExpOne = 23'd2924389;  // kExpOne = kExpB^2 + kExpC (fixed_point.hpp)
   localparam int unsigned SigFracBits = psm_pkg::SIGMOID_FRAC_BITS;  // 15
@@ -95,11 +83,7 @@ module psm_silu #(
 
     // The gate: sigmoid of |t| through i-exp, evaluated only when the dividers sample it.
     always_comb begin
-      mag         = '0;
-      mag_clamped = '0;
-      neg         = '0;
-      e           = '0;
-      divisor     = '0;
+      {mag, mag_clamped, neg, e, divisor} = '0;
       if (gate_start) begin
         mag         = (t_l < 32'sd0) ? -(33'(t_l)) : 33'(t_l);
         mag_clamped = (mag > MagMax) ? MagMax : mag;

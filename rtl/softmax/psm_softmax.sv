@@ -26,29 +26,20 @@
 //   online:       pass 0: W reads + 1 (last data) + 1 (max) + 1 (sum) + 65 (divide) = W + 68
 //                 pass 1: (read, write) per word                         = 2 * W
 // done_o pulses in the cycle after the last write, with busy_o already low.
+// Ports: the vector-unit groups `PSM_VEC_* of rtl/common/psm_vector_port.svh; scratchpad
+// data: int32 Q.10 logits in, int16 Q0.15 probabilities out, each sign-extended to 32 bits.
+`include "psm_vector_port.svh"
 module psm_softmax #(
-  parameter int unsigned Lanes     = 2,   // elements per scratchpad word
-  parameter int unsigned AddrWidth = 16,  // scratchpad word address
-  parameter int unsigned LenWidth  = 16   // row length in elements
+  `PSM_VEC_PARAMS
 ) (
-  input  logic                   clk_i,
-  input  logic                   rst_i,        // synchronous, active high
-  // Command: valid with the one-cycle start_i pulse; ignored while busy_o
-  input  logic                   start_i,
-  input  logic [AddrWidth-1:0]   src_addr_i,   // first word of the input row (int32 Q.10)
-  input  logic [AddrWidth-1:0]   dst_addr_i,   // first word of the output row (may equal src)
-  input  logic [LenWidth-1:0]    len_i,        // elements in the row, >= 1 (online: < 2^16)
-  input  logic                   online_i,     // 1: online max and sum (two passes)
-  output logic                   busy_o,
-  output logic                   done_o,       // one-cycle pulse after the last write
-  output logic [1:0]             pass_o,       // current pass 0, 1, 2 (online 0, 1; 0 when idle)
-  // Vector scratchpad port (docs/accelerator.md): read data arrives one cycle after the request
-  output logic                   mem_req_o,
-  output logic                   mem_we_o,
-  output logic [AddrWidth-1:0]   mem_addr_o,
-  output logic [Lanes*32-1:0]    mem_wdata_o,  // int16 Q0.15 probabilities, sign-extended
-  output logic [Lanes-1:0]       mem_wmask_o,
-  input  logic [Lanes*32-1:0]    mem_rdata_i   // int32 Q.10 logits
+  `PSM_VEC_START_PORTS,
+  input  logic [AddrWidth-1:0] src_addr_i,  // first word of the input row (int32 Q.10)
+  input  logic [AddrWidth-1:0] dst_addr_i,  // first word of the output row (may equal src)
+  input  logic [LenWidth-1:0]  len_i,       // elements in the row, >= 1 (online: < 2^16)
+  input  logic                 online_i,    // 1: online max and sum (two passes)
+  `PSM_VEC_DONE_PORTS,
+  output logic [1:0]           pass_o,      // current pass 0, 1, 2 (online 0, 1; 0 when idle)
+  `PSM_VEC_MEM_PORTS
 );
   localparam logic [31:0] ProbOne     = 32'd32767;  // kProbOne
   localparam int unsigned RecipBits   = 32;         // kSoftmaxRecipBits
@@ -74,50 +65,37 @@ module psm_softmax #(
 
   softmax_state_e state_d, state_q;
 
-  always_ff @(posedge clk_i) begin  // control: reset
-    state_q <= rst_i ? StIdle : state_d;
-  end
+  always_ff @(posedge clk_i) state_q <= rst_i ? StIdle : state_d;  // control: reset
 
   //////////////////////////////////////////////////////////////////////////////////////////////
   // Command and row walk                                                                    //
   //////////////////////////////////////////////////////////////////////////////////////////////
-
-  // The command, sampled when it starts.
-  logic [AddrWidth-1:0] src_q, dst_q;
-  logic                 online_q;  // this row runs in online mode
 
   // The datapath below is evaluated only while the unit runs (active, or a command starts):
   // an idle unit costs the simulator one test per block instead of its whole datapath.
   logic active;
   assign active = (state_q != StIdle) || start_i;
 
+  // The command, sampled when it starts.
+  logic [AddrWidth-1:0] src_q, dst_q;
+  logic                 online_q;  // this row runs in online mode
+
   // Every pass walks the row from word 0: one word per read (passes 0, 1) or per write
   // (pass 2); rd_mask: the lanes of the word read last cycle inside the row (0 without one).
   logic                 start, walk_next, walk_rewind, issue_read;
-  logic [AddrWidth-1:0] word;
-  logic [Lanes-1:0]     rd_mask;
+  logic [AddrWidth-1:0] word, row_words;     // a command is one row, and the mask of the word
+  logic [Lanes-1:0]     word_mask, rd_mask;  // written is rd_mask: row_words, word_mask unused
   logic                 last_word, row_end;
-  logic [AddrWidth-1:0] row_off, row_words;  // a command is one row, and the mask of the
-  logic [Lanes-1:0]     word_mask;            // word written is rd_mask: not needed
-  logic                 last_row;
-
-  psm_row_walk #(
-    .Lanes(Lanes), .AddrWidth(AddrWidth), .LenWidth(LenWidth), .Rows(1'b0), .Reads(1'b1)
-  ) u_walk (
-    .clk_i, .rst_i, .busy_i(busy_o), .start_i, .len_i, .rows_i(LenWidth'(1)), .start_o(start),
-    .next_i(walk_next), .rewind_i(walk_rewind), .row_next_i(1'b0), .row_rewind_i(1'b0),
-    .read_i(issue_read), .step_o(word), .row_off_o(row_off), .row_words_o(row_words),
-    .mask_o(word_mask), .last_step_o(last_word), .last_row_o(last_row), .row_end_o(row_end),
-    .rd_mask_o(rd_mask)
-  );
 
   always_ff @(posedge clk_i) begin  // datapath: no reset
-    if (start) begin
-      src_q    <= src_addr_i;
-      dst_q    <= dst_addr_i;
-      online_q <= online_i;
-    end
+    if (start) {src_q, dst_q, online_q} <= {src_addr_i, dst_addr_i, online_i};
   end
+
+  psm_row_walk_one #(.Lanes(Lanes), .AddrWidth(AddrWidth), .LenWidth(LenWidth)) u_walk (
+    .clk_i, .rst_i, .start_i, .busy_i(busy_o), .len_i, .start_o(start), .next_i(walk_next),
+    .rewind_i(walk_rewind), .read_i(issue_read), .step_o(word), .row_words_o(row_words),
+    .mask_o(word_mask), .last_step_o(last_word), .row_end_o(row_end), .rd_mask_o(rd_mask)
+  );
 
   //////////////////////////////////////////////////////////////////////////////////////////////
   // Lanes: maxima, exponentials, sums, probabilities                                        //
@@ -175,11 +153,7 @@ module psm_softmax #(
     // The exponential, the rescaled sum and the probability are evaluated only on the lanes
     // and in the states that use them; elsewhere they are 0.
     always_comb begin
-      e        = '0;
-      rescaled = '0;
-      prod     = '0;
-      rounded  = '0;
-      prob     = '0;
+      {e, rescaled, prod, rounded, prob} = '0;
       if (use_exp) begin
         e = psm_iexp_pkg::iexp_q10(diff_clamped[31:0]);
         if (state_q == StOnlineRead || state_q == StSumReduce) begin
@@ -328,8 +302,7 @@ module psm_softmax #(
   // The quotient is below 2^RecipWidth (asserted); busy is implied by StRecip; a command is
   // one row.
   logic unused_bits;
-  assign unused_bits = ^{div_quotient[DivWidth-1:RecipWidth], div_busy, row_off, row_words,
-                         last_row, word_mask};
+  assign unused_bits = ^{div_quotient[DivWidth-1:RecipWidth], div_busy, row_words, word_mask};
 
 `ifndef SYNTHESIS
   OnlineLenFits_A : assert property (@(posedge clk_i) disable iff (rst_i)

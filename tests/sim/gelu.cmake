@@ -25,6 +25,7 @@ passim_sim_test(gelu_rtl_test MODEL vpsm_gelu_l2 vpsm_gelu_l4 vpsm_gelu_phi
 if(YOSYS)
   string(REPLACE ";" " " gelu_rtl "${PASSIM_GELU_RTL}")
   add_test(NAME gelu_synth
-    COMMAND ${YOSYS} -q -p "read_verilog -sv ${gelu_rtl}; synth -top psm_gelu; check -assert")
+    COMMAND ${YOSYS} -q -p "read_verilog -sv -I${PASSIM_RTL_INCLUDE_DIR} ${gelu_rtl}; \
+synth -top psm_gelu; check -assert")
   set_tests_properties(gelu_synth PROPERTIES LABELS sim TIMEOUT 600)
 endif()

@@ -49,14 +49,15 @@ function(passim_ice40_netlist target)
   cmake_parse_arguments(N "" "TOP;PREFIX;CHPARAM" "SOURCES" ${ARGN})
   set(netlist ${CMAKE_CURRENT_BINARY_DIR}/${target}.v)
   string(REPLACE ";" " " rtl "${N_SOURCES}")
-  set(script "read_verilog -sv ${rtl}")
+  set(script "read_verilog -sv -I${PASSIM_RTL_INCLUDE_DIR} ${rtl}")
   if(N_CHPARAM)
     string(APPEND script "; chparam ${N_CHPARAM} ${N_TOP}")
   endif()
   string(APPEND script "; synth_ice40 -dsp -flatten -top ${N_TOP}; splitnets")
   string(APPEND script "; write_verilog -noattr ${netlist}")
   passim_yosys_netlist(${netlist} SCRIPT "${script}"
-    DEPENDS ${N_SOURCES} ${CMAKE_CURRENT_FUNCTION_LIST_FILE}
+    DEPENDS ${N_SOURCES} ${PASSIM_RTL_INCLUDE_DIR}/psm_vector_port.svh
+      ${CMAKE_CURRENT_FUNCTION_LIST_FILE}
     COMMENT "Synthesising ${N_TOP} for iCE40 with Yosys (${target})")
   # Gate-level C++ is large and only tests run it: compiled at -O0.
   add_library(${target} STATIC)

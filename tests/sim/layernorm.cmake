@@ -8,6 +8,7 @@ set(PASSIM_LAYERNORM_RTL
   ${PASSIM_RTL_DIR}/common/psm_divider.sv
   ${PASSIM_RTL_DIR}/common/psm_row_tail.sv
   ${PASSIM_RTL_DIR}/common/psm_row_walk.sv
+  ${PASSIM_RTL_DIR}/common/psm_row_walk_one.sv
   ${PASSIM_RTL_DIR}/common/psm_isqrt.sv
   ${PASSIM_RTL_DIR}/common/psm_rsqrt.sv
   ${PASSIM_RTL_DIR}/batchnorm/psm_batchnorm.sv
@@ -27,6 +28,7 @@ passim_sim_test(batchnorm_rtl_test MODEL vpsm_layernorm_l2 vpsm_layernorm_l4
 if(YOSYS)
   string(REPLACE ";" " " layernorm_rtl "${PASSIM_LAYERNORM_RTL}")
   add_test(NAME layernorm_synth
-    COMMAND ${YOSYS} -q -p "read_verilog -sv ${layernorm_rtl}; synth -top psm_layernorm; check -assert")
+    COMMAND ${YOSYS} -q -p "read_verilog -sv -I${PASSIM_RTL_INCLUDE_DIR} ${layernorm_rtl}; \
+synth -top psm_layernorm; check -assert")
   set_tests_properties(layernorm_synth PROPERTIES LABELS sim TIMEOUT 600)
 endif()

@@ -7,7 +7,8 @@ set(PASSIM_RSQRT_RTL
   ${PASSIM_RTL_DIR}/common/psm_rsqrt.sv)
 
 set(PASSIM_RMSNORM_RTL ${PASSIM_RSQRT_RTL} ${PASSIM_RTL_DIR}/common/psm_row_tail.sv
-  ${PASSIM_RTL_DIR}/common/psm_row_walk.sv ${PASSIM_RTL_DIR}/rmsnorm/psm_rmsnorm.sv)
+  ${PASSIM_RTL_DIR}/common/psm_row_walk.sv ${PASSIM_RTL_DIR}/common/psm_row_walk_one.sv
+  ${PASSIM_RTL_DIR}/rmsnorm/psm_rmsnorm.sv)
 
 passim_verilated_model(vpsm_rmsnorm_l2 TOP psm_rmsnorm PREFIX Vpsm_rmsnorm_l2
   SOURCES ${PASSIM_RMSNORM_RTL} PARAMS Lanes=2)
@@ -33,6 +34,7 @@ passim_sim_test(rmsnorm_rtl_test MODEL vpsm_rmsnorm_l2 vpsm_rsqrt vpsm_isqrt
 if(YOSYS)
   string(REPLACE ";" " " rmsnorm_rtl "${PASSIM_RMSNORM_RTL}")
   add_test(NAME rmsnorm_synth
-    COMMAND ${YOSYS} -q -p "read_verilog -sv ${rmsnorm_rtl}; synth -top psm_rmsnorm; check -assert")
+    COMMAND ${YOSYS} -q -p "read_verilog -sv -I${PASSIM_RTL_INCLUDE_DIR} ${rmsnorm_rtl}; \
+synth -top psm_rmsnorm; check -assert")
   set_tests_properties(rmsnorm_synth PROPERTIES LABELS sim TIMEOUT 600)
 endif()

@@ -7,6 +7,7 @@ set(PASSIM_SOFTMAX_RTL
   ${PASSIM_RTL_DIR}/common/psm_divider.sv
   ${PASSIM_RTL_DIR}/common/psm_row_tail.sv
   ${PASSIM_RTL_DIR}/common/psm_row_walk.sv
+  ${PASSIM_RTL_DIR}/common/psm_row_walk_one.sv
   ${PASSIM_RTL_DIR}/softmax/psm_softmax.sv)
 
 passim_verilated_model(vpsm_softmax_l2 TOP psm_softmax PREFIX Vpsm_softmax_l2
@@ -37,6 +38,7 @@ passim_sim_test(softmax_rtl_test MODEL vpsm_softmax_l2 vpsm_softmax_l4 vpsm_iexp
 if(YOSYS)
   string(REPLACE ";" " " softmax_rtl "${PASSIM_SOFTMAX_RTL}")
   add_test(NAME softmax_synth
-    COMMAND ${YOSYS} -q -p "read_verilog -sv ${softmax_rtl}; synth -top psm_softmax; check -assert")
+    COMMAND ${YOSYS} -q -p "read_verilog -sv -I${PASSIM_RTL_INCLUDE_DIR} ${softmax_rtl}; \
+synth -top psm_softmax; check -assert")
   set_tests_properties(softmax_synth PROPERTIES LABELS sim TIMEOUT 600)
 endif()

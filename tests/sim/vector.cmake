@@ -48,7 +48,8 @@ foreach(unit silu rope eltwise attn)
   if(YOSYS)
     string(REPLACE ";" " " rtl "${PASSIM_${UNIT}_RTL}")
     add_test(NAME ${unit}_synth
-      COMMAND ${YOSYS} -q -p "read_verilog -sv ${rtl}; synth -top psm_${unit}; check -assert")
+      COMMAND ${YOSYS} -q -p "read_verilog -sv -I${PASSIM_RTL_INCLUDE_DIR} ${rtl}; \
+synth -top psm_${unit}; check -assert")
     set_tests_properties(${unit}_synth PROPERTIES LABELS sim TIMEOUT 600)
   endif()
 endforeach()
