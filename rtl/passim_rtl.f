@@ -1,5 +1,6 @@
 lint/passim.vlt
 pkg/psm_pkg.sv
+top/psm_cfg_pkg.sv
 common/psm_iexp_pkg.sv
 gelu/psm_gelu_phi_pkg.sv
 common/psm_clock_gate.sv

@@ -116,12 +116,9 @@ module psm_row_walk #(
     logic [LenWidth-1:0]  rows_left_q;  // rows not finished, including row r
 
     always_ff @(posedge clk_i) begin  // control: reset
-      if (rst_i) begin
+      if (rst_i || start) begin
         row_off_q   <= '0;
-        rows_left_q <= '0;
-      end else if (start) begin
-        row_off_q   <= '0;
-        rows_left_q <= rows_i;
+        rows_left_q <= rst_i ? '0 : rows_i;
       end else if (busy_i) begin
         if (row_rewind_i) begin
           row_off_q   <= '0;

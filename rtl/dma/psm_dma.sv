@@ -314,20 +314,22 @@ module psm_dma #(
   logic [15:0] rd_left_q;      // elements of the current row not yet read
   logic        rd_done;
   logic [15:0] rd_elems;       // elements of this word: min(E, rd_left)
+  logic        rd_row_end;     // this word ends its row
   logic [8:0]  rd_bytes;
   logic        rd_req;
   logic        rd_valid_q;     // a granted read's word is on spad_rdata_i
   logic [8:0]  rd_bytes_q;
 
-  assign rd_done  = (rd_row_q == rows_q);
-  assign rd_elems = (16'(elems_q) < rd_left_q) ? 16'(elems_q) : rd_left_q;
-  assign rd_bytes = 9'(rd_elems) << esize_q;
+  assign rd_done    = (rd_row_q == rows_q);
+  assign rd_elems   = (16'(elems_q) < rd_left_q) ? 16'(elems_q) : rd_left_q;
+  assign rd_bytes   = 9'(rd_elems) << esize_q;
+  assign rd_row_end = (rd_left_q == rd_elems);
   // Room in the buffer for every word in flight (read, or in the requantisers) and this one.
   logic [31:0] rd_inflight;
   assign rd_inflight = (rd_valid_q ? 32'(rd_bytes_q) : 32'd0)
                        + (rqv1_q ? 32'(rqb1_q) : 32'd0) + (rqv2_q ? 32'(rqb2_q) : 32'd0);
-  assign rd_req   = state_q == StRun && !load_q && !rd_done
-                    && 32'(cnt_q) + rd_inflight + 32'(word_bytes_q) <= BufBytes;
+  assign rd_req     = state_q == StRun && !load_q && !rd_done
+                      && 32'(cnt_q) + rd_inflight + 32'(word_bytes_q) <= BufBytes;
 
   always_ff @(posedge clk_i) begin  // control: reset
     if (rst_i) begin
@@ -343,12 +345,8 @@ module psm_dma #(
       rd_valid_q <= rd_req && spad_gnt_i;
       rd_bytes_q <= rd_bytes;
       if (rd_req && spad_gnt_i) begin
-        if (rd_left_q == rd_elems) begin
-          rd_row_q  <= rd_row_q + 16'd1;
-          rd_left_q <= row_len_q;
-        end else begin
-          rd_left_q <= rd_left_q - rd_elems;
-        end
+        rd_row_q  <= rd_row_q + 16'(rd_row_end);
+        rd_left_q <= rd_row_end ? row_len_q : rd_left_q - rd_elems;
       end
     end
   end
@@ -505,12 +503,10 @@ module psm_dma #(
 
   always_ff @(posedge clk_i) begin  // control: reset
     if (rst_i) begin
-      os_q       <= '0;
       fifo_cnt_q <= '0;
       fifo_wr_q  <= '0;
       fifo_rd_q  <= '0;
     end else begin
-      os_q <= os_q + OsWidth'(req_fire) - OsWidth'(rsp_fire);
       if (state_q == StStop) begin
         fifo_cnt_q <= '0;
         fifo_rd_q  <= fifo_wr_q;
@@ -520,6 +516,11 @@ module psm_dma #(
         if (fifo_pop)  fifo_rd_q <= fifo_rd_q + PtrWidth'(1);
       end
     end
+  end
+
+  always_ff @(posedge clk_i) begin  // control: reset
+    if (rst_i) os_q <= '0;
+    else       os_q <= os_q + OsWidth'(req_fire) - OsWidth'(rsp_fire);
   end
 
   //////////////////////////////////////////////////////////////////////////////////////////////

@@ -155,7 +155,6 @@ module psm_matmul #(
 
   always_comb begin
     state_d = state_q;
-    done_o  = 1'b0;
     unique case (state_q)
       // Idle: the command is latched on start_i.
       StIdle: begin
@@ -171,14 +170,14 @@ module psm_matmul #(
       end
       // Flush: stage 2 of the requantiser writes the last row in the cycle stage 1 is empty.
       StFlush: begin
-        if (!rq_valid_q) begin
-          state_d = StIdle;
-          done_o  = 1'b1;
-        end
+        if (!rq_valid_q) state_d = StIdle;
       end
       default: state_d = StIdle;
     endcase
   end
+
+  assign done_o = (state_q == StFlush) && !rq_valid_q;  // the cycle StFlush ends
+  assign busy_o = (state_q != StIdle);
 
   always_ff @(posedge clk_i) begin  // control: reset
     if (rst_i || start_cmd) begin
@@ -195,8 +194,6 @@ module psm_matmul #(
       slot_q <= slot_q + 1'b1;
     end
   end
-
-  assign busy_o = (state_q != StIdle);
 
   // First k index and first output column of the current tile.
   logic [DimWidth-1:0] k_base, n_base;
@@ -428,13 +425,8 @@ module psm_matmul #(
   end
 
   always_ff @(posedge clk_i) begin  // control: reset
-    if (rst_i) begin
-      rq_valid_q  <= 1'b0;
-      rq_valid_q2 <= 1'b0;
-    end else begin
-      rq_valid_q  <= acc_valid_q && acc_last_q;
-      rq_valid_q2 <= rq_valid_q;
-    end
+    rq_valid_q  <= !rst_i && acc_valid_q && acc_last_q;
+    rq_valid_q2 <= !rst_i && rq_valid_q;
   end
 
   always_ff @(posedge clk_i) begin  // datapath: no reset

@@ -74,9 +74,10 @@ module psm_accel #(
   localparam int unsigned WgtAddrWidth = $clog2(WeightDepth);
   localparam int unsigned VecAddrWidth = $clog2(VectorDepth);
   localparam int unsigned PrmAddrWidth = $clog2(ParamDepth);
-  // psm_matmul's private output buffer: enough for every MATMUL whose result fits the vector
-  // scratchpad; psm_instr_check rejects the others with ErrBadOperand.
-  localparam int unsigned MmOutDepth = 1 << $clog2(VectorDepth * Lanes / ArrayCols + AccDepth);
+  // The configuration as one value for the controller and the units (psm_cfg_pkg), with the
+  // sizes derived from it (psm_matmul's private output buffer, the memories' address widths).
+  localparam psm_cfg_pkg::cfg_t Cfg = psm_cfg_pkg::make(ArrayRows, ArrayCols, Lanes,
+      InputDepth, WeightDepth, VectorDepth, ParamDepth, AccDepth, ProgDepth);
   localparam int unsigned SpadWidth  = psm_accel_max4(ArrayRows * 8, ArrayCols * 8, Lanes * 32, 64);
 
   function automatic int unsigned psm_accel_max4(input int unsigned a, input int unsigned b,
@@ -191,18 +192,7 @@ module psm_accel #(
   logic [11:0]                     unit_class;
   logic                            unit_stall, instret;
 
-  psm_controller #(
-    .ArrayRows  (ArrayRows),
-    .ArrayCols  (ArrayCols),
-    .Lanes      (Lanes),
-    .InputDepth (InputDepth),
-    .WeightDepth(WeightDepth),
-    .VectorDepth(VectorDepth),
-    .ParamDepth (ParamDepth),
-    .AccDepth   (AccDepth),
-    .ProgDepth  (ProgDepth),
-    .MmOutDepth (MmOutDepth)
-  ) u_controller (
+  psm_controller #(.Cfg(Cfg)) u_controller (
     .clk_i,
     .rst_i          (sys_rst),
     .start_i        (start),
@@ -338,23 +328,12 @@ module psm_accel #(
     .gclk_o(vec_clk)
   );
 
-  psm_matmul_stage #(
-    .ArrayRows  (ArrayRows),
-    .ArrayCols  (ArrayCols),
-    .Lanes      (Lanes),
-    .InputDepth (InputDepth),
-    .WeightDepth(WeightDepth),
-    .VectorDepth(VectorDepth),
-    .ParamDepth (ParamDepth),
-    .AccDepth   (AccDepth),
-    .MmOutDepth (MmOutDepth)
-  ) u_matmul_stage (
+  psm_matmul_stage #(.Cfg(Cfg)) u_matmul_stage (
     .clk_i     (mm_clk),
     .rst_i     (unit_rst),
     .start_i   (unit_start[1]),
     .instr_i   (instr),
     .busy_o    (mm_busy),
-    .passes_o  (mm_passes),
     .in_req_o  (mm_in_req),
     .in_addr_o (mm_in_addr),
     .in_gnt_i  (mm_in_gnt),
@@ -371,7 +350,8 @@ module psm_accel #(
     .vs_addr_o (mm_vs_addr),
     .vs_wdata_o(mm_vs_wdata),
     .vs_wmask_o(mm_vs_wmask),
-    .vs_gnt_i  (mm_vs_gnt)
+    .vs_gnt_i  (mm_vs_gnt),
+    .passes_o  (mm_passes)
   );
 
   logic                    vec_busy;
@@ -382,11 +362,7 @@ module psm_accel #(
   logic [Lanes*32-1:0]     vec_mem_wdata;
   logic [Lanes-1:0]        vec_mem_wmask;
 
-  psm_vector_unit #(
-    .Lanes      (Lanes),
-    .VectorDepth(VectorDepth),
-    .ParamDepth (ParamDepth)
-  ) u_vector (
+  psm_vector_unit #(.Cfg(Cfg)) u_vector (
     .clk_i      (vec_clk),
     .rst_i      (unit_rst),
     .start_i    (unit_start[2]),

@@ -11,17 +11,8 @@
 // or in a DMA, the watchdog, or running past PROG_LEN without END) stops the run: the units
 // are aborted (StAbort) and STATUS.done is set with STATUS.error and ERROR_INFO.
 module psm_controller #(
-  parameter int unsigned ArrayRows   = 2,
-  parameter int unsigned ArrayCols   = 4,
-  parameter int unsigned Lanes       = 2,
-  parameter int unsigned InputDepth  = 1024,
-  parameter int unsigned WeightDepth = 2048,
-  parameter int unsigned VectorDepth = 1024,
-  parameter int unsigned ParamDepth  = 256,
-  parameter int unsigned AccDepth    = 128,
-  parameter int unsigned ProgDepth   = 256,
-  parameter int unsigned MmOutDepth  = 1024,
-  parameter int unsigned FetchDepth  = 8     // outstanding program-fetch requests
+  parameter psm_cfg_pkg::cfg_t Cfg        = psm_cfg_pkg::Tiny,  // the accelerator's sizes
+  parameter int unsigned       FetchDepth = 8                   // outstanding fetch requests
 ) (
   input  logic                            clk_i,
   input  logic                            rst_i,            // synchronous, active high
@@ -56,6 +47,7 @@ module psm_controller #(
   output logic [31:0]                     pc_o,             // debug: instruction index
   output logic [95:0]                     unit_pc_o         // debug: index each unit runs
 );
+  localparam int unsigned ProgDepth     = Cfg.prog_depth;
   localparam int unsigned ProgAddrWidth = (ProgDepth > 1) ? $clog2(ProgDepth) : 1;
   localparam int unsigned FetchCntWidth = $clog2(FetchDepth + 1);
 
@@ -144,17 +136,7 @@ module psm_controller #(
   logic [7:0] ir_opcode;
   logic [3:0] ir_class;
 
-  psm_instr_check #(
-    .ArrayRows  (ArrayRows),
-    .ArrayCols  (ArrayCols),
-    .Lanes      (Lanes),
-    .InputDepth (InputDepth),
-    .WeightDepth(WeightDepth),
-    .VectorDepth(VectorDepth),
-    .ParamDepth (ParamDepth),
-    .AccDepth   (AccDepth),
-    .MmOutDepth (MmOutDepth)
-  ) u_check (
+  psm_instr_check #(.Cfg(Cfg)) u_check (
     .instr_i(prog_rdata),
     .unit_o (ir_unit),
     .error_o(ir_error)

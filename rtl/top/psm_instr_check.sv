@@ -9,20 +9,17 @@
 // than the vector scratchpad), then every memory range an operand touches (ErrSpadRange). A
 // row of n elements spans ceil(n / E) words of its memory.
 module psm_instr_check #(
-  parameter int unsigned ArrayRows   = 2,
-  parameter int unsigned ArrayCols   = 4,
-  parameter int unsigned Lanes       = 2,
-  parameter int unsigned InputDepth  = 1024,
-  parameter int unsigned WeightDepth = 2048,
-  parameter int unsigned VectorDepth = 1024,
-  parameter int unsigned ParamDepth  = 256,
-  parameter int unsigned AccDepth    = 128,   // most rows m of a MATMUL
-  parameter int unsigned MmOutDepth  = 1024   // psm_matmul output words (m * ceil(n / C))
+  parameter psm_cfg_pkg::cfg_t Cfg = psm_cfg_pkg::Tiny  // the accelerator's sizes
 ) (
   input  logic [psm_pkg::INSTR_WIDTH-1:0] instr_i,
   output logic [1:0]                      unit_o,   // 0 control, 1 dma, 2 matmul, 3 vector
   output logic [7:0]                      error_o   // a psm_pkg::error_e value
 );
+  // The sizes most checks use.
+  localparam int unsigned Lanes       = Cfg.lanes;
+  localparam int unsigned VectorDepth = Cfg.vector_depth;
+  localparam int unsigned ParamDepth  = Cfg.param_depth;
+
   localparam logic [1:0] UnitControl = 2'd0;
   localparam logic [1:0] UnitDma     = 2'd1;
   localparam logic [1:0] UnitMatmul  = 2'd2;
@@ -91,13 +88,13 @@ module psm_instr_check #(
     if (is_dma) begin
       unique case (dma.mem)
         psm_pkg::MemInput: begin
-          dma_row_words = ceil_div(32'(dma.row_len), ArrayRows);
-          dma_depth     = 32'(InputDepth);
+          dma_row_words = ceil_div(32'(dma.row_len), Cfg.array_rows);
+          dma_depth     = 32'(Cfg.input_depth);
           dma_elem_ok   = (dma.elem_size == 2'd0);
         end
         psm_pkg::MemWeight: begin
-          dma_row_words = ceil_div(32'(dma.row_len), ArrayCols);
-          dma_depth     = 32'(WeightDepth);
+          dma_row_words = ceil_div(32'(dma.row_len), Cfg.array_cols);
+          dma_depth     = 32'(Cfg.weight_depth);
           dma_elem_ok   = (dma.elem_size == 2'd0);
         end
         psm_pkg::MemVector: begin
@@ -142,18 +139,18 @@ module psm_instr_check #(
     end else if (mm.m == '0 || mm.k == '0 || mm.n == '0
                  || mm.out_bits == 6'd1 || mm.out_bits > 6'd32
                  || (mm.dst_stride != '0 && 32'(mm.dst_stride) < ceil_div(32'(mm.n), Lanes))
-                 || 32'(mm.m) > AccDepth || 32'(mm.n) > ParamDepth) begin
+                 || 32'(mm.m) > Cfg.acc_depth || 32'(mm.n) > ParamDepth) begin
       mm_err = psm_pkg::ErrBadOperand;
     end else begin
-      mm_kt   = ceil_div(32'(mm.k), ArrayRows);  // input words per row of a
-      mm_nt_w = ceil_div(32'(mm.n), ArrayCols);  // weight words per row of W^T
-      mm_nt_c = mm_nt_w;                         // psm_matmul output words per row
-      mm_nt_l = ceil_div(32'(mm.n), Lanes);      // vector words per result row
+      mm_kt   = ceil_div(32'(mm.k), Cfg.array_rows);  // input words per row of a
+      mm_nt_w = ceil_div(32'(mm.n), Cfg.array_cols);  // weight words per row of W^T
+      mm_nt_c = mm_nt_w;                               // psm_matmul output words per row
+      mm_nt_l = ceil_div(32'(mm.n), Lanes);            // vector words per result row
       mm_span = (32'(mm.m) - 32'd1) * (mm.dst_stride != '0 ? 32'(mm.dst_stride) : mm_nt_l) + mm_nt_l;
-      if (32'(mm.m) * mm_nt_c > MmOutDepth) begin
+      if (32'(mm.m) * mm_nt_c > Cfg.mm_out_depth) begin
         mm_err = psm_pkg::ErrBadOperand;
-      end else if (!fits(32'(mm.a_addr), 32'(mm.m) * mm_kt, InputDepth)
-                   || !fits(32'(mm.w_addr), 32'(mm.k) * mm_nt_w, WeightDepth)
+      end else if (!fits(32'(mm.a_addr), 32'(mm.m) * mm_kt, Cfg.input_depth)
+                   || !fits(32'(mm.w_addr), 32'(mm.k) * mm_nt_w, Cfg.weight_depth)
                    || !fits(32'(mm.dst_addr), mm_span, VectorDepth)
                    || (mm.out_bits != '0 && !fits(32'(mm.rq_addr), 32'(mm.n), ParamDepth))) begin
         mm_err = psm_pkg::ErrSpadRange;

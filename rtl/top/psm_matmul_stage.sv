@@ -18,20 +18,7 @@
 // out_bits (2..32) goes straight to psm_matmul, whose requantisers saturate to any width;
 // out_bits = 0 runs it with requant_en_i = 0 (the raw int32 sums).
 module psm_matmul_stage #(
-  parameter int unsigned ArrayRows   = 2,
-  parameter int unsigned ArrayCols   = 4,
-  parameter int unsigned Lanes       = 2,
-  parameter int unsigned InputDepth  = 1024,
-  parameter int unsigned WeightDepth = 2048,
-  parameter int unsigned VectorDepth = 1024,
-  parameter int unsigned ParamDepth  = 256,
-  parameter int unsigned AccDepth    = 128,
-  parameter int unsigned MmOutDepth  = 1024,
-  // Derived
-  localparam int unsigned InAddrWidth  = $clog2(InputDepth),
-  localparam int unsigned WgtAddrWidth = $clog2(WeightDepth),
-  localparam int unsigned VecAddrWidth = $clog2(VectorDepth),
-  localparam int unsigned PrmAddrWidth = $clog2(ParamDepth)
+  parameter psm_cfg_pkg::cfg_t Cfg = psm_cfg_pkg::Tiny  // the accelerator's sizes
 ) (
   input  logic                            clk_i,
   input  logic                            rst_i,        // synchronous, active high (and abort)
@@ -39,31 +26,39 @@ module psm_matmul_stage #(
   input  logic                            start_i,
   input  logic [psm_pkg::INSTR_WIDTH-1:0] instr_i,
   output logic                            busy_o,
-  output logic [23:0]                     passes_o,     // passes started this cycle
   // Input memory read port
   output logic                            in_req_o,
-  output logic [InAddrWidth-1:0]          in_addr_o,
+  output logic [Cfg.in_addr_width-1:0]    in_addr_o,
   input  logic                            in_gnt_i,
-  input  logic [ArrayRows*8-1:0]          in_rdata_i,
+  input  logic [Cfg.array_rows*8-1:0]     in_rdata_i,
   // Weight memory read port
   output logic                            wt_req_o,
-  output logic [WgtAddrWidth-1:0]         wt_addr_o,
+  output logic [Cfg.wgt_addr_width-1:0]   wt_addr_o,
   input  logic                            wt_gnt_i,
-  input  logic [ArrayCols*8-1:0]          wt_rdata_i,
+  input  logic [Cfg.array_cols*8-1:0]     wt_rdata_i,
   // Param memory read port
   output logic                            pm_req_o,
-  output logic [PrmAddrWidth-1:0]         pm_addr_o,
+  output logic [Cfg.prm_addr_width-1:0]   pm_addr_o,
   input  logic                            pm_gnt_i,
   input  logic [63:0]                     pm_rdata_i,
   // Vector scratchpad write port
   output logic                            vs_req_o,
-  output logic [VecAddrWidth-1:0]         vs_addr_o,
-  output logic [Lanes*32-1:0]             vs_wdata_o,
-  output logic [Lanes-1:0]                vs_wmask_o,
-  input  logic                            vs_gnt_i
+  output logic [Cfg.vec_addr_width-1:0]   vs_addr_o,
+  output logic [Cfg.lanes*32-1:0]         vs_wdata_o,
+  output logic [Cfg.lanes-1:0]            vs_wmask_o,
+  input  logic                            vs_gnt_i,
+  // Counters
+  output logic [23:0]                     passes_o      // passes started this cycle
 );
-  localparam int unsigned MmOutAddrWidth = $clog2(MmOutDepth);
-  localparam int unsigned MmRqAddrWidth  = $clog2(ParamDepth);
+  localparam int unsigned ArrayRows      = Cfg.array_rows;
+  localparam int unsigned ArrayCols      = Cfg.array_cols;
+  localparam int unsigned Lanes          = Cfg.lanes;
+  localparam int unsigned InAddrWidth    = Cfg.in_addr_width;
+  localparam int unsigned WgtAddrWidth   = Cfg.wgt_addr_width;
+  localparam int unsigned VecAddrWidth   = Cfg.vec_addr_width;
+  localparam int unsigned PrmAddrWidth   = Cfg.prm_addr_width;
+  localparam int unsigned MmOutAddrWidth = $clog2(Cfg.mm_out_depth);
+  localparam int unsigned MmRqAddrWidth  = $clog2(Cfg.param_depth);
   localparam int unsigned GbElems        = 2 * (ArrayCols + Lanes);  // gearbox capacity
   localparam int unsigned GbCntWidth     = $clog2(GbElems + 1);
 
@@ -136,11 +131,11 @@ module psm_matmul_stage #(
   psm_matmul #(
     .ArrayRows(ArrayRows),
     .ArrayCols(ArrayCols),
-    .InDepth  (InputDepth),
-    .WgtDepth (WeightDepth),
-    .AccDepth (AccDepth),
-    .OutDepth (MmOutDepth),
-    .RqDepth  (ParamDepth),
+    .InDepth  (Cfg.input_depth),
+    .WgtDepth (Cfg.weight_depth),
+    .AccDepth (Cfg.acc_depth),
+    .OutDepth (Cfg.mm_out_depth),
+    .RqDepth  (Cfg.param_depth),
     .DimWidth (16)
   ) u_matmul (
     .clk_i,

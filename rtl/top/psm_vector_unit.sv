@@ -15,12 +15,11 @@
 // (SOFTMAX 3, or 2 with `online`, RMSNORM 2 and LAYERNORM 3 per row, the others 1); ATTN_* one
 // per cached position.
 module psm_vector_unit #(
-  parameter int unsigned Lanes       = 2,
-  parameter int unsigned VectorDepth = 1024,
-  parameter int unsigned ParamDepth  = 256,
+  parameter psm_cfg_pkg::cfg_t Cfg = psm_cfg_pkg::Tiny,  // the accelerator's sizes
   // Derived
-  localparam int unsigned VecAddrWidth = $clog2(VectorDepth),
-  localparam int unsigned PrmAddrWidth = $clog2(ParamDepth)
+  localparam int unsigned Lanes        = Cfg.lanes,
+  localparam int unsigned VecAddrWidth = Cfg.vec_addr_width,
+  localparam int unsigned PrmAddrWidth = Cfg.prm_addr_width
 ) (
   input  logic                            clk_i,
   input  logic                            rst_i,        // synchronous, active high (and abort)
