@@ -26,8 +26,10 @@ module psm_gated_act #(
 ) (
   `PSM_VEC_START_PORTS,
   `PSM_VEC_ROW_PORTS,
-  input  logic [30:0]          to_q10_mult_i, out_mult_i,    // the steps x -> Q.10 and
-  input  logic [5:0]           to_q10_shift_i, out_shift_i,  // x * g -> OutBits
+  input  logic [30:0]          to_q10_mult_i,  // step x -> Q.10: multiplier
+  input  logic [5:0]           to_q10_shift_i, //                 shift
+  input  logic [30:0]          out_mult_i,     // step x * g -> OutBits: multiplier
+  input  logic [5:0]           out_shift_i,    //                        shift
   `PSM_VEC_DONE_PORTS,
   // The lanes
   output logic                 load_o,         // the requantisers take x (mem_rdata_i)

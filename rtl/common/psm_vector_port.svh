@@ -3,7 +3,7 @@
 // (conventions: rtl/common/README.md, "The vector units"). A unit includes this file, names its
 // parameters Lanes, AddrWidth and LenWidth (and ParamAddrWidth with a parameter-memory port),
 // and writes the commas between the groups itself. Every simulation, lint and synthesis run
-// has rtl/common as an include directory (cmake/verilate.cmake, the unit files in tests/sim,
+// reading a vector unit has rtl/common as an include directory (cmake/verilate.cmake, tests/sim,
 // fpga/icebreaker_flow.cmake).
 //
 //   `PSM_VEC_PARAMS         Lanes      elements per scratchpad word (2)
