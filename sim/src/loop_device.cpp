@@ -34,7 +34,6 @@ class FixedLatencyDram final : public MemPort {
     schedule(cycle, cycle + latency_, rsp);
   }
 
-
  private:
   std::vector<std::uint8_t>& mem_;
   std::uint64_t latency_;
@@ -44,16 +43,19 @@ class FixedLatencyDram final : public MemPort {
 
 struct LoopDevice::Impl {
   Impl(std::vector<std::uint8_t>& mem, const SimOptions& o)
-      : dram(mem, static_cast<std::uint64_t>(std::llround(o.dram_latency_ns * o.clock_mhz / 1000.0))) {}
+      : dram(mem, latency_cycles(o)) {}
+  static std::uint64_t latency_cycles(const SimOptions& o) {
+    return static_cast<std::uint64_t>(std::llround(o.dram_latency_ns * o.clock_mhz / 1000.0));
+  }
   FixedLatencyDram dram;
 };
 
 LoopDevice::LoopDevice(std::unique_ptr<AccelModel> model, const SimOptions& opts)
-    : RtlDevice(std::move(model), opts), impl_(std::make_unique<Impl>(dram_, opts_)) {
-  if (!opts_.trace_path.empty()) {
-    model_->open_trace(opts_.trace_path);
+    : RtlDevice(std::move(model), opts), impl_(std::make_unique<Impl>(dram(), options())) {
+  if (!options().trace_path.empty()) {
+    this->model().open_trace(options().trace_path);
   }
-  model_->reset(4, impl_->dram);
+  this->model().reset(4, impl_->dram);
 }
 
 LoopDevice::~LoopDevice() = default;
@@ -62,9 +64,9 @@ RunStats LoopDevice::run(std::uint64_t prog_addr, std::uint32_t len) {
   const auto describe = [this, prog_addr](std::uint32_t index) {
     return RtlDevice::describe(prog_addr, index);
   };
-  return run_in_loop(*model_, impl_->dram,
-                     {.prog_addr = prog_addr, .len = len, .watchdog = opts_.rtl_watchdog,
-                      .max_cycles = opts_.max_cycles, .describe = describe});
+  return run_in_loop(model(), impl_->dram,
+                     {.prog_addr = prog_addr, .len = len, .watchdog = options().rtl_watchdog,
+                      .max_cycles = options().max_cycles, .describe = describe});
 }
 
 }  // namespace passim::sim

@@ -26,7 +26,7 @@ void check_range(const char* what, std::uint64_t addr, std::size_t n, std::size_
 RtlDevice::RtlDevice(std::unique_ptr<AccelModel> model, const SimOptions& opts)
     : model_(std::move(model)), opts_(opts), dram_(opts.dram_bytes, 0) {
   if (!model_) {
-    throw std::invalid_argument("rtl device: no accelerator model");
+    throw std::invalid_argument("SimDevice/LoopDevice: no accelerator model");
   }
 }
 

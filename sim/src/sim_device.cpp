@@ -16,7 +16,6 @@
 #include <functional>
 #include <stdexcept>
 
-#include <fmt/format.h>
 #include <systemc>
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
@@ -214,9 +213,8 @@ struct SimDevice::Impl {
 SimDevice::SimDevice(std::unique_ptr<AccelModel> model, const SimOptions& opts)
     : RtlDevice(std::move(model), opts) {
   check_elaboration();
-  impl_ = std::make_unique<Impl>(*model_, opts_, dram_, [this](std::uint64_t at, std::uint32_t i) {
-    return describe(at, i);
-  });
+  impl_ = std::make_unique<Impl>(this->model(), options(), dram(),
+                                 [this](std::uint64_t at, std::uint32_t i) { return describe(at, i); });
 }
 
 SimDevice::~SimDevice() = default;

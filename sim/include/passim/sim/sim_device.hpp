@@ -69,9 +69,16 @@ class RtlDevice : public Device {
   /// The instruction at `index` of the program at `prog_addr` in DRAM, for messages.
   [[nodiscard]] std::string describe(std::uint64_t prog_addr, std::uint32_t index) const;
 
-  std::unique_ptr<AccelModel> model_;
-  SimOptions opts_;
-  std::vector<std::uint8_t> dram_;  ///< opts_.dram_bytes, zeroed
+  /// The model, the options and the DRAM bytes (opts.dram_bytes, zeroed): set once here, so
+  /// the references a derived device's memory system keeps to them stay valid.
+  [[nodiscard]] AccelModel& model() const noexcept { return *model_; }
+  [[nodiscard]] const SimOptions& options() const noexcept { return opts_; }
+  [[nodiscard]] std::vector<std::uint8_t>& dram() noexcept { return dram_; }
+
+ private:
+  const std::unique_ptr<AccelModel> model_;
+  const SimOptions opts_;
+  std::vector<std::uint8_t> dram_;
 };
 
 /// The accelerator in a SystemC system model: the Verilated psm_accel (a plain --cc model)
