@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import re
 import sys
 from pathlib import Path
 
@@ -60,6 +61,28 @@ def write_outputs(outputs: dict[Path, str], out_dir: Path) -> None:
         print(f"wrote {rel}")
 
 
+CFG_PKG = Path("rtl/top/psm_cfg_pkg.sv")
+
+
+def check_cfg_pkg_tiny(spec: dict, out_dir: Path) -> int:
+    """rtl/top/psm_cfg_pkg.sv writes the tiny config out by hand (`Tiny = make(...)`: Yosys
+    0.23 reads no other package's names inside a package); returns 1, with a message, when its
+    numbers differ from the spec's tiny config."""
+    tiny = next(c for c in spec["configs"] if c["name"] == "tiny")
+    d = tiny["depths"]
+    want = [tiny["array_rows"], tiny["array_cols"], tiny["lanes"], d["input"], d["weight"],
+            d["vector"], d["param"], d["acc"], d["prog"]]
+    text = (out_dir / CFG_PKG).read_text(encoding="utf-8")
+    m = re.search(r"localparam cfg_t Tiny = make\(([^)]*)\);", text)
+    found = [int(v) for v in m.group(1).split(",")] if m else None
+    if found != want:
+        print(f"{CFG_PKG}: Tiny: expected make({', '.join(map(str, want))}) (spec config "
+              f"tiny), found {'no Tiny = make(...)' if m is None else m.group(0)}",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     """Validates the spec, then writes, checks or writes the SV check module."""
     spec = load_spec(args.spec)
@@ -70,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     outputs = render_all(spec)
     if args.check:
-        stale = check_outputs(outputs, args.out_dir)
+        stale = check_outputs(outputs, args.out_dir) + check_cfg_pkg_tiny(spec, args.out_dir)
         if stale:
             print(f"gen_spec: {stale} generated file(s) out of date", file=sys.stderr)
             return 1

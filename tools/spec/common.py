@@ -91,8 +91,7 @@ def wrap(text: str, prefix: str, width: int = 100) -> list[str]:
                          break_on_hyphens=False)
 
 
-
-def assemble(head: list[str], sections, spec: dict, tail: list[str]) -> str:
+def assemble(head: list[str], sections: tuple, spec: dict, tail: list[str]) -> str:
     """One generated file: `head`, then each section function's lines for `spec` in order,
     then `tail`, joined with newlines."""
     lines = list(head)
