@@ -15,9 +15,9 @@ namespace passim {
 
 /// Metadata value types, numbered as in the file.
 enum class GgufType : std::uint32_t {
-  kUint8 = 0, kInt8 = 1, kUint16 = 2, kInt16 = 3, kUint32 = 4, kInt32 = 5,  // integers
+  kUint8 = 0, kInt8 = 1, kUint16 = 2, kInt16 = 3, kUint32 = 4, kInt32 = 5,
   kFloat32 = 6, kBool = 7, kString = 8, kArray = 9,
-  kUint64 = 10, kInt64 = 11, kFloat64 = 12,  // GGUF version 2 and later
+  kUint64 = 10, kInt64 = 11, kFloat64 = 12,  // types 10-12: GGUF version 2 and later
 };
 
 /// Name of a metadata value type ("u32", "string", ...; "type 99" when unknown).
@@ -27,10 +27,10 @@ enum class GgufType : std::uint32_t {
 /// can be converted to float; the others are recognised so that their byte ranges can be
 /// checked and a clear "unsupported" error given.
 enum class GgmlType : std::uint32_t {
-  kF32 = 0, kF16 = 1, kBF16 = 30, kF64 = 28,                              // floats
-  kQ4_0 = 2, kQ4_1 = 3, kQ5_0 = 6, kQ5_1 = 7, kQ8_0 = 8, kQ8_1 = 9,      // block quants
+  kF32 = 0, kF16 = 1,                                                      // floats
+  kQ4_0 = 2, kQ4_1 = 3, kQ5_0 = 6, kQ5_1 = 7, kQ8_0 = 8, kQ8_1 = 9,        // block quants
   kQ2_K = 10, kQ3_K = 11, kQ4_K = 12, kQ5_K = 13, kQ6_K = 14, kQ8_K = 15,  // k-quants
-  kI8 = 24, kI16 = 25, kI32 = 26, kI64 = 27,                              // integers
+  kI8 = 24, kI16 = 25, kI32 = 26, kI64 = 27, kF64 = 28, kBF16 = 30,        // and later
 };
 
 /// Name of a tensor type ("F32", "Q4_0", ...; "type 99" when unknown).
