@@ -3,6 +3,7 @@
 // a prompt in as few passes as the config holds, every matmul on n rows, gives exactly the cpu
 // backend's int32 logits token by token, and decoding continues from the KV cache it filled.
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -159,3 +160,49 @@ TEST(DevicePassLimits, SequenceBeyondTheContextIsRefused) {
 }
 
 }  // namespace
+
+namespace {
+
+/// What the DMA instructions of `progs` move, counted by (opcode, DmaMoves), with a check
+/// that every load into the weight scratchpad moves weights.
+std::map<std::pair<hw::Opcode, DmaMoves>, int> count_moves(
+    const ModelCompiler& c, const std::vector<std::vector<hw::Instr>>& progs) {
+  std::map<std::pair<hw::Opcode, DmaMoves>, int> n;
+  for (const auto& prog : progs) {
+    for (const hw::Instr& in : prog) {
+      const auto op = static_cast<hw::Opcode>(hw::get_field(in, hw::fields::kOpcode));
+      const DmaMoves moves = c.dma_moves(in);
+      const bool dma = op == hw::Opcode::kDmaLoad || op == hw::Opcode::kDmaStore;
+      EXPECT_EQ(moves == DmaMoves::kNone, !dma) << hw::opcode_name(op);
+      const auto mem = static_cast<hw::Mem>(hw::get_field(in, hw::fields::dma_load::kMem));
+      if (op == hw::Opcode::kDmaLoad && mem == hw::Mem::kWeight) {
+        EXPECT_EQ(moves, DmaMoves::kWeights);
+      }
+      ++n[{op, moves}];
+    }
+  }
+  return n;
+}
+
+}  // namespace
+
+// The report's DMA split: a decoding step loads weights, loads and appends the KV cache and
+// round-trips activations through DRAM; a prefill pass does all three as well.
+TEST(DmaMoves, StepAndPassMoveWeightsKvCacheAndActivations) {
+  const QuantModel m = load_case("ln-gpt");
+  const ModelCompiler c(m, hw::kTiny);
+  for (const bool prefill : {false, true}) {
+    const std::vector<int> tokens = some_tokens(m, 2);
+    const auto progs = prefill ? c.pass(tokens, 0) : c.step(tokens[0], 3);
+    const auto n = count_moves(c, progs);
+    SCOPED_TRACE(prefill ? "prefill" : "decode");
+    EXPECT_GT(n.count({hw::Opcode::kDmaLoad, DmaMoves::kWeights}), 0u);
+    EXPECT_GT(n.count({hw::Opcode::kDmaStore, DmaMoves::kKvCache}), 0u);
+    EXPECT_GT(n.count({hw::Opcode::kDmaStore, DmaMoves::kActivations}), 0u);
+    EXPECT_GT(n.count({hw::Opcode::kDmaLoad, DmaMoves::kActivations}), 0u);
+    EXPECT_EQ(n.count({hw::Opcode::kDmaStore, DmaMoves::kWeights}), 0u)
+        << "nothing writes the model image";
+  }
+  EXPECT_GT(count_moves(c, c.step(1, 3)).count({hw::Opcode::kDmaLoad, DmaMoves::kKvCache}), 0u)
+      << "a later position reads the cache back";
+}

@@ -81,4 +81,28 @@ TEST(OpRecordTable, ObservesEveryRunOfADevice) {
   EXPECT_EQ(table.records()[1].macs, 4u * 2u);
 }
 
+// With a classifier, DMA records of the same shape stay apart by what they move; the other
+// records get DmaMoves::kNone whatever the classifier says.
+TEST(OpRecordTable, DmaRecordsSplitByWhatTheyMove) {
+  ProgramBuilder b;
+  b.load({.mem = hw::Mem::kWeight, .dram = 0x100, .row_len = 4, .stride = 4});
+  b.load({.mem = hw::Mem::kInput, .dram = 0x900, .row_len = 4, .stride = 4});
+  b.matmul({.m = 1, .k = 4, .n = 2, .requant = false});
+  const auto& prog = b.program();
+  OpRecordTable table([](const hw::Instr& in) {
+    return hw::get_field(in, hw::fields::dma_load::kDramAddr) < 0x800 ? DmaMoves::kWeights
+                                                                       : DmaMoves::kKvCache;
+  });
+  // {index, unit, cycles, stall_cycles, passes}: the two loads, then the MATMUL (after a BARRIER)
+  table.add(prog, std::vector<InstrRecord>{{0, 0, 10, 1, 1}, {1, 0, 12, 2, 1}, {3, 1, 20, 0, 2}});
+  const auto& rows = table.records();
+  ASSERT_EQ(rows.size(), 3u) << "two DMA_LOADs of one shape, apart by what they move";
+  EXPECT_EQ(rows[0].moves, DmaMoves::kWeights);
+  EXPECT_EQ(rows[0].cycles, 10u);
+  EXPECT_EQ(rows[1].moves, DmaMoves::kKvCache);
+  EXPECT_EQ(rows[1].stall_cycles, 2u);
+  EXPECT_EQ(rows[2].op, hw::Opcode::kMatmul);
+  EXPECT_EQ(rows[2].moves, DmaMoves::kNone);
+}
+
 }  // namespace

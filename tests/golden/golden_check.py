@@ -136,7 +136,7 @@ def observe(passim, name, case, work, data, models):
     records = report.get("cycles", {}).get("records")
     if records is not None:  # one compact row per record keeps the recorded files small
         report["cycles"]["records"] = [
-            [r["phase"], r["layer"], r["op"], r["class"],
+            [r["phase"], r["layer"], r["op"], r.get("moves", ""), r["class"],
              ",".join(f"{k}={v}" for k, v in r["shape"].items()), r["count"], r["passes"],
              r["cycles"], r["stall_cycles"], r["macs"]]
             for r in records]

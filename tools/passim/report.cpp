@@ -202,8 +202,42 @@ void print_op_table(const std::vector<OpRecord>& recs, std::uint64_t total, std:
   }
 }
 
-/// The JSON records: one per (phase, layer, opcode, op class, shape); prefill before decode,
-/// by layer, then in order of first appearance.
+/// DMA cycles by what they move (weights, activations, KV cache) and phase: a table on `err`,
+/// and {"<moves>": {"count", "cycles", "stall_cycles", "prefill_cycles", "decode_cycles"}}.
+json dma_moves_report(const std::vector<OpRecord>& recs, std::ostream& err) {
+  std::array<OpRecord, kDmaMovesNames.size()> by{};
+  std::array<std::array<std::uint64_t, 2>, kDmaMovesNames.size()> by_phase{};
+  std::uint64_t dma_cycles = 0;
+  for (const OpRecord& r : recs) {
+    if (r.moves == DmaMoves::kNone) {
+      continue;
+    }
+    OpRecord& o = by.at(std::size_t(r.moves));
+    o.count += r.count;
+    o.cycles += r.cycles;
+    o.stall_cycles += r.stall_cycles;
+    by_phase.at(std::size_t(r.moves)).at(r.phase == Phase::kPrefill ? 0 : 1) += r.cycles;
+    dma_cycles += r.cycles;
+  }
+  json j = json::object();
+  fmt::print(err, "\nDMA by what it moves\n{:<14}{:>9}{:>14}{:>8}{:>14}{:>14}{:>12}\n", "moves",
+             "count", "cycles", "% DMA", "prefill", "decode", "stall");
+  for (std::size_t i = 1; i < by.size(); ++i) {
+    const OpRecord& o = by.at(i);
+    fmt::print(err, "{:<14}{:>9}{:>14}{:>7.1f}%{:>14}{:>14}{:>12}\n", kDmaMovesNames.at(i),
+               o.count, o.cycles, percent(o.cycles, dma_cycles), by_phase.at(i)[0],
+               by_phase.at(i)[1], o.stall_cycles);
+    j[std::string(kDmaMovesNames.at(i))] = {{"count", o.count},
+                                            {"cycles", o.cycles},
+                                            {"stall_cycles", o.stall_cycles},
+                                            {"prefill_cycles", by_phase.at(i)[0]},
+                                            {"decode_cycles", by_phase.at(i)[1]}};
+  }
+  return j;
+}
+
+/// The JSON records: one per (phase, layer, opcode, what a DMA moves, op class, shape);
+/// prefill before decode, by layer, then in order of first appearance.
 json records_json(std::vector<OpRecord> recs, const ModelConfig& c) {
   std::stable_sort(recs.begin(), recs.end(), [](const OpRecord& a, const OpRecord& b) {
     const bool pa = a.phase == Phase::kPrefill, pb = b.phase == Phase::kPrefill;
@@ -227,6 +261,9 @@ json records_json(std::vector<OpRecord> recs, const ModelConfig& c) {
          {"cycles", r.cycles},
          {"stall_cycles", r.stall_cycles},
          {"macs", r.macs}});
+    if (r.moves != DmaMoves::kNone) {
+      out.back()["moves"] = std::string(kDmaMovesNames.at(std::size_t(r.moves)));
+    }
   }
   return out;
 }
@@ -240,6 +277,7 @@ json cycle_report(const RtlSession& s, const ModelConfig& c, std::ostream& err) 
   print_layer_table(recs, c, err);
   print_op_table(recs, j["total"].get<std::uint64_t>(), err);
   j["units"] = utilisation_report(s, recs, err);
+  j["dma_by_moves"] = dma_moves_report(recs, err);
   j["records"] = records_json(recs, c);
   return j;
 }

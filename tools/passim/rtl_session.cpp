@@ -31,7 +31,9 @@ extern "C" void on_trace_bus_error(int /*signal*/) {
 class SimSession final : public RtlSession {
  public:
   SimSession(const ModelCompiler& compiled, const RtlOptions& o)
-      : device_(make_model(o), options(compiled, o)), backend_(compiled, device_, "rtl") {
+      : device_(make_model(o), options(compiled, o)),
+        records_([&compiled](const hw::Instr& in) { return compiled.dma_moves(in); }),
+        backend_(compiled, device_, "rtl") {
     device_.add_observer(&records_);
     if (!o.trace_path.empty()) {
       std::signal(SIGBUS, on_trace_bus_error);

@@ -272,4 +272,20 @@ bool plan_rows(const ModelDesc& desc, const hw::HwConfig& cfg, const Layout& lay
   return place_kv_window(desc, cfg, at, t_len, out);
 }
 
+DmaMoves dma_moves(const ModelDram& d, const hw::Instr& in) {
+  namespace f = hw::fields;
+  const auto op = static_cast<hw::Opcode>(hw::get_field(in, f::kOpcode));
+  if (op != hw::Opcode::kDmaLoad && op != hw::Opcode::kDmaStore) {
+    return DmaMoves::kNone;
+  }
+  const std::uint64_t addr = hw::get_field(in, f::dma_load::kDramAddr);  // DMA_STORE: same field
+  if (addr < d.xn) {
+    return DmaMoves::kWeights;
+  }
+  if (addr >= d.k_cache && addr < d.logits) {  // k_cache, then v_cache, end at logits
+    return DmaMoves::kKvCache;
+  }
+  return DmaMoves::kActivations;
+}
+
 }  // namespace passim

@@ -56,13 +56,16 @@ void OpRecordTable::add(std::span<const hw::Instr> prog, std::span<const InstrRe
     const std::uint32_t layer = hw::get_field(in, f::kLayer);
     const std::uint32_t op = hw::get_field(in, f::kOpcode);
     const std::uint32_t cls = hw::get_field(in, f::kOpClass);
+    const bool dma = op == std::uint32_t(Opcode::kDmaLoad) || op == std::uint32_t(Opcode::kDmaStore);
+    const DmaMoves moves = dma && classify_ ? classify_(in) : DmaMoves::kNone;
     auto [it, inserted] =
-        index_.try_emplace(Key{phase, layer, op, cls, std::move(dims)}, rows_.size());
+        index_.try_emplace(Key{phase, layer, op, moves, cls, std::move(dims)}, rows_.size());
     if (inserted) {
       OpRecord row;
       row.phase = phase;
       row.layer = layer;
       row.op = static_cast<Opcode>(op);
+      row.moves = moves;
       row.op_class = cls;
       row.shape = std::move(shape);
       rows_.push_back(std::move(row));

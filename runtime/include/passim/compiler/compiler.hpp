@@ -49,6 +49,8 @@ class ModelCompiler {
   /// Largest position the vector scratchpad's KV window holds (< seq_len on small configs).
   [[nodiscard]] int max_positions() const noexcept { return layout_.max_positions; }
   [[nodiscard]] const Layout& layout() const noexcept { return layout_; }
+  /// What a DMA instruction of this model's programs moves (weights, activations, KV cache).
+  [[nodiscard]] DmaMoves dma_moves(const hw::Instr& in) const { return passim::dma_moves(layout_.dram, in); }
 
   /// The programs that feed `token` at position `pos`, each ending with END (on-chip
   /// memories persist from one to the next). Throws std::runtime_error if `pos` is beyond

@@ -5,7 +5,9 @@
 #pragma once
 
 #include <cstddef>
+#include <array>
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "passim/hw/spec.hpp"
@@ -62,6 +64,20 @@ struct VectorLayout {
   std::size_t k_win = 0, v_win = 0, scores = 0, probs = 0;
   std::size_t rows = 1;
 };
+
+/// What a DMA instruction moves, from the DRAM region it reads or writes: the model's
+/// constants (weights, requantisation and norm parameters, tables), activations (round trips,
+/// logits), or the KV cache. `kNone` for every other opcode.
+enum class DmaMoves : std::uint8_t { kNone, kWeights, kActivations, kKvCache };
+
+/// Names of DmaMoves values in order: "", "weights", "activations", "kv_cache".
+inline constexpr std::array<std::string_view, 4> kDmaMovesNames = {"", "weights", "activations",
+                                                                   "kv_cache"};
+
+/// What `in` moves, by the DRAM address it reads or writes in the map `d`: below the
+/// activations, weights (the model image); the KV cache's region, kv_cache; anything else
+/// (round trips, logits, whole-sequence rows), activations. kNone for every other opcode.
+[[nodiscard]] DmaMoves dma_moves(const ModelDram& d, const hw::Instr& in);
 
 /// The whole layout of a model on one configuration.
 struct Layout {

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <span>
 #include <string_view>
@@ -14,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "passim/compiler/layout.hpp"
 #include "passim/device/device.hpp"
 #include "passim/hw/spec.hpp"
 
@@ -22,6 +24,10 @@ namespace passim {
 /// Op class names in `hw::OpClass` order (and in counter order: kCyclesMatmul + i).
 inline constexpr std::array<std::string_view, 6> kOpClassNames = {
     "matmul", "softmax", "norm", "other_vector", "dma", "control"};
+
+/// Tells what a DMA instruction moves (the compiler knows its DRAM map:
+/// ModelCompiler::dma_moves).
+using DmaClassifier = std::function<DmaMoves(const hw::Instr&)>;
 
 /// An instruction's size fields, named as in docs/isa.md: MATMUL {m, k, n}; DMA_LOAD and
 /// DMA_STORE {rows, row_len}; the vector opcodes {rows, len}; BARRIER, END, NOP none.
@@ -41,6 +47,7 @@ struct OpRecord {
   Phase phase = Phase::kDecode;
   std::uint32_t layer = 0;  ///< the instruction's `layer` field
   hw::Opcode op = hw::Opcode::kNop;
+  DmaMoves moves = DmaMoves::kNone;  ///< DMA only, with a classifier (else kNone)
   std::uint32_t op_class = 0;  ///< the instruction's `op_class` field (`hw::OpClass` value)
   Shape shape;
   std::uint64_t count = 0;         ///< instructions summed into this record
@@ -51,10 +58,13 @@ struct OpRecord {
 };
 
 /// Sums the records of many runs (every program of every decoding step) into OpRecords,
-/// kept in the order each (layer, opcode, op class, shape) first appeared. Attach it to a
-/// Device (Device::add_observer) to collect every run_program().
+/// kept in the order each (phase, layer, opcode, what a DMA moves, op class, shape) first
+/// appeared. Attach it to a Device (Device::add_observer) to collect every run_program().
 class OpRecordTable final : public RunObserver {
  public:
+  /// `classify` names what each DMA moves; without one, every record has DmaMoves::kNone.
+  explicit OpRecordTable(DmaClassifier classify = {}) : classify_(std::move(classify)) {}
+
   /// Adds the records of one run of `prog`. A record whose index is outside `prog` is
   /// ignored.
   void add(std::span<const hw::Instr> prog, std::span<const InstrRecord> records,
@@ -65,8 +75,9 @@ class OpRecordTable final : public RunObserver {
   [[nodiscard]] const std::vector<OpRecord>& records() const noexcept { return rows_; }
 
  private:
-  using Key = std::tuple<Phase, std::uint32_t, std::uint32_t, std::uint32_t,
+  using Key = std::tuple<Phase, std::uint32_t, std::uint32_t, DmaMoves, std::uint32_t,
                          std::vector<std::uint32_t>>;
+  DmaClassifier classify_;
   std::vector<OpRecord> rows_;
   std::map<Key, std::size_t> index_;
 };
