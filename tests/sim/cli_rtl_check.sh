@@ -44,7 +44,16 @@ assert r["hardware"]["config"] == sys.argv[2] and len(r["hardware"]["config_hash
 recs = c["records"]
 assert c["records_sum_to_class_totals"] is True
 keys = {"phase", "layer", "op", "class", "shape", "count", "passes", "cycles", "stall_cycles", "macs"}
-assert recs and all(set(x) == keys for x in recs), recs[:1]
+dma_ops = ("DMA_LOAD", "DMA_STORE")
+assert recs and all(set(x) == keys | ({"moves"} if x["op"] in dma_ops else set()) for x in recs), recs[:1]
+# What the DMA moves: every DMA record says it, and the split adds up to the DMA records.
+moves = c["dma_by_moves"]
+assert set(moves) == {"weights", "activations", "kv_cache"}, moves
+for kind, v in moves.items():
+    mine = [x for x in recs if x.get("moves") == kind]
+    assert v["cycles"] == sum(x["cycles"] for x in mine) == v["prefill_cycles"] + v["decode_cycles"], (kind, v)
+assert moves["weights"]["cycles"] > 0 and moves["kv_cache"]["cycles"] > 0, moves
+assert sum(v["cycles"] for v in moves.values()) == sum(x["cycles"] for x in recs if x["op"] in dma_ops)
 for cls, v in c["by_class"].items():
     mine = [x for x in recs if x["class"] == cls]
     if cls != "control":
