@@ -1,3 +1,4 @@
++incdir+common
 lint/passim.vlt
 pkg/psm_pkg.sv
 top/psm_cfg_pkg.sv
