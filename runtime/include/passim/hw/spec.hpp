@@ -149,7 +149,7 @@ inline constexpr HwConfig kBase{
     .array_cols = 16,
     .lanes = 16,
     .input_depth = 4096,
-    .weight_depth = 8192,
+    .weight_depth = 32768,
     .vector_depth = 8192,
     .param_depth = 4096,
     .acc_depth = 1024,
