@@ -27,6 +27,28 @@ ModelCompiler::ModelCompiler(const QuantModel& model, const hw::HwConfig& cfg, C
     : model_(model), desc_(describe(model.config)), cfg_(cfg), opts_(opts) {
   require_pre_norm_causal(desc_, "compiler");
   layout_ = plan_layout(model, desc_, cfg);
+  residency_ = plan_residency(step(0, 0), cfg, layout_.max_rows, opts.weights);
+  if (opts.weights == WeightsMode::kResident && !residency_.weights) {
+    throw std::runtime_error(fmt::format("--weights resident: the model does not fit: {}",
+                                         residency_.reason));
+  }
+}
+
+std::vector<std::vector<hw::Instr>> ModelCompiler::preload() const {
+  ProgramBuilder b(cfg_.prog_depth);
+  if (!residency_.weights) {
+    return {};
+  }
+  for (const auto& [dram, t] : residency_.tiles) {
+    b.set_layer(t.layer);
+    b.load({.mem = Mem::kWeight, .dram = t.dram, .spad = t.w_addr, .rows = t.k,
+            .row_len = t.cols, .stride = t.stride});
+    if (residency_.params) {
+      b.load({.mem = Mem::kParam, .elem_log2 = 3, .dram = t.rq, .spad = t.rq_addr,
+              .row_len = t.cols, .stride = t.cols * 8});
+    }
+  }
+  return b.programs();
 }
 
 std::vector<std::vector<hw::Instr>> ModelCompiler::step(int token, int pos) const {
@@ -149,14 +171,24 @@ void ModelCompiler::norm(ProgramBuilder& b, const Rows& r, NormRows in, NormKind
 
 void ModelCompiler::tile(ProgramBuilder& b, const Rows& r, const Projection& p,
                          const Columns& c) const {
-  // Weight tile W^T[:, col0 : col0 + cols] and its requantisation steps, then the product of
-  // all n rows with it.
-  b.load({.mem = Mem::kWeight, .dram = p.w_t + c.col0, .rows = p.k, .row_len = c.cols,
-          .stride = p.n});
-  b.load({.mem = Mem::kParam, .elem_log2 = 3, .dram = p.rq + c.col0 * 8, .row_len = c.cols,
-          .stride = c.cols * 8});
-  b.matmul({.m = r.n, .k = p.k, .n = c.cols, .dst = c.dst, .dst_stride = c.stride,
-            .out_bits = p.out_bits});
+  // Weight tile W^T[:, col0 : col0 + cols] and its requantisation steps (streamed: loaded
+  // now; resident: in place since preload()), then the product of all n rows with it.
+  const ResidentTile* home = residency_.weights ? residency_.find(p.w_t + c.col0) : nullptr;
+  if (residency_.weights && home == nullptr) {
+    throw std::logic_error(fmt::format("compiler: weight tile at DRAM {} has no resident home",
+                                       p.w_t + c.col0));
+  }
+  if (home == nullptr) {
+    b.load({.mem = Mem::kWeight, .dram = p.w_t + c.col0, .rows = p.k, .row_len = c.cols,
+            .stride = p.n});
+  }
+  if (!residency_.params) {
+    b.load({.mem = Mem::kParam, .elem_log2 = 3, .dram = p.rq + c.col0 * 8, .row_len = c.cols,
+            .stride = c.cols * 8});
+  }
+  b.matmul({.m = r.n, .k = p.k, .n = c.cols, .w_addr = home ? home->w_addr : 0,
+            .dst = c.dst, .dst_stride = c.stride,
+            .rq_addr = residency_.params ? home->rq_addr : 0, .out_bits = p.out_bits});
 }
 
 void ModelCompiler::projection(ProgramBuilder& b, const Rows& r, const Projection& p) const {

@@ -27,12 +27,14 @@ DeviceBackend::DeviceBackend(const ModelCompiler& compiled, Device& device,
 
 void DeviceBackend::forward(int token, int pos) {
   check_token_position(config(), token, pos);
+  preload_once();
   run(compiled_.step(token, pos));
   read_logits();
 }
 
 void DeviceBackend::forward_sequence(std::span<const int> tokens, int pos) {
   check_sequence(config(), tokens, pos);
+  preload_once();
   passes_ = 0;
   struct PrefillTag {  // the passes' runs are tagged prefill, whatever happens
     Device& d;
@@ -76,7 +78,30 @@ void DeviceBackend::run(const std::vector<std::vector<hw::Instr>>& programs) {
     const RunStats s = device_.run_program(compiled_.program_addr(), prog);
     accumulate(stats_, s);
     accumulate(phase_stats_[std::size_t(s.phase)], s);
+    weight_tile_loads_[std::size_t(s.phase)] += std::uint64_t(std::count_if(
+        prog.begin(), prog.end(), [](const hw::Instr& in) {
+          namespace dl = hw::fields::dma_load;
+          return static_cast<hw::Opcode>(hw::get_field(in, hw::fields::kOpcode)) ==
+                     hw::Opcode::kDmaLoad &&
+                 static_cast<hw::Mem>(hw::get_field(in, dl::kMem)) == hw::Mem::kWeight;
+        }));
   }
+}
+
+void DeviceBackend::preload_once() {
+  if (preloaded_) {
+    return;
+  }
+  preloaded_ = true;
+  const Phase was = device_.phase();
+  device_.set_phase(Phase::kPreload);
+  try {
+    run(compiled_.preload());
+  } catch (...) {
+    device_.set_phase(was);
+    throw;
+  }
+  device_.set_phase(was);
 }
 
 void DeviceBackend::read_logits() {

@@ -12,6 +12,7 @@
 
 #include "passim/compiler/layout.hpp"
 #include "passim/compiler/program.hpp"
+#include "passim/compiler/residency.hpp"
 #include "passim/hw/spec.hpp"
 #include "passim/kernels/softmax.hpp"
 #include "passim/model/description.hpp"
@@ -24,6 +25,9 @@ struct CompileOptions {
   /// Attention Softmax: three passes, or online (SOFTMAX `online` = 1: max and sum in one
   /// pass, then normalise; `softmax_online_i16` in the order of the config's lanes).
   kernels::SoftmaxMode softmax = kernels::SoftmaxMode::kThreePass;
+  /// Weights resident on chip (preload() loads every tile once, MATMULs use them in place),
+  /// streamed by every MATMUL, or resident when the config's weight scratchpad holds them.
+  WeightsMode weights = WeightsMode::kAuto;
 };
 
 /// A quantised model compiled for one configuration. Construct it once per run: the DRAM
@@ -32,7 +36,8 @@ class ModelCompiler {
  public:
   /// `model` must outlive the compiler. Throws std::runtime_error naming the config and the
   /// memory when a tile, a row or the KV window does not fit, or for a description it does
-  /// not compile (post-norm blocks, unmasked attention).
+  /// not compile (post-norm blocks, unmasked attention), or with WeightsMode::kResident when
+  /// the weight tiles do not fit the weight scratchpad.
   ModelCompiler(const QuantModel& model, const hw::HwConfig& cfg, CompileOptions opts = {});
 
   [[nodiscard]] const hw::HwConfig& hw() const noexcept { return cfg_; }
@@ -51,6 +56,13 @@ class ModelCompiler {
   [[nodiscard]] const Layout& layout() const noexcept { return layout_; }
   /// What a DMA instruction of this model's programs moves (weights, activations, KV cache).
   [[nodiscard]] DmaMoves dma_moves(const hw::Instr& in) const { return passim::dma_moves(layout_.dram, in); }
+
+  /// Whether the weights are resident, where each tile lives and why not (the reason).
+  [[nodiscard]] const Residency& residency() const noexcept { return residency_; }
+  /// The programs that load every weight tile (and, when they fit, its requantisation steps)
+  /// into its fixed on-chip home; run once before the first step() or pass(). Empty when the
+  /// weights are streamed.
+  [[nodiscard]] std::vector<std::vector<hw::Instr>> preload() const;
 
   /// The programs that feed `token` at position `pos`, each ending with END (on-chip
   /// memories persist from one to the next). Throws std::runtime_error if `pos` is beyond
@@ -122,6 +134,7 @@ class ModelCompiler {
   hw::HwConfig cfg_;
   CompileOptions opts_;
   Layout layout_;
+  Residency residency_;
 };
 
 }  // namespace passim

@@ -26,13 +26,14 @@ struct InstrRecord {
 };
 
 /// Which part of a generation a program belongs to: the prompt's whole-sequence passes
-/// (prefill) or one position at a time (decode). The hardware does not know; the host tags
-/// its runs (Device::set_phase) so that reports can split every class and record.
-enum class Phase : std::uint8_t { kDecode = 0, kPrefill = 1 };
+/// (prefill), one position at a time (decode), or the one-time load of resident weights
+/// before either (preload). The hardware does not know; the host tags its runs
+/// (Device::set_phase) so that reports can split every class and record.
+enum class Phase : std::uint8_t { kDecode = 0, kPrefill = 1, kPreload = 2 };
 
-/// "decode" or "prefill".
+/// "decode", "prefill" or "preload".
 [[nodiscard]] constexpr std::string_view phase_name(Phase p) noexcept {
-  return p == Phase::kPrefill ? "prefill" : "decode";
+  return p == Phase::kPrefill ? "prefill" : p == Phase::kPreload ? "preload" : "decode";
 }
 
 /// What a run reports. Cycle numbers come only from hardware counters and the hardware's

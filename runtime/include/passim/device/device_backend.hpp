@@ -20,7 +20,9 @@ namespace passim {
 /// A Backend that runs a compiled model's programs on a Device.
 class DeviceBackend final : public Backend {
  public:
-  /// `compiled` and `device` must outlive the backend. Loads the DRAM image into the device.
+  /// `compiled` and `device` must outlive the backend. Loads the DRAM image into the device;
+  /// with resident weights the first forward() or forward_sequence() runs the compiler's
+  /// preload() programs first, tagged Phase::kPreload.
   /// `name` is the backend's name in reports, e.g. "rtl" (default: the device's name); the
   /// config's name follows it ("rtl:small"). Throws std::runtime_error when the device's DRAM
   /// is smaller than the model needs.
@@ -45,14 +47,21 @@ class DeviceBackend final : public Backend {
   /// stays empty: an OpRecordTable attached to the device (Device::add_observer) collects
   /// each run's records with the program they belong to.
   [[nodiscard]] const RunStats& stats() const noexcept { return stats_; }
-  /// The part of stats() that ran in `phase` (forward_sequence: prefill; forward: decode).
+  /// The part of stats() that ran in `phase` (forward_sequence: prefill; forward: decode;
+  /// the resident weights' one-time load: preload).
   [[nodiscard]] const RunStats& stats(Phase phase) const noexcept {
     return phase_stats_[std::size_t(phase)];
   }
   [[nodiscard]] const ModelCompiler& compiler() const noexcept { return compiled_; }
+  /// DMA_LOADs into the weight scratchpad (weight tiles) the runs of `phase` executed: with
+  /// resident weights, only the preload's.
+  [[nodiscard]] std::uint64_t weight_tile_loads(Phase phase) const noexcept {
+    return weight_tile_loads_[std::size_t(phase)];
+  }
 
  private:
   void run(const std::vector<std::vector<hw::Instr>>& programs);
+  void preload_once();
   void read_logits();
 
   const ModelCompiler& compiled_;
@@ -61,7 +70,9 @@ class DeviceBackend final : public Backend {
   std::vector<std::int32_t> logits_;
   std::vector<float> logits_f32_;
   RunStats stats_;
-  std::array<RunStats, 2> phase_stats_;
+  std::array<RunStats, 3> phase_stats_;
+  std::array<std::uint64_t, 3> weight_tile_loads_{};
+  bool preloaded_ = false;
   std::size_t passes_ = 0;
 };
 
