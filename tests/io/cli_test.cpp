@@ -991,6 +991,7 @@ TEST(CliRun, OptionsThatDoNotApplyToTheBackendAreUsageErrors) {
       {{"run", "-b", "float", "--softmax", "online"}, {"--softmax online", "float"}},
       {{"run", "-b", "cpu", "--trace", trace}, {"--trace", "--backend rtl", "found --backend cpu"}},
       {{"run", "-b", "cpu", "--max-cycles", "1000"}, {"--max-cycles", "found --backend cpu"}},
+      {{"run", "-b", "cpu", "--weights", "resident"}, {"--weights resident", "found --backend cpu"}},
       {{"run", "-b", "float", "--batchnorm", "folded"}, {"--batchnorm folded", "float"}},
       {{"run", "-b", "float", "--batchnorm", "unfused"}, {"--batchnorm unfused", "float"}},
       {{"run", "-b", "float", "--config", "tiny"}, {"--config tiny", "found --backend float"}},

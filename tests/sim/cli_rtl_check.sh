@@ -25,6 +25,16 @@ args=(-m "$work/m.psm" -z "$tok" -i "Once upon a time" -n 6 --config "$config" -
 cmp "$work/cpu.txt" "$work/rtl_prefill.txt"
 "$passim" run "${args[@]}" -b rtl --prefill off --report "$work/rtl.json" > "$work/rtl.txt"
 cmp "$work/cpu.txt" "$work/rtl.txt"
+# Weights streamed by every MATMUL print the same text as resident ones (where they fit).
+"$passim" run "${args[@]}" -b rtl --weights streamed > "$work/rtl_streamed.txt" 2>/dev/null
+cmp "$work/cpu.txt" "$work/rtl_streamed.txt"
+# stories260K fits only base's weight scratchpad: elsewhere --weights resident is refused.
+if [[ $config != base ]]; then
+  if "$passim" run "${args[@]}" -b rtl --weights resident > /dev/null 2> "$work/forced.err"; then
+    echo "--weights resident on $config: expected an error"; exit 1
+  fi
+  grep -q "does not fit" "$work/forced.err"
+fi
 python3 - "$work/rtl.json" "$config" "$softmax" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -51,8 +61,23 @@ moves = c["dma_by_moves"]
 assert set(moves) == {"weights", "activations", "kv_cache"}, moves
 for kind, v in moves.items():
     mine = [x for x in recs if x.get("moves") == kind]
-    assert v["cycles"] == sum(x["cycles"] for x in mine) == v["prefill_cycles"] + v["decode_cycles"], (kind, v)
+    phases = v["prefill_cycles"] + v["decode_cycles"] + v.get("preload_cycles", 0)
+    assert v["cycles"] == sum(x["cycles"] for x in mine) == phases, (kind, v)
 assert moves["weights"]["cycles"] > 0 and moves["kv_cache"]["cycles"] > 0, moves
+# Weights: resident on base (loaded once in the preload, no tile load in any step), streamed
+# elsewhere (every tile in every step).
+w = c["weights"]
+loads = w["tile_loads"]
+if sys.argv[2] == "base":
+    assert w["mode"] == "resident" and w["weight_words"] <= w["weight_scratchpad_words"], w
+    assert loads == {"preload": w["tiles"], "prefill": 0, "decode": 0}, w
+    assert w["preloaded_bytes"] > 0 and w["streamed_bytes_per_pass"] == 0, w
+    assert "preload_cycles" in moves["weights"] and c["by_phase"]["preload"]["total"] > 0
+else:
+    assert w["mode"] == "streamed" and w["weight_words"] > w["weight_scratchpad_words"], w
+    assert loads == {"preload": 0, "prefill": 0, "decode": w["tiles"] * steps}, w
+    assert w["preloaded_bytes"] == 0 and w["streamed_bytes_per_pass"] > 0, w
+    assert "preload_cycles" not in moves["weights"] and "preload" not in c["by_phase"]
 assert sum(v["cycles"] for v in moves.values()) == sum(x["cycles"] for x in recs if x["op"] in dma_ops)
 for cls, v in c["by_class"].items():
     mine = [x for x in recs if x["class"] == cls]

@@ -7,6 +7,8 @@
 #   accel_model_test the compiled stories260K model on tiny and small: DeviceBackend on
 #                    SimDevice == CpuBackend
 #   gpt_model_rtl_test the project's LayerNorm and BatchNorm GPTs on tiny, the same way
+#   resident_rtl_test resident and streamed weights (a random GPT on tiny, stories260K on base)
+#                    against CpuBackend, weight-tile DMA only in the preload when resident
 # SimDevice elaborates SystemC once per process; ctest runs every test case in its own process.
 if(NOT TARGET passim_accel_tiny)
   return()
@@ -34,6 +36,9 @@ passim_top_test(accel_model_test LABELS "sim;slow"
 target_link_libraries(accel_model_test PRIVATE passim_accel_small)
 passim_top_test(gpt_model_rtl_test LABELS "sim;slow"
                 SOURCES ${CMAKE_CURRENT_LIST_DIR}/gpt_model_rtl_test.cpp)
+passim_top_test(resident_rtl_test LABELS sim
+                SOURCES ${CMAKE_CURRENT_LIST_DIR}/resident_rtl_test.cpp)
+target_link_libraries(resident_rtl_test PRIVATE passim_accel_base)
 
 # The CLI end to end on the simulated accelerator (tiny): same text as the cpu backend, and a
 # cycle report whose class totals sum to the total.

@@ -37,6 +37,7 @@ struct RunOptions {
   std::string report;
   std::string softmax = "3pass";  ///< 3pass | online
   std::string prefill = "on";     ///< on | off: the prompt in one pass, or position by position
+  std::string weights = "auto";   ///< auto | resident | streamed (rtl)
   bool config_given = false;      ///< --config was on the command line
 };
 
@@ -92,6 +93,10 @@ void check_run_usage(const RunOptions& o, bool rtl_built) {
     throw std::runtime_error("--backend rtl: this passim was built without the RTL simulator "
                              "(configure with PASSIM_BUILD_SIM=ON)");
   }
+  if (!is_rtl && o.weights != "auto") {
+    throw UsageError(fmt::format("--weights {}: only for --backend rtl, found --backend {}",
+                                 o.weights, o.model.backend));
+  }
   if (o.softmax == "online" && is_float) {
     throw UsageError("--softmax online: only for the integer backends (cpu, rtl); the float "
                      "backend computes Softmax in float");
@@ -101,8 +106,16 @@ void check_run_usage(const RunOptions& o, bool rtl_built) {
 /// Compiles the model once and starts a simulator session; the config's vector scratchpad
 /// bounds the KV window, which is checked before simulating.
 void start_session(const RunOptions& o, const LoadedModel& m, const hw::HwConfig& cfg,
-                   kernels::SoftmaxMode softmax, const RtlFactory& rtl, RunBackend& b) {
-  b.compiled.emplace(*m.quant_model, cfg, CompileOptions{softmax});
+                   kernels::SoftmaxMode softmax, const RtlFactory& rtl, RunBackend& b,
+                   std::ostream& err) {
+  const WeightsMode weights = o.weights == "resident"   ? WeightsMode::kResident
+                              : o.weights == "streamed" ? WeightsMode::kStreamed
+                                                        : WeightsMode::kAuto;
+  b.compiled.emplace(*m.quant_model, cfg, CompileOptions{softmax, weights});
+  if (weights == WeightsMode::kAuto && !b.compiled->residency().weights) {
+    fmt::print(err, "notice: weights streamed from DRAM by every MATMUL: {}\n",
+               b.compiled->residency().reason);
+  }
   const int window = b.compiled->max_positions();
   const int wanted = o.steps <= 0 || o.steps > m.config.seq_len ? m.config.seq_len : o.steps;
   if (wanted > window) {
@@ -196,7 +209,7 @@ int cmd_run(const RunOptions& o, std::ostream& out, std::ostream& err, const Rtl
   const LoadedModel m = load(o.model, is_float, !is_float, err);
   RunBackend b;
   if (o.model.backend == "rtl") {
-    start_session(o, m, *hw_cfg, softmax.mode, rtl, b);
+    start_session(o, m, *hw_cfg, softmax.mode, rtl, b, err);
   } else {
     b.owned = make_backend(o.model.backend, m, softmax);
     b.backend = b.owned.get();
@@ -220,6 +233,8 @@ int cmd_run(const RunOptions& o, std::ostream& out, std::ostream& err, const Rtl
   if (b.session) {
     b.session->close_trace();
     cycles = cycle_report(*b.session, m.config, err);
+    cycles["weights"] =
+        weights_report(dynamic_cast<const DeviceBackend&>(*b.backend), o.weights, err);
   }
   if (!o.report.empty()) {
     json j = run_report(o, m, *b.backend, r, g.steps);
@@ -300,6 +315,11 @@ void add_hardware_options(CLI::App* cmd, RunOptions& o) {
                   "3pass | online (max and sum in one pass, then normalise: 2 passes per "
                   "row; cpu and rtl)")
       ->check(CLI::IsMember({"3pass", "online"}))
+      ->capture_default_str();
+  cmd->add_option("--weights", o.weights,
+                  "rtl: resident (every weight tile loaded once into the weight scratchpad), "
+                  "streamed (DMA'd by every MATMUL), auto (resident when they fit)")
+      ->check(CLI::IsMember({"auto", "resident", "streamed"}))
       ->capture_default_str();
 }
 

@@ -62,6 +62,10 @@ json class_report(const RtlSession& s, std::ostream& err) {
   if (!decode.empty()) {
     j["by_phase"]["decode"] = classes_json(decode);
   }
+  const auto preload = s.counters(Phase::kPreload);
+  if (!preload.empty()) {
+    j["by_phase"]["preload"] = classes_json(preload);
+  }
   fmt::print(err, "\ncycles by op class ({} config, counters read from the RTL)\n", s.hw().name);
   fmt::print(err, "{:<14}{:>14}{:>9}{:>12}", "class", "cycles", "%", "passes");
   fmt::print(err, "{}\n", split ? fmt::format("{:>14}{:>9}{:>14}{:>9}", "prefill", "%",
@@ -81,6 +85,11 @@ json class_report(const RtlSession& s, std::ostream& err) {
   fmt::print(err, "{:<14}{:>14}{:>8.1f}%\n", "total", total, 100.0);
   fmt::print(err, "{:<14}{:>14}{:>8.1f}%   (DMA and program fetch waiting on DRAM)\n",
              "memory stall", at(hw::Counter::kMemStall), percent(at(hw::Counter::kMemStall), total));
+  if (!preload.empty()) {
+    const std::uint64_t pre = preload.at(std::size_t(hw::Counter::kTotalCycles));
+    fmt::print(err, "{:<14}{:>14}{:>8.1f}%   (resident weights loaded once, before the first "
+               "pass; in the total)\n", "preload", pre, percent(pre, total));
+  }
   j["class_totals_sum_to_total"] = sum == total;
   return j;
 }
@@ -122,7 +131,7 @@ json utilisation_report(const RtlSession& s, const std::vector<OpRecord>& recs,
              macs_per_cycle);
   json j;
   j["all"] = line(s.counters(), nullptr);
-  for (const Phase p : {Phase::kPrefill, Phase::kDecode}) {
+  for (const Phase p : {Phase::kPreload, Phase::kPrefill, Phase::kDecode}) {
     if (!s.counters(p).empty()) {
       j[std::string(phase_name(p))] = line(s.counters(p), &p);
     }
@@ -203,11 +212,13 @@ void print_op_table(const std::vector<OpRecord>& recs, std::uint64_t total, std:
 }
 
 /// DMA cycles by what they move (weights, activations, KV cache) and phase: a table on `err`,
-/// and {"<moves>": {"count", "cycles", "stall_cycles", "prefill_cycles", "decode_cycles"}}.
+/// and {"<moves>": {"count", "cycles", "stall_cycles", "prefill_cycles", "decode_cycles"}},
+/// with "preload_cycles" too when resident weights were preloaded.
 json dma_moves_report(const std::vector<OpRecord>& recs, std::ostream& err) {
   std::array<OpRecord, kDmaMovesNames.size()> by{};
-  std::array<std::array<std::uint64_t, 2>, kDmaMovesNames.size()> by_phase{};
+  std::array<std::array<std::uint64_t, 3>, kDmaMovesNames.size()> by_phase{};  // phase order
   std::uint64_t dma_cycles = 0;
+  bool preload = false;
   for (const OpRecord& r : recs) {
     if (r.moves == DmaMoves::kNone) {
       continue;
@@ -216,32 +227,39 @@ json dma_moves_report(const std::vector<OpRecord>& recs, std::ostream& err) {
     o.count += r.count;
     o.cycles += r.cycles;
     o.stall_cycles += r.stall_cycles;
-    by_phase.at(std::size_t(r.moves)).at(r.phase == Phase::kPrefill ? 0 : 1) += r.cycles;
+    by_phase.at(std::size_t(r.moves)).at(std::size_t(r.phase)) += r.cycles;
     dma_cycles += r.cycles;
+    preload = preload || r.phase == Phase::kPreload;
   }
+  constexpr auto kPre = std::size_t(Phase::kPrefill), kDec = std::size_t(Phase::kDecode);
   json j = json::object();
-  fmt::print(err, "\nDMA by what it moves\n{:<14}{:>9}{:>14}{:>8}{:>14}{:>14}{:>12}\n", "moves",
-             "count", "cycles", "% DMA", "prefill", "decode", "stall");
+  fmt::print(err, "\nDMA by what it moves\n{:<14}{:>9}{:>14}{:>8}{}{:>14}{:>14}{:>12}\n",
+             "moves", "count", "cycles", "% DMA", preload ? fmt::format("{:>14}", "preload") : "",
+             "prefill", "decode", "stall");
   for (std::size_t i = 1; i < by.size(); ++i) {
     const OpRecord& o = by.at(i);
-    fmt::print(err, "{:<14}{:>9}{:>14}{:>7.1f}%{:>14}{:>14}{:>12}\n", kDmaMovesNames.at(i),
-               o.count, o.cycles, percent(o.cycles, dma_cycles), by_phase.at(i)[0],
-               by_phase.at(i)[1], o.stall_cycles);
-    j[std::string(kDmaMovesNames.at(i))] = {{"count", o.count},
-                                            {"cycles", o.cycles},
-                                            {"stall_cycles", o.stall_cycles},
-                                            {"prefill_cycles", by_phase.at(i)[0]},
-                                            {"decode_cycles", by_phase.at(i)[1]}};
+    const auto& ph = by_phase.at(i);
+    fmt::print(err, "{:<14}{:>9}{:>14}{:>7.1f}%{}{:>14}{:>14}{:>12}\n", kDmaMovesNames.at(i),
+               o.count, o.cycles, percent(o.cycles, dma_cycles),
+               preload ? fmt::format("{:>14}", ph[std::size_t(Phase::kPreload)]) : "", ph[kPre],
+               ph[kDec], o.stall_cycles);
+    json& m = j[std::string(kDmaMovesNames.at(i))];
+    m = {{"count", o.count},         {"cycles", o.cycles},          {"stall_cycles", o.stall_cycles},
+         {"prefill_cycles", ph[kPre]}, {"decode_cycles", ph[kDec]}};
+    if (preload) {
+      m["preload_cycles"] = ph[std::size_t(Phase::kPreload)];
+    }
   }
   return j;
 }
 
 /// The JSON records: one per (phase, layer, opcode, what a DMA moves, op class, shape);
-/// prefill before decode, by layer, then in order of first appearance.
+/// preload, then prefill, then decode, by layer, then in order of first appearance.
 json records_json(std::vector<OpRecord> recs, const ModelConfig& c) {
-  std::stable_sort(recs.begin(), recs.end(), [](const OpRecord& a, const OpRecord& b) {
-    const bool pa = a.phase == Phase::kPrefill, pb = b.phase == Phase::kPrefill;
-    return pa != pb ? pa : a.layer < b.layer;
+  const auto rank = [](Phase p) { return p == Phase::kPreload ? 0 : p == Phase::kPrefill ? 1 : 2; };
+  std::stable_sort(recs.begin(), recs.end(), [&](const OpRecord& a, const OpRecord& b) {
+    const int pa = rank(a.phase), pb = rank(b.phase);
+    return pa != pb ? pa < pb : a.layer < b.layer;
   });
   json out = json::array();
   for (const OpRecord& r : recs) {
@@ -279,6 +297,36 @@ json cycle_report(const RtlSession& s, const ModelConfig& c, std::ostream& err) 
   j["units"] = utilisation_report(s, recs, err);
   j["dma_by_moves"] = dma_moves_report(recs, err);
   j["records"] = records_json(recs, c);
+  return j;
+}
+
+json weights_report(const DeviceBackend& backend, const std::string& requested,
+                    std::ostream& err) {
+  const Residency& r = backend.compiler().residency();
+  const hw::HwConfig& h = backend.compiler().hw();
+  const std::uint64_t param_bytes = r.params ? r.param_entries * 8 : 0;
+  json j = {{"mode", r.weights ? "resident" : "streamed"},
+            {"requested", requested},
+            {"tiles", r.tiles.size()},
+            {"weight_words", r.weight_words},
+            {"weight_scratchpad_words", h.weight_depth},
+            {"params_resident", r.params},
+            {"preloaded_bytes", r.weights ? r.weight_bytes + param_bytes : 0},
+            {"streamed_bytes_per_pass", r.weights ? 0 : r.weight_bytes}};
+  for (const Phase p : {Phase::kPreload, Phase::kPrefill, Phase::kDecode}) {
+    j["tile_loads"][std::string(phase_name(p))] = backend.weight_tile_loads(p);
+  }
+  if (!r.weights) {
+    j["reason"] = r.reason;
+  }
+  fmt::print(err, "\nweights: {} ({} tiles, {} of the weight scratchpad's {} words, "
+             "requantisation steps {}): {} bytes preloaded once, {} bytes streamed per pass; "
+             "tile loads: preload {}, prefill {}, decode {}\n",
+             j["mode"].get<std::string>(), r.tiles.size(), r.weight_words, h.weight_depth,
+             r.params ? "resident" : "streamed", j["preloaded_bytes"].get<std::uint64_t>(),
+             j["streamed_bytes_per_pass"].get<std::uint64_t>(),
+             backend.weight_tile_loads(Phase::kPreload), backend.weight_tile_loads(Phase::kPrefill),
+             backend.weight_tile_loads(Phase::kDecode));
   return j;
 }
 

@@ -5,9 +5,11 @@
 #pragma once
 
 #include <ostream>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "passim/device/device_backend.hpp"
 #include "passim/hw/spec.hpp"
 #include "passim/model/config.hpp"
 #include "rtl_session.hpp"
@@ -18,6 +20,11 @@ namespace passim::app {
 /// records of `s` to `err`, and returns the JSON "cycles" section.
 [[nodiscard]] nlohmann::json cycle_report(const RtlSession& s, const ModelConfig& c,
                                           std::ostream& err);
+
+/// Prints where the weights live (resident: loaded once; streamed: by every MATMUL) and
+/// returns the JSON "weights" section of "cycles"; `requested`: the --weights option.
+[[nodiscard]] nlohmann::json weights_report(const DeviceBackend& backend,
+                                            const std::string& requested, std::ostream& err);
 
 /// The JSON "hardware" section: the config's name, a hash of its sizes, R, C and L.
 [[nodiscard]] nlohmann::json hardware_json(const hw::HwConfig& h);
