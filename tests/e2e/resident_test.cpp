@@ -5,11 +5,11 @@
 // device then gives exactly the cpu backend's int32 logits, like the streamed
 // programs. A model that does not fit stays streamed, with exactly the programs
 // of --weights streamed, or is refused when residency is forced.
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <stdexcept>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "gpt_fixture.hpp"
 #include "passim/compiler/compiler.hpp"
@@ -26,16 +26,15 @@ namespace {
 using namespace passim;
 
 /// DMA_LOADs into the weight scratchpad in `programs`.
-std::size_t weight_loads(const std::vector<std::vector<hw::Instr>> &programs) {
+std::size_t weight_loads(const std::vector<std::vector<hw::Instr>>& programs) {
   std::size_t n = 0;
-  for (const auto &prog : programs) {
-    n += std::size_t(
-        std::count_if(prog.begin(), prog.end(), [](const hw::Instr &in) {
-          return static_cast<hw::Opcode>(hw::get_field(
-                     in, hw::fields::kOpcode)) == hw::Opcode::kDmaLoad &&
-                 static_cast<hw::Mem>(hw::get_field(
-                     in, hw::fields::dma_load::kMem)) == hw::Mem::kWeight;
-        }));
+  for (const auto& prog : programs) {
+    n += std::size_t(std::count_if(prog.begin(), prog.end(), [](const hw::Instr& in) {
+      return static_cast<hw::Opcode>(hw::get_field(in, hw::fields::kOpcode)) ==
+                 hw::Opcode::kDmaLoad &&
+             static_cast<hw::Mem>(hw::get_field(in, hw::fields::dma_load::kMem)) ==
+                 hw::Mem::kWeight;
+    }));
   }
   return n;
 }
@@ -45,8 +44,7 @@ QuantModel random_layernorm_gpt() {
   return quantize(fm, calibrate(fm, self_generated_calibration(fm, 24)));
 }
 
-TEST(ResidentWeights,
-     SmallModelIsResidentOnTinyWithNoTileLoadsAfterThePreload) {
+TEST(ResidentWeights, SmallModelIsResidentOnTinyWithNoTileLoadsAfterThePreload) {
   const QuantModel m = random_layernorm_gpt();
   const ModelCompiler res(m, hw::kTiny, {.weights = WeightsMode::kAuto});
   const ModelCompiler str(m, hw::kTiny, {.weights = WeightsMode::kStreamed});
@@ -54,8 +52,7 @@ TEST(ResidentWeights,
   // tiny's 256 parameter entries cannot hold the tiles' steps as well: they
   // stay streamed.
   EXPECT_FALSE(res.residency().params);
-  EXPECT_GT(res.residency().param_base + res.residency().param_entries,
-            hw::kTiny.param_depth);
+  EXPECT_GT(res.residency().param_base + res.residency().param_entries, hw::kTiny.param_depth);
   EXPECT_FALSE(str.residency().weights);
   EXPECT_LE(res.residency().weight_words, hw::kTiny.weight_depth);
   EXPECT_EQ(weight_loads(res.preload()), res.residency().tiles.size());
@@ -68,8 +65,7 @@ TEST(ResidentWeights,
 
 TEST(ResidentWeights, ResidentAndStreamedGiveTheCpuBackendsLogitsOnCpuDevice) {
   const QuantModel m = random_layernorm_gpt();
-  for (const WeightsMode mode :
-       {WeightsMode::kResident, WeightsMode::kStreamed}) {
+  for (const WeightsMode mode : {WeightsMode::kResident, WeightsMode::kStreamed}) {
     const ModelCompiler c(m, hw::kTiny, {.weights = mode});
     CpuDevice dev(hw::kTiny, (c.dram_bytes() + 4095) / 4096 * 4096);
     DeviceBackend backend(c, dev);
@@ -98,24 +94,20 @@ TEST(ResidentWeights, ResidentAndStreamedGiveTheCpuBackendsLogitsOnCpuDevice) {
 TEST(ResidentWeights, ModelThatDoesNotFitStaysStreamedOrIsRefused) {
   PASSIM_REQUIRE_DATA();
   const FloatModel fm = load_llama2c(test::model_path());
-  const QuantModel m =
-      quantize(fm, calibrate(fm, self_generated_calibration(fm, 16)));
+  const QuantModel m = quantize(fm, calibrate(fm, self_generated_calibration(fm, 16)));
   const ModelCompiler autom(m, hw::kTiny);
   const ModelCompiler str(m, hw::kTiny, {.weights = WeightsMode::kStreamed});
   EXPECT_FALSE(autom.residency().weights);
-  EXPECT_NE(autom.residency().reason.find("weight scratchpad"),
-            std::string::npos)
+  EXPECT_NE(autom.residency().reason.find("weight scratchpad"), std::string::npos)
       << autom.residency().reason;
   EXPECT_TRUE(autom.preload().empty());
-  EXPECT_EQ(autom.step(5, 3), str.step(5, 3)); // exactly today's programs
+  EXPECT_EQ(autom.step(5, 3), str.step(5, 3));  // exactly today's programs
   EXPECT_THROW(ModelCompiler(m, hw::kTiny, {.weights = WeightsMode::kResident}),
                std::runtime_error);
-  const ModelCompiler base(
-      m, hw::kBase); // base's weight scratchpad holds stories260K
+  const ModelCompiler base(m, hw::kBase);  // base's weight scratchpad holds stories260K
   EXPECT_TRUE(base.residency().weights) << base.residency().reason;
-  EXPECT_TRUE(base.residency()
-                  .params); // and its steps, above the entries every pass uses
+  EXPECT_TRUE(base.residency().params);  // and its steps, above the entries every pass uses
   EXPECT_GE(base.residency().param_base, base.layout().max_rows);
 }
 
-} // namespace
+}  // namespace

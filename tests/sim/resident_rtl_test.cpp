@@ -5,13 +5,13 @@
 // whole-sequence prompt and decoding steps. The hardware's records show
 // weight-scratchpad DMA only in the preload when resident, and in every pass
 // when streamed.
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <array>
 #include <iostream>
 #include <span>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "gpt_fixture.hpp"
 #include "passim/compiler/compiler.hpp"
@@ -31,14 +31,12 @@ namespace f = hw::fields;
 /// Counts the executed DMA_LOADs into the weight scratchpad (from the
 /// hardware's records) by phase.
 class WeightLoadCounter final : public RunObserver {
-public:
-  void on_run(std::span<const hw::Instr> program, const RunStats &s) override {
-    for (const InstrRecord &r : s.records) {
-      const hw::Instr &in = program[r.index];
-      if (static_cast<hw::Opcode>(hw::get_field(in, f::kOpcode)) ==
-              hw::Opcode::kDmaLoad &&
-          static_cast<hw::Mem>(hw::get_field(in, f::dma_load::kMem)) ==
-              hw::Mem::kWeight) {
+ public:
+  void on_run(std::span<const hw::Instr> program, const RunStats& s) override {
+    for (const InstrRecord& r : s.records) {
+      const hw::Instr& in = program[r.index];
+      if (static_cast<hw::Opcode>(hw::get_field(in, f::kOpcode)) == hw::Opcode::kDmaLoad &&
+          static_cast<hw::Mem>(hw::get_field(in, f::dma_load::kMem)) == hw::Mem::kWeight) {
         ++loads[std::size_t(s.phase)];
       }
     }
@@ -49,19 +47,17 @@ public:
 using ModelFactory = std::unique_ptr<sim::AccelModel> (*)(bool);
 
 struct Outcome {
-  std::vector<std::vector<std::int32_t>>
-      logits;                            ///< after the prompt, then each step
-  std::array<std::uint64_t, 3> loads{};  ///< weight-tile loads by phase
-  std::array<std::uint64_t, 3> cycles{}; ///< total cycles by phase
+  std::vector<std::vector<std::int32_t>> logits;  ///< after the prompt, then each step
+  std::array<std::uint64_t, 3> loads{};           ///< weight-tile loads by phase
+  std::array<std::uint64_t, 3> cycles{};          ///< total cycles by phase
   bool resident = false;
 };
 
 /// A prompt of 5 positions as one pass, then 6 decoding steps, on `simdev`
 /// (SystemC elaborates once per process, so both modes share one simulated
 /// device; each backend rewrites DRAM).
-Outcome run_on_rtl(const QuantModel &m, const hw::HwConfig &cfg,
-                   sim::SimDevice &simdev, WeightLoadCounter &counter,
-                   WeightsMode mode) {
+Outcome run_on_rtl(const QuantModel& m, const hw::HwConfig& cfg, sim::SimDevice& simdev,
+                   WeightLoadCounter& counter, WeightsMode mode) {
   const ModelCompiler c(m, cfg, {.weights = mode});
   counter.loads = {};
   DeviceBackend dev(c, simdev);
@@ -76,15 +72,14 @@ Outcome run_on_rtl(const QuantModel &m, const hw::HwConfig &cfg,
   }
   out.loads = counter.loads;
   for (const Phase p : {Phase::kDecode, Phase::kPrefill, Phase::kPreload}) {
-    const auto &cnt = dev.stats(p).counters;
-    out.cycles[std::size_t(p)] =
-        cnt.empty() ? 0 : cnt[std::size_t(hw::Counter::kTotalCycles)];
+    const auto& cnt = dev.stats(p).counters;
+    out.cycles[std::size_t(p)] = cnt.empty() ? 0 : cnt[std::size_t(hw::Counter::kTotalCycles)];
   }
   return out;
 }
 
 /// The cpu backend's logits for the same positions.
-std::vector<std::vector<std::int32_t>> run_on_cpu(const QuantModel &m) {
+std::vector<std::vector<std::int32_t>> run_on_cpu(const QuantModel& m) {
   CpuBackend cpu(m);
   std::vector<std::vector<std::int32_t>> out;
   const std::vector<int> prompt = {1, 5, 3, 9, 2};
@@ -99,56 +94,49 @@ std::vector<std::vector<std::int32_t>> run_on_cpu(const QuantModel &m) {
   return out;
 }
 
-void check_both_modes(const QuantModel &m, const hw::HwConfig &cfg,
-                      ModelFactory make) {
+void check_both_modes(const QuantModel& m, const hw::HwConfig& cfg, ModelFactory make) {
   const auto cpu = run_on_cpu(m);
   sim::SimOptions opts;
   opts.dram_bytes = (ModelCompiler(m, cfg).dram_bytes() + 4095) / 4096 * 4096;
   sim::SimDevice simdev(make(false), opts);
   WeightLoadCounter counter;
   simdev.add_observer(&counter);
-  const Outcome res =
-      run_on_rtl(m, cfg, simdev, counter, WeightsMode::kResident);
-  const Outcome str =
-      run_on_rtl(m, cfg, simdev, counter, WeightsMode::kStreamed);
+  const Outcome res = run_on_rtl(m, cfg, simdev, counter, WeightsMode::kResident);
+  const Outcome str = run_on_rtl(m, cfg, simdev, counter, WeightsMode::kStreamed);
   ASSERT_TRUE(res.resident);
   ASSERT_FALSE(str.resident);
   for (std::size_t i = 0; i < cpu.size(); ++i) {
     ASSERT_EQ(res.logits[i], cpu[i]) << cfg.name << " resident, output " << i;
     ASSERT_EQ(str.logits[i], cpu[i]) << cfg.name << " streamed, output " << i;
   }
-  constexpr auto kPre = std::size_t(Phase::kPreload),
-                 kFill = std::size_t(Phase::kPrefill),
+  constexpr auto kPre = std::size_t(Phase::kPreload), kFill = std::size_t(Phase::kPrefill),
                  kDec = std::size_t(Phase::kDecode);
   EXPECT_GT(res.loads[kPre], 0u);
   EXPECT_EQ(res.loads[kFill], 0u);
   EXPECT_EQ(res.loads[kDec], 0u);
   EXPECT_EQ(str.loads[kPre], 0u);
   EXPECT_EQ(str.loads[kDec],
-            6 * str.loads[kFill]);              // every tile in each of 6 steps
-  EXPECT_EQ(str.loads[kFill], res.loads[kPre]); // the same tiles, once
+            6 * str.loads[kFill]);               // every tile in each of 6 steps
+  EXPECT_EQ(str.loads[kFill], res.loads[kPre]);  // the same tiles, once
   EXPECT_GT(res.cycles[kPre], 0u);
   EXPECT_EQ(str.cycles[kPre], 0u);
   EXPECT_LT(res.cycles[kDec], str.cycles[kDec]);
-  std::cout << cfg.name << ": decode cycles per step resident "
-            << res.cycles[kDec] / 6 << ", streamed " << str.cycles[kDec] / 6
-            << "; preload " << res.cycles[kPre] << " cycles, "
-            << res.loads[kPre] << " tiles\n";
+  std::cout << cfg.name << ": decode cycles per step resident " << res.cycles[kDec] / 6
+            << ", streamed " << str.cycles[kDec] / 6 << "; preload " << res.cycles[kPre]
+            << " cycles, " << res.loads[kPre] << " tiles\n";
 }
 
 TEST(ResidentRtl, RandomGptOnTinyResidentAndStreamedMatchCpuBackend) {
   const FloatModel fm = test::random_gpt(NormKind::kLayer, 31);
-  const QuantModel m =
-      quantize(fm, calibrate(fm, self_generated_calibration(fm, 24)));
+  const QuantModel m = quantize(fm, calibrate(fm, self_generated_calibration(fm, 24)));
   check_both_modes(m, hw::kTiny, &sim::make_accel_model_tiny);
 }
 
 TEST(ResidentRtl, Stories260KOnBaseResidentAndStreamedMatchCpuBackend) {
   PASSIM_REQUIRE_DATA();
   const FloatModel fm = load_llama2c(test::model_path());
-  const QuantModel m =
-      quantize(fm, calibrate(fm, self_generated_calibration(fm, 64)));
+  const QuantModel m = quantize(fm, calibrate(fm, self_generated_calibration(fm, 64)));
   check_both_modes(m, hw::kBase, &sim::make_accel_model_base);
 }
 
-} // namespace
+}  // namespace

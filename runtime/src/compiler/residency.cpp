@@ -4,9 +4,9 @@
 // scratchpads hold them all.
 #include "passim/compiler/residency.hpp"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 namespace passim {
 
@@ -22,23 +22,20 @@ struct Load {
 };
 
 /// The DMA_LOADs of `programs` in program order.
-std::vector<Load>
-loads_of(const std::vector<std::vector<hw::Instr>> &programs) {
+std::vector<Load> loads_of(const std::vector<std::vector<hw::Instr>>& programs) {
   std::vector<Load> out;
-  for (const auto &prog : programs) {
-    for (const hw::Instr &in : prog) {
-      if (static_cast<hw::Opcode>(hw::get_field(in, hw::fields::kOpcode)) !=
-          hw::Opcode::kDmaLoad) {
+  for (const auto& prog : programs) {
+    for (const hw::Instr& in : prog) {
+      if (static_cast<hw::Opcode>(hw::get_field(in, hw::fields::kOpcode)) != hw::Opcode::kDmaLoad) {
         continue;
       }
-      out.push_back(
-          {.mem = static_cast<hw::Mem>(hw::get_field(in, dl::kMem)),
-           .layer = std::uint32_t(hw::get_field(in, hw::fields::kLayer)),
-           .dram = hw::get_field(in, dl::kDramAddr),
-           .stride = hw::get_field(in, dl::kDramStride),
-           .spad = std::size_t(hw::get_field(in, dl::kSpadAddr)),
-           .rows = std::size_t(hw::get_field(in, dl::kRows)),
-           .row_len = std::size_t(hw::get_field(in, dl::kRowLen))});
+      out.push_back({.mem = static_cast<hw::Mem>(hw::get_field(in, dl::kMem)),
+                     .layer = std::uint32_t(hw::get_field(in, hw::fields::kLayer)),
+                     .dram = hw::get_field(in, dl::kDramAddr),
+                     .stride = hw::get_field(in, dl::kDramStride),
+                     .spad = std::size_t(hw::get_field(in, dl::kSpadAddr)),
+                     .rows = std::size_t(hw::get_field(in, dl::kRows)),
+                     .row_len = std::size_t(hw::get_field(in, dl::kRowLen))});
     }
   }
   return out;
@@ -46,13 +43,11 @@ loads_of(const std::vector<std::vector<hw::Instr>> &programs) {
 
 /// Collects the tiles (a weight load and the parameter load after it) and the
 /// parameter entries the other loads use; fills everything but the fit.
-void collect_tiles(const std::vector<Load> &loads, const hw::HwConfig &cfg,
-                   Residency &r) {
+void collect_tiles(const std::vector<Load>& loads, const hw::HwConfig& cfg, Residency& r) {
   for (std::size_t i = 0; i < loads.size(); ++i) {
-    const Load &a = loads[i];
-    if (a.mem == hw::Mem::kWeight && i + 1 < loads.size() &&
-        loads[i + 1].mem == hw::Mem::kParam) {
-      const Load &p = loads[++i];
+    const Load& a = loads[i];
+    if (a.mem == hw::Mem::kWeight && i + 1 < loads.size() && loads[i + 1].mem == hw::Mem::kParam) {
+      const Load& p = loads[++i];
       if (r.tiles.count(a.dram) == 0) {
         r.tiles[a.dram] = {.dram = a.dram,
                            .rq = p.dram,
@@ -62,8 +57,7 @@ void collect_tiles(const std::vector<Load> &loads, const hw::HwConfig &cfg,
                            .layer = a.layer,
                            .w_addr = r.weight_words,
                            .rq_addr = r.param_entries};
-        r.weight_words +=
-            a.rows * ((a.row_len + cfg.array_cols - 1) / cfg.array_cols);
+        r.weight_words += a.rows * ((a.row_len + cfg.array_cols - 1) / cfg.array_cols);
         r.param_entries += a.row_len;
         r.weight_bytes += std::uint64_t(a.rows) * a.row_len;
       }
@@ -73,22 +67,21 @@ void collect_tiles(const std::vector<Load> &loads, const hw::HwConfig &cfg,
   }
 }
 
-} // namespace
+}  // namespace
 
-const char *weights_mode_name(WeightsMode m) noexcept {
+const char* weights_mode_name(WeightsMode m) noexcept {
   switch (m) {
-  case WeightsMode::kResident:
-    return "resident";
-  case WeightsMode::kStreamed:
-    return "streamed";
-  default:
-    return "auto";
+    case WeightsMode::kResident:
+      return "resident";
+    case WeightsMode::kStreamed:
+      return "streamed";
+    default:
+      return "auto";
   }
 }
 
-Residency plan_residency(const std::vector<std::vector<hw::Instr>> &step,
-                         const hw::HwConfig &cfg, std::size_t param_base,
-                         WeightsMode mode) {
+Residency plan_residency(const std::vector<std::vector<hw::Instr>>& step, const hw::HwConfig& cfg,
+                         std::size_t param_base, WeightsMode mode) {
   Residency r;
   r.param_base = param_base;
   collect_tiles(loads_of(step), cfg, r);
@@ -102,10 +95,10 @@ Residency plan_residency(const std::vector<std::vector<hw::Instr>> &step,
   }
   r.weights = r.reason.empty();
   r.params = r.weights && r.param_base + r.param_entries <= cfg.param_depth;
-  for (auto &[dram, t] : r.tiles) {
+  for (auto& [dram, t] : r.tiles) {
     t.rq_addr += r.param_base;
   }
   return r;
 }
 
-} // namespace passim
+}  // namespace passim

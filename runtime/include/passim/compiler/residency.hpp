@@ -21,38 +21,34 @@ namespace passim {
 enum class WeightsMode : std::uint8_t { kAuto, kResident, kStreamed };
 
 /// "auto", "resident" or "streamed".
-[[nodiscard]] const char *weights_mode_name(WeightsMode m) noexcept;
+[[nodiscard]] const char* weights_mode_name(WeightsMode m) noexcept;
 
 /// One weight tile W^T[:, col0 : col0 + cols] of `k` rows (`stride` bytes apart
 /// in DRAM) and its `cols` requantisation steps, with its fixed on-chip home.
 struct ResidentTile {
-  std::uint64_t dram = 0; ///< DRAM byte address of row 0
-  std::uint64_t rq = 0;   ///< DRAM byte address of column 0's parameter entry
+  std::uint64_t dram = 0;  ///< DRAM byte address of row 0
+  std::uint64_t rq = 0;    ///< DRAM byte address of column 0's parameter entry
   std::size_t k = 0, cols = 0;
-  std::uint64_t stride = 0; ///< bytes between rows in DRAM
-  std::uint32_t layer =
-      0; ///< the layer of the MATMUL that uses it (reports only)
-  std::size_t w_addr = 0; ///< weight-scratchpad word of row 0
-  std::size_t rq_addr =
-      0; ///< parameter entry of column 0 (params resident only)
+  std::uint64_t stride = 0;  ///< bytes between rows in DRAM
+  std::uint32_t layer = 0;   ///< the layer of the MATMUL that uses it (reports only)
+  std::size_t w_addr = 0;    ///< weight-scratchpad word of row 0
+  std::size_t rq_addr = 0;   ///< parameter entry of column 0 (params resident only)
 };
 
 /// The resident plan of a model on one configuration; `weights` false:
 /// streamed.
 struct Residency {
-  bool weights = false; ///< every tile at a fixed weight-scratchpad address
-  bool params = false;  ///< and its steps at fixed parameter entries
-  std::map<std::uint64_t, ResidentTile>
-      tiles;                     ///< by the DRAM address of the tile
-  std::size_t weight_words = 0;  ///< weight-scratchpad words the tiles take
-  std::size_t param_base = 0;    ///< first resident parameter entry
-  std::size_t param_entries = 0; ///< parameter entries the tiles' steps take
-  std::uint64_t weight_bytes =
-      0;              ///< int8 weights the preload moves (k * cols summed)
-  std::string reason; ///< why the weights are streamed (empty if resident)
+  bool weights = false;                         ///< every tile at a fixed weight-scratchpad address
+  bool params = false;                          ///< and its steps at fixed parameter entries
+  std::map<std::uint64_t, ResidentTile> tiles;  ///< by the DRAM address of the tile
+  std::size_t weight_words = 0;                 ///< weight-scratchpad words the tiles take
+  std::size_t param_base = 0;                   ///< first resident parameter entry
+  std::size_t param_entries = 0;                ///< parameter entries the tiles' steps take
+  std::uint64_t weight_bytes = 0;  ///< int8 weights the preload moves (k * cols summed)
+  std::string reason;              ///< why the weights are streamed (empty if resident)
 
   /// The tile whose row 0 is at DRAM byte `dram`, or nullptr.
-  [[nodiscard]] const ResidentTile *find(std::uint64_t dram) const {
+  [[nodiscard]] const ResidentTile* find(std::uint64_t dram) const {
     const auto it = tiles.find(dram);
     return it == tiles.end() ? nullptr : &it->second;
   }
@@ -64,9 +60,8 @@ struct Residency {
 /// `param_base` stay free for the loads every step makes (EMBED's, the norms',
 /// SwiGLU's MUL steps, a sequence pass's rows). `mode` kStreamed, or a model
 /// whose tiles do not fit `cfg`, gives `weights` false with the reason.
-[[nodiscard]] Residency
-plan_residency(const std::vector<std::vector<hw::Instr>> &step,
-               const hw::HwConfig &cfg, std::size_t param_base,
-               WeightsMode mode);
+[[nodiscard]] Residency plan_residency(const std::vector<std::vector<hw::Instr>>& step,
+                                       const hw::HwConfig& cfg, std::size_t param_base,
+                                       WeightsMode mode);
 
-} // namespace passim
+}  // namespace passim
