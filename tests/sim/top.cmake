@@ -7,6 +7,7 @@
 #   accel_model_test the compiled stories260K model on tiny and small: DeviceBackend on
 #                    SimDevice == CpuBackend
 #   gpt_model_rtl_test the project's LayerNorm and BatchNorm GPTs on tiny, the same way
+#   encoder_rtl_test   the random post-norm encoder without a mask on tiny, the same way
 # SimDevice elaborates SystemC once per process; ctest runs every test case in its own process.
 if(NOT TARGET passim_accel_tiny)
   return()
@@ -34,6 +35,8 @@ passim_top_test(accel_model_test LABELS "sim;slow"
 target_link_libraries(accel_model_test PRIVATE passim_accel_small)
 passim_top_test(gpt_model_rtl_test LABELS "sim;slow"
                 SOURCES ${CMAKE_CURRENT_LIST_DIR}/gpt_model_rtl_test.cpp)
+passim_top_test(encoder_rtl_test LABELS "sim;slow"
+                SOURCES ${CMAKE_CURRENT_LIST_DIR}/encoder_rtl_test.cpp)
 
 # The CLI end to end on the simulated accelerator (tiny): same text as the cpu backend, and a
 # cycle report whose class totals sum to the total.
