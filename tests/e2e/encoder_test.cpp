@@ -8,9 +8,12 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <string>
+#include <utility>
 #include <stdexcept>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "passim/eval/calibrate.hpp"
@@ -193,6 +196,54 @@ TEST(EncoderFloat, RunsWholeSequencesFromPositionZero) {
   const std::vector<float> one(fb.logits().begin(), fb.logits().end());
   fb.forward_sequence(std::span(t).first(1), 0);
   EXPECT_EQ(one, std::vector<float>(fb.logits().begin(), fb.logits().end()));
+}
+
+/// `name: [v0, v1, ...]` of a JSON object, floats with 9 significant digits (exact float32).
+std::string json_list(const char* name, std::span<const float> v) {
+  std::string s = fmt::format("\"{}\": [", name);
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    s += fmt::format("{}{:.9g}", i == 0 ? "" : ", ", v[i]);
+  }
+  return s + "]";
+}
+
+TEST(EncoderFloat, DumpForTorch) {
+  // With PASSIM_ENCODER_DUMP=<file>, writes the random encoder's config, weights, a sequence
+  // and its float logits as JSON for tools/dev/encoder_torch_check.py.
+  const char* out = std::getenv("PASSIM_ENCODER_DUMP");
+  if (out == nullptr) {
+    GTEST_SKIP() << "set PASSIM_ENCODER_DUMP=<file> to write the dump";
+  }
+  const FloatModel m = random_encoder({}, kSeed);
+  const ModelConfig& c = m.config;
+  const FloatWeights& w = m.weights;
+  FloatBackend fb(m);
+  const std::vector<int> t = tokens_of(std::size_t(c.seq_len), c.vocab_size);
+  fb.forward_sequence(t, 0);
+  const std::vector<float> tf(t.begin(), t.end());
+  std::vector<std::string> parts{
+      fmt::format("\"config\": {{\"dim\": {}, \"hidden\": {}, \"layers\": {}, \"heads\": {}, "
+                  "\"vocab\": {}, \"seq_len\": {}, \"norm_eps\": {:.9g}, \"seed\": {}}}",
+                  c.dim, c.hidden_dim, c.n_layers, c.n_heads, c.vocab_size, c.seq_len,
+                  c.norm_eps, kSeed),
+      json_list("tokens", tf), json_list("logits", fb.logits())};
+  const std::pair<const char*, const std::vector<float>*> tensors[] = {
+      {"token_embedding", &w.token_embedding}, {"pos_embedding", &w.pos_embedding},
+      {"wq", &w.wq}, {"wk", &w.wk}, {"wv", &w.wv}, {"wo", &w.wo}, {"bq", &w.bq},
+      {"bk", &w.bk}, {"bv", &w.bv}, {"bo", &w.bo}, {"w1", &w.w1}, {"b1", &w.b1},
+      {"w2", &w.w2}, {"b2", &w.b2}, {"att_norm_gain", &w.rms_att},
+      {"att_norm_bias", &w.att_norm_bias}, {"ffn_norm_gain", &w.rms_ffn},
+      {"ffn_norm_bias", &w.ffn_norm_bias}, {"wcls", &w.wcls}};
+  for (const auto& [name, v] : tensors) {
+    parts.push_back(json_list(name, *v));
+  }
+  std::ofstream f(out);
+  ASSERT_TRUE(f) << out;
+  f << "{\n";
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    f << "  " << parts[i] << (i + 1 < parts.size() ? ",\n" : "\n");
+  }
+  f << "}\n";
 }
 
 /// The random encoder quantised from 8 fixed sequences of 4 .. 16 tokens.
