@@ -2,7 +2,8 @@
 // The encoder path of the one model description: post-norm blocks and attention without a
 // mask. The float reference equals a direct double-precision computation of the same encoder
 // (and differs from its pre-norm and causal variants); the integer cpu backend stays close to
-// it, lets every row see every token and writes a normalised int16 residual after each block.
+// it, lets every row see every token and writes a normalised int16 residual after each block;
+// compiled, the ISA reference device equals it bit for bit.
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -16,7 +17,11 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "passim/compiler/compiler.hpp"
+#include "passim/device/cpu_device.hpp"
+#include "passim/device/device_backend.hpp"
 #include "passim/eval/calibrate.hpp"
+#include "passim/io/psm.hpp"
 #include "passim/model/float_backend.hpp"
 #include "passim/model/random_model.hpp"
 #include "passim/quant/cpu_backend.hpp"
@@ -321,6 +326,47 @@ TEST(EncoderCpu, PostNormWritesTheNormOutputIntoTheResidual) {
   });
   cpu.forward_sequence(tokens_of(10, m.config.vocab_size), 0);
   EXPECT_EQ(checked, 10u * 2u * std::size_t(m.config.dim));
+}
+
+TEST(EncoderDevice, CompiledOnTheIsaReferenceMatchesCpuBackend) {
+  // The compiler's program for the encoder (LAYERNORM + EMBED after each ADD, the DMA's step
+  // before each block and the classifier, every row over all positions) on the ISA reference
+  // device equals the cpu backend bit for bit, on tiny and base.
+  const FloatModel m = random_encoder({}, kSeed);
+  const QuantModel q = quantised_encoder(m);
+  CpuBackend cpu(q);
+  for (const hw::HwConfig* cfg : {&hw::kTiny, &hw::kBase}) {
+    const ModelCompiler comp(q, *cfg);
+    CpuDevice device(*cfg, comp.dram_bytes());
+    DeviceBackend dev(comp, device);
+    const std::size_t longest = comp.rows_at(0, std::size_t(m.config.seq_len));
+    for (const std::size_t n : {std::size_t{1}, std::size_t{2}, longest}) {
+      const std::vector<int> t = tokens_of(n, m.config.vocab_size, n);
+      cpu.forward_sequence(t, 0);
+      dev.forward_sequence(t, 0);
+      const auto a = cpu.logits_i32(), b = dev.logits_i32();
+      ASSERT_EQ(std::vector<std::int32_t>(a.begin(), a.end()),
+                std::vector<std::int32_t>(b.begin(), b.end()))
+          << cfg->name << ": seed " << kSeed << " sequence of " << n;
+    }
+    EXPECT_THROW(dev.forward(1, 1), std::runtime_error) << "no decode continuation";
+    if (longest < std::size_t(m.config.seq_len)) {  // one pass or nothing: no split
+      EXPECT_THROW(dev.forward_sequence(tokens_of(longest + 1, m.config.vocab_size), 0),
+                   std::runtime_error);
+    }
+  }
+}
+
+TEST(EncoderConfig, RejectsWhatItCannotRun) {
+  ModelConfig c = random_encoder({}, kSeed).config;
+  c.norm = NormKind::kBatch;  // a post-norm BatchNorm has no integer form here
+  EXPECT_THROW(validate_config(c, "test"), std::runtime_error);
+  c = random_encoder({}, kSeed).config;
+  c.arch = Arch::kLlama;
+  c.norm = NormKind::kRms;
+  EXPECT_THROW(validate_config(c, "test"), std::runtime_error);
+  const QuantModel q = quantised_encoder(random_encoder({}, kSeed));
+  EXPECT_THROW((void)serialize_psm(q), std::runtime_error);  // version 2 cannot store it
 }
 
 }  // namespace
