@@ -9,6 +9,7 @@
 #   gpt_model_rtl_test the project's LayerNorm and BatchNorm GPTs on tiny, the same way
 #   resident_rtl_test resident and streamed weights (a random GPT on tiny, stories260K on base)
 #                    against CpuBackend, weight-tile DMA only in the preload when resident
+#   encoder_rtl_test   the random post-norm encoder without a mask on tiny, the same way
 # SimDevice elaborates SystemC once per process; ctest runs every test case in its own process.
 if(NOT TARGET passim_accel_tiny)
   return()
@@ -39,6 +40,8 @@ passim_top_test(gpt_model_rtl_test LABELS "sim;slow"
 passim_top_test(resident_rtl_test LABELS sim
                 SOURCES ${CMAKE_CURRENT_LIST_DIR}/resident_rtl_test.cpp)
 target_link_libraries(resident_rtl_test PRIVATE passim_accel_base)
+passim_top_test(encoder_rtl_test LABELS "sim;slow"
+                SOURCES ${CMAKE_CURRENT_LIST_DIR}/encoder_rtl_test.cpp)
 
 # The CLI end to end on the simulated accelerator (tiny): same text as the cpu backend, and a
 # cycle report whose class totals sum to the total.

@@ -7,10 +7,13 @@
 //              weight tile streamed against all n rows
 //              ROPE q, k per row (RoPE models); k, v rows to the DRAM KV cache
 //              per head and row: KV window -> vector scratchpad, ATTN_SCORE over positions
-//              0 .. pos0 + row (causal), SOFTMAX, ATTN_VALUE -> DRAM
+//              0 .. pos0 + row (causal) or 0 .. n - 1 (no mask), SOFTMAX, ATTN_VALUE -> DRAM
 //              MATMUL wo -> ADD; norm -> FFN (SwiGLU: MATMUL w1, w3, SILU, MUL; GELU: MATMUL
 //              w1, GELU) -> DRAM -> MATMUL w2 -> ADD
-//   the final norm of the last row and the classifier, whose int32 logits go to DRAM.
+//              post-norm blocks: the DMA requantises x itself into xn, and after each ADD
+//              LAYERNORM x -> xn, EMBED xn -> x
+//   the final norm (or the DMA's step) of the last row and the classifier, whose int32 logits
+//   go to DRAM.
 #include "passim/compiler/compiler.hpp"
 
 #include <algorithm>
@@ -25,7 +28,6 @@ using hw::Opcode;
 
 ModelCompiler::ModelCompiler(const QuantModel& model, const hw::HwConfig& cfg, CompileOptions opts)
     : model_(model), desc_(describe(model.config)), cfg_(cfg), opts_(opts) {
-  require_pre_norm_causal(desc_, "compiler");
   layout_ = plan_layout(model, desc_, cfg);
   residency_ = plan_residency(step(0, 0), cfg, layout_.max_rows, opts.weights);
   if (opts.weights == WeightsMode::kResident && !residency_.weights) {
@@ -52,6 +54,7 @@ std::vector<std::vector<hw::Instr>> ModelCompiler::preload() const {
 }
 
 std::vector<std::vector<hw::Instr>> ModelCompiler::step(int token, int pos) const {
+  require_whole_sequence(desc_, pos, "compiler");
   if (pos < 0 || pos >= layout_.max_positions) {
     throw std::runtime_error(fmt::format(
         "config {}: position {} is outside the KV window of {} positions that its vector "
@@ -79,6 +82,7 @@ std::size_t ModelCompiler::rows_at(int pos, std::size_t wanted) const {
 
 std::vector<std::vector<hw::Instr>> ModelCompiler::pass(std::span<const int> tokens,
                                                         int pos) const {
+  require_whole_sequence(desc_, pos, "compiler");
   const std::size_t n = tokens.size();
   VectorLayout v;
   const bool fits = n > 0 && pos >= 0 && std::size_t(pos) + n <= desc_.embedding.max_positions &&
@@ -143,12 +147,13 @@ void ModelCompiler::embed(ProgramBuilder& b, const Rows& r, std::span<const int>
 void ModelCompiler::norm(ProgramBuilder& b, const Rows& r, NormRows in, NormKind kind,
                          const QuantNorm& n, const NormDram& d) const {
   // The int8 matmul input of `in.rows` rows: RMSNORM (2 passes), LAYERNORM (3), BATCHNORM (1)
-  // into xn, or a folded BatchNorm's int16 -> int8 step applied by the DMA on its way to DRAM
-  // (0 passes). It reaches the input scratchpad through DRAM.
+  // into xn, or the int16 -> int8 step applied by the DMA on its way to DRAM (0 passes) of a
+  // folded BatchNorm, a post-norm block's input or a head without a norm. It reaches the
+  // input scratchpad through DRAM.
   const ModelDram& dram = layout_.dram;
   const VectorLayout& v = r.v;
   const std::size_t dim = desc_.dim;
-  if (kind == NormKind::kBatch && model_.batchnorm == BatchNormMode::kFolded) {
+  if (in.residual || (kind == NormKind::kBatch && model_.batchnorm == BatchNormMode::kFolded)) {
     b.load({.mem = Mem::kParam, .elem_log2 = 3, .dram = d.rq, .row_len = 1, .stride = 8});
     b.store({.mem = Mem::kVector, .dram = r.xn, .spad = in.src, .rows = in.rows, .row_len = dim,
              .stride = dim, .requant = true});
@@ -167,6 +172,28 @@ void ModelCompiler::norm(ProgramBuilder& b, const Rows& r, NormRows in, NormKind
              .stride = dim});
   }
   b.load({.mem = Mem::kInput, .dram = r.xn, .rows = in.rows, .row_len = dim, .stride = dim});
+}
+
+void ModelCompiler::post_norm(ProgramBuilder& b, const Rows& r, const NormDesc& nd,
+                              const QuantNorm& n, const NormDram& d) const {
+  // x (n, dim) int16 = EMBED(LAYERNORM(x)) after a post-norm block's ADD: the norm into int8
+  // xn (3 passes), then row i's step out_rq from parameter entry i back into the residual.
+  if (nd.placement != NormPlacement::kPost) {
+    return;
+  }
+  const VectorLayout& v = r.v;
+  const std::size_t dim = desc_.dim;
+  b.load({.mem = Mem::kVector, .elem_log2 = 1, .dram = d.rows, .spad = v.gain, .rows = 2,
+          .row_len = dim, .stride = dim * 2});
+  b.load({.mem = Mem::kParam, .elem_log2 = 3, .dram = layout_.dram.eps, .row_len = 1,
+          .stride = 8});
+  b.vector({.op = Opcode::kLayernorm, .src = v.x, .src2 = v.gain, .dst = v.xn, .len = dim,
+            .rows = r.n, .gain_frac_bits = unsigned(n.frac_bits)});
+  for (std::size_t i = 0; i < r.n; ++i) {
+    b.load({.mem = Mem::kParam, .elem_log2 = 3, .dram = d.out_rq, .spad = i, .row_len = 1,
+            .stride = 8});
+  }
+  b.vector({.op = Opcode::kEmbed, .src = v.xn, .dst = v.x, .len = dim, .rows = r.n});
 }
 
 void ModelCompiler::tile(ProgramBuilder& b, const Rows& r, const Projection& p,
@@ -206,8 +233,9 @@ void ModelCompiler::attention_block(ProgramBuilder& b, const Rows& r, std::size_
   const VectorLayout& v = r.v;
   const std::size_t dim = desc_.dim, q_dim = a.q_dim();
   b.set_layer(std::uint32_t(l));
-  norm(b, r, {.src = v.x, .rows = r.n}, a.norm.kind, model_.layers[l].attn_norm,
-       d.attn_norm);  // xn (n, dim) int8
+  const bool post = a.norm.placement == NormPlacement::kPost;
+  norm(b, r, {.src = v.x, .rows = r.n, .residual = post}, a.norm.kind,
+       model_.layers[l].attn_norm, d.attn_norm);  // xn (n, dim) int8
   qkv(b, r, l);       // q (n, q_dim), k_new, v_new (n, kv_dim)
   if (a.rope) {
     rope(b, r, l);
@@ -218,6 +246,7 @@ void ModelCompiler::attention_block(ProgramBuilder& b, const Rows& r, std::size_
                     .out_bits = 16});  // branch (n, dim) int16
   b.vector({.op = Opcode::kAdd, .src = v.x, .src2 = v.branch, .dst = v.x, .len = dim,
             .rows = r.n});
+  post_norm(b, r, a.norm, model_.layers[l].attn_norm, d.attn_norm);  // x (n, dim) int16
 }
 
 void ModelCompiler::qkv(ProgramBuilder& b, const Rows& r, std::size_t l) const {
@@ -285,7 +314,7 @@ void ModelCompiler::cache_rows(ProgramBuilder& b, const Rows& r, std::size_t l,
 
 void ModelCompiler::attend(ProgramBuilder& b, const Rows& r, std::size_t l) const {
   // Per KV head: the cache and window, then each of its query heads row by row (row i sees
-  // positions 0 .. pos0 + i: the causal mask); head h's rows go to DRAM as att's columns
+  // positions 0 .. pos0 + i: the causal mask; without a mask all n positions); head h's rows go to DRAM as att's columns
   // h * hs .. (h + 1) * hs - 1.
   const AttentionDesc& a = desc_.layers[l].attention;
   const VectorLayout& v = r.v;
@@ -297,7 +326,7 @@ void ModelCompiler::attend(ProgramBuilder& b, const Rows& r, std::size_t l) cons
       b.load({.mem = Mem::kParam, .elem_log2 = 3, .dram = layout_.layers[l].rq_attn + h * 16,
               .row_len = 2, .stride = 16});
       for (std::size_t i = 0; i < r.n; ++i) {
-        const std::size_t t_len = r.pos0 + i + 1;
+        const std::size_t t_len = a.mask == MaskKind::kNone ? r.pos0 + r.n : r.pos0 + i + 1;
         b.vector({.op = Opcode::kAttnScore, .src = v.q + i * q_row + h * wh, .src2 = v.k_win,
                   .dst = v.scores, .len = hs, .rows = t_len});
         b.vector({.op = Opcode::kSoftmax, .src = v.scores, .dst = v.probs, .len = t_len,
@@ -316,8 +345,9 @@ void ModelCompiler::ffn_block(ProgramBuilder& b, const Rows& r, std::size_t l) c
   const LayerDram& d = layout_.layers[l];
   const VectorLayout& v = r.v;
   const std::size_t dim = desc_.dim, hidden = f.hidden;
-  norm(b, r, {.src = v.x, .rows = r.n}, f.norm.kind, model_.layers[l].ffn_norm,
-       d.ffn_norm);  // xn (n, dim) int8
+  const bool post = f.norm.placement == NormPlacement::kPost;
+  norm(b, r, {.src = v.x, .rows = r.n, .residual = post}, f.norm.kind,
+       model_.layers[l].ffn_norm, d.ffn_norm);  // xn (n, dim) int8
   if (f.kind == FfnKind::kSwiGlu) {
     swiglu(b, r, l);  // hid (n, hidden) int8
   } else {
@@ -330,6 +360,7 @@ void ModelCompiler::ffn_block(ProgramBuilder& b, const Rows& r, std::size_t l) c
                     .out_bits = 16});  // branch (n, dim) int16
   b.vector({.op = Opcode::kAdd, .src = v.x, .src2 = v.branch, .dst = v.x, .len = dim,
             .rows = r.n});
+  post_norm(b, r, f.norm, model_.layers[l].ffn_norm, d.ffn_norm);  // x (n, dim) int16
 }
 
 void ModelCompiler::swiglu(ProgramBuilder& b, const Rows& r, std::size_t l) const {
@@ -377,8 +408,9 @@ void ModelCompiler::head(ProgramBuilder& b, const Rows& r) const {
   const Rows last{.n = 1, .pos0 = r.pos0 + r.n - 1, .v = r.v, .xn = r.xn, .att = r.att,
                   .hid = r.hid};
   b.set_layer(std::uint32_t(desc_.layers.size()));
-  norm(b, last, {.src = v.x + (r.n - 1) * words(dim), .rows = 1}, desc_.head.norm,
-       model_.final_norm, d.final_norm);
+  norm(b, last, {.src = v.x + (r.n - 1) * words(dim), .rows = 1,
+                 .residual = !desc_.head.has_norm},
+       desc_.head.norm, model_.final_norm, d.final_norm);
   const Projection cls{.w_t = d.cls, .rq = d.rq_cls, .k = dim, .n = classes, .out_bits = 32};
   for (std::size_t c0 = 0; c0 < classes; c0 += layout_.chunk_cols) {
     const std::size_t cols = std::min(layout_.chunk_cols, classes - c0);

@@ -47,13 +47,16 @@ class ImageWriter {
   }
   /// The gain row and, if any, the bias row right after it (one DMA of one or two rows); a
   /// BatchNorm's step as a parameter entry.
-  NormDram put_norm(const QuantNorm& n, NormKind kind) {
+  NormDram put_norm(const QuantNorm& n, NormKind kind, bool reads_residual = false) {
     std::vector<std::int16_t> rows(n.gain);
     rows.insert(rows.end(), n.bias.begin(), n.bias.end());
     NormDram d;
     d.rows = put<std::int16_t>(rows);
-    if (kind == NormKind::kBatch) {
+    if (kind == NormKind::kBatch || reads_residual) {
       d.rq = put_rq(std::vector<Requant>{n.rq});
+    }
+    if (reads_residual && !n.gain.empty()) {
+      d.out_rq = put_rq(std::vector<Requant>{n.out_rq});
     }
     return d;
   }
@@ -72,8 +75,9 @@ LayerDram put_layer(ImageWriter& w, const QuantLayer& L, const LayerDesc& ld, st
   const std::size_t q = a.q_dim(), kv = a.kv_dim(), hidden = ld.ffn.hidden;
   const bool swiglu = ld.ffn.kind == FfnKind::kSwiGlu;
   LayerDram d;
-  d.attn_norm = w.put_norm(L.attn_norm, a.norm.kind);
-  d.ffn_norm = w.put_norm(L.ffn_norm, ld.ffn.norm.kind);
+  d.attn_norm = w.put_norm(L.attn_norm, a.norm.kind, a.norm.placement == NormPlacement::kPost);
+  d.ffn_norm = w.put_norm(L.ffn_norm, ld.ffn.norm.kind,
+                          ld.ffn.norm.placement == NormPlacement::kPost);
   d.wq = w.put_transposed(L.wq, q, dim);
   d.wk = w.put_transposed(L.wk, kv, dim);
   d.wv = w.put_transposed(L.wv, kv, dim);
@@ -114,7 +118,7 @@ void put_model(ImageWriter& w, const QuantModel& m, const ModelDesc& desc, Layou
     d.pos_embedding = w.put<std::int8_t>(m.pos_embedding);
     d.rq_pos = w.put_rq(m.pos_rq);
   }
-  d.final_norm = w.put_norm(m.final_norm, desc.head.norm);
+  d.final_norm = w.put_norm(m.final_norm, desc.head.norm, !desc.head.has_norm);
   d.cls = w.put_transposed(m.classifier(), desc.head.classes, dim);
   d.rq_cls = w.put_rq(m.rq_cls);
   const std::uint64_t eps = m.norm_eps;

@@ -43,6 +43,12 @@ void DeviceBackend::forward_sequence(std::span<const int> tokens, int pos) {
     PrefillTag(const PrefillTag&) = delete;
     PrefillTag& operator=(const PrefillTag&) = delete;
   } tag(device_);
+  if (unmasked(compiled_.description()) && compiled_.rows_at(pos, tokens.size()) < tokens.size()) {
+    throw std::runtime_error(fmt::format(
+        "config {}: an unmasked model's sequence of {} positions must fit one pass (at most {} "
+        "rows); use a larger config", device_.hw().name, tokens.size(),
+        compiled_.rows_at(pos, tokens.size())));
+  }
   for (std::size_t done = 0; done < tokens.size();) {
     const int at = pos + int(done);
     const std::size_t n = compiled_.rows_at(at, tokens.size() - done);

@@ -44,11 +44,17 @@ Calibration calibrate(const FloatModel& model, const std::vector<std::vector<int
   FloatBackend fb(model);
   AbsMaxObserver obs(calib);
   fb.set_observer(&obs);
+  const bool encoder = unmasked(describe(model.config));
   for (const auto& ids : docs) {
     if (ids.size() > std::size_t(model.config.seq_len)) {
       throw std::runtime_error(fmt::format(
           "calibration: expected documents of at most seq_len = {} tokens, found {}",
           model.config.seq_len, ids.size()));
+    }
+    if (encoder && !ids.empty()) {  // an unmasked model sees each document whole
+      fb.forward_sequence(ids, 0);
+      calib.positions += long(ids.size());
+      continue;
     }
     for (std::size_t t = 0; t < ids.size(); ++t) {
       fb.forward(ids[t], static_cast<int>(t));

@@ -189,6 +189,13 @@ std::vector<std::uint8_t> frame(Writer& body, const ModelConfig& c) {
 }  // namespace
 
 std::vector<std::uint8_t> serialize_psm(const QuantModel& m) {
+  const ModelConfig& c = m.config;
+  if (c.norm_placement != NormPlacement::kPre || c.mask != MaskKind::kCausal || !c.head_norm) {
+    // version 2 has no fields for an encoder's blocks: refuse rather than lose them
+    throw std::runtime_error(
+        "psm: config: expected pre-norm causal blocks with a final norm, found an encoder "
+        "(post-norm, unmasked or without a final norm), which version 2 cannot store");
+  }
   Writer body;
   write_meta(body, m);
   write_embeddings(body, m);

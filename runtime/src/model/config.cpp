@@ -76,7 +76,12 @@ void validate_config(const ModelConfig& c, const std::string& source) {
       throw std::runtime_error(fmt::format(
           "{}: norm: expected layernorm or batchnorm for a GPT block, found rmsnorm", source));
     }
-    if (!c.shared_classifier) {
+    if (c.norm_placement == NormPlacement::kPost && c.norm != NormKind::kLayer) {
+      throw std::runtime_error(fmt::format(
+          "{}: norm: expected layernorm for post-norm blocks, found {}", source,
+          norm_name(c.norm)));
+    }
+    if (!c.shared_classifier && c.norm_placement == NormPlacement::kPre) {
       throw std::runtime_error(fmt::format(
           "{}: classifier: expected one tied to token_embd for a GPT block, found its own",
           source));
@@ -86,6 +91,11 @@ void validate_config(const ModelConfig& c, const std::string& source) {
                                            source, c.norm_eps));
     }
     return;  // no RoPE: any head size
+  }
+  if (c.norm_placement != NormPlacement::kPre || c.mask != MaskKind::kCausal || !c.head_norm) {
+    throw std::runtime_error(fmt::format(
+        "{}: blocks: expected pre-norm, causal, with a final norm for a llama block (encoders "
+        "are GPT blocks)", source));
   }
   if (c.norm != NormKind::kRms) {
     throw std::runtime_error(fmt::format("{}: norm: expected rmsnorm for a llama block, found {}",

@@ -10,13 +10,13 @@ namespace passim {
 
 ModelDesc describe(const ModelConfig& c) {
   const bool gpt = c.arch == Arch::kGpt;
-  const NormDesc norm{c.norm, NormPlacement::kPre};
+  const NormDesc norm{c.norm, c.norm_placement};
   LayerDesc layer;
   layer.attention.norm = norm;
   layer.attention.n_heads = std::size_t(c.n_heads);
   layer.attention.n_kv_heads = std::size_t(c.n_kv_heads);
   layer.attention.head_size = c.head_size();
-  layer.attention.mask = MaskKind::kCausal;
+  layer.attention.mask = c.mask;
   layer.attention.rope = !gpt;
   layer.attention.bias = gpt;
   layer.ffn.norm = norm;
@@ -30,26 +30,27 @@ ModelDesc describe(const ModelConfig& c) {
   d.embedding.positions = gpt ? PositionKind::kLearned : PositionKind::kRope;
   d.embedding.max_positions = std::size_t(c.seq_len);
   d.layers.assign(std::size_t(c.n_layers), layer);
+  d.head.has_norm = c.head_norm;
   d.head.norm = c.norm;
   d.head.classes = std::size_t(c.vocab_size);
   d.head.shared_classifier = c.shared_classifier;
   return d;
 }
 
-void require_pre_norm_causal(const ModelDesc& d, const char* who) {
-  for (std::size_t l = 0; l < d.layers.size(); ++l) {
-    const LayerDesc& L = d.layers[l];
-    if (L.attention.norm.placement != NormPlacement::kPre ||
-        L.ffn.norm.placement != NormPlacement::kPre) {
-      throw std::runtime_error(fmt::format(
-          "{}: layer {} norm placement: expected pre-norm, found post-norm (not supported yet)",
-          who, l));
+bool unmasked(const ModelDesc& d) noexcept {
+  for (const LayerDesc& L : d.layers) {
+    if (L.attention.mask == MaskKind::kNone) {
+      return true;
     }
-    if (L.attention.mask != MaskKind::kCausal) {
-      throw std::runtime_error(fmt::format(
-          "{}: layer {} attention mask: expected causal, found none (not supported yet)", who,
-          l));
-    }
+  }
+  return false;
+}
+
+void require_whole_sequence(const ModelDesc& d, int pos, const char* who) {
+  if (unmasked(d) && pos != 0) {
+    throw std::runtime_error(fmt::format(
+        "{}: position {}: expected 0 (an unmasked model runs one whole sequence per pass)", who,
+        pos));
   }
 }
 

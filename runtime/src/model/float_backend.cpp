@@ -94,7 +94,6 @@ void add_bias(Eigen::Ref<Vec> v, const float* b) {
 }  // namespace
 
 FloatBackend::FloatBackend(const FloatModel& model) : model_(model), desc_(describe(model.config)) {
-  require_pre_norm_causal(desc_, "float backend");
   const ModelConfig& c = model.config;
   x_ = Vec::Zero(c.dim);
   xb_ = Vec::Zero(c.dim);
@@ -120,14 +119,52 @@ std::span<const float> FloatBackend::attention_row(int h) const noexcept {
 }
 
 void FloatBackend::forward(int token, int pos) {
+  if (unmasked(desc_)) {  // an encoder's one position is a whole sequence of one
+    forward_sequence(std::span(&token, 1), pos);
+    return;
+  }
   check_token_position(model_.config, token, pos);
   last_pos_ = pos;
   embed(token, std::size_t(pos));  // x (dim)
   for (std::size_t l = 0; l < desc_.layers.size(); ++l) {
-    attention_block(l, std::size_t(pos));  // x (dim) += attention(norm(x))
-    ffn_block(l);                          // x (dim) += ffn(norm(x))
+    attention_in(l, std::size_t(pos));                // q (q_dim); k, v (kv_dim) cached at pos
+    attention_out(l, std::size_t(pos) + 1);  // x (dim) += attention over 0 .. pos (causal)
+    ffn_block(l);                                     // x (dim) += ffn
   }
   head(pos);  // logits (vocab)
+}
+
+void FloatBackend::forward_sequence(std::span<const int> tokens, int pos) {
+  if (!unmasked(desc_)) {
+    Backend::forward_sequence(tokens, pos);  // causal: one position after the other
+    return;
+  }
+  check_sequence(model_.config, tokens, pos);
+  require_whole_sequence(desc_, pos, "float backend");
+  const std::size_t n = tokens.size();
+  last_pos_ = int(n) - 1;
+  Eigen::MatrixXf rows(x_.size(), Eigen::Index(n));  // (dim, n): column i is row i's x
+  Eigen::MatrixXf qs(q_.size(), Eigen::Index(n));    // (q_dim, n): row i's queries
+  for (std::size_t i = 0; i < n; ++i) {
+    embed(tokens[i], i);
+    rows.col(Eigen::Index(i)) = x_;
+  }
+  for (std::size_t l = 0; l < desc_.layers.size(); ++l) {
+    for (std::size_t i = 0; i < n; ++i) {  // every row's keys and values first: no mask
+      x_ = rows.col(Eigen::Index(i));
+      attention_in(l, i);
+      qs.col(Eigen::Index(i)) = q_;
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      x_ = rows.col(Eigen::Index(i));
+      q_ = qs.col(Eigen::Index(i));
+      attention_out(l, n);  // x (dim) += attention over all n positions
+      ffn_block(l);            // x (dim)
+      rows.col(Eigen::Index(i)) = x_;
+    }
+  }
+  x_ = rows.col(Eigen::Index(n - 1));
+  head(int(n) - 1);  // logits (classes) of the last position
 }
 
 void FloatBackend::embed(int token, std::size_t pos) {
@@ -167,16 +204,39 @@ void FloatBackend::norm(NormSite site, std::size_t l, const Vec& in, Vec& out) {
            pick(w.att_norm_var, w.ffn_norm_var, w.final_norm_var));
 }
 
-void FloatBackend::attention_block(std::size_t l, std::size_t pos) {
+void FloatBackend::block_input(NormSite site, std::size_t l, const NormDesc& nd) {
+  // xb (dim): the block's matmul input, norm(x) (pre-norm) or x itself (post-norm)
+  const int layer = int(l);
+  const bool att = site == NormSite::kAttention;
+  if (nd.placement == NormPlacement::kPost) {
+    xb_ = x_;
+  } else {
+    if (nd.kind != NormKind::kRms) {  // LayerNorm and BatchNorm quantise from its range
+      observe(att ? Act::kAttnNormIn : Act::kFfnNormIn, layer, x_);
+    }
+    norm(site, l, x_, xb_);
+  }
+  observe(att ? Act::kAttnNorm : Act::kFfnNorm, layer, xb_);
+}
+
+void FloatBackend::post_norm(NormSite site, std::size_t l, const NormDesc& nd) {
+  // x (dim) = norm(x) after the residual add of a post-norm block
+  if (nd.placement != NormPlacement::kPost) {
+    return;
+  }
+  const int layer = int(l);
+  observe(site == NormSite::kAttention ? Act::kAttnNormIn : Act::kFfnNormIn, layer, x_);
+  norm(site, l, x_, xb2_);
+  x_ = xb2_;
+  observe(Act::kResidual, layer, x_);
+}
+
+void FloatBackend::attention_in(std::size_t l, std::size_t pos) {
   const AttentionDesc& a = desc_.layers[l].attention;
   const FloatWeights& w = model_.weights;
   const std::size_t dim = desc_.dim, q_dim = a.q_dim(), kv_dim = a.kv_dim();
   const int layer = int(l);
-  if (a.norm.kind != NormKind::kRms) {  // LayerNorm and BatchNorm quantise from its range
-    observe(Act::kAttnNormIn, layer, x_);
-  }
-  norm(NormSite::kAttention, l, x_, xb_);  // xb (dim)
-  observe(Act::kAttnNorm, layer, xb_);
+  block_input(NormSite::kAttention, l, a.norm);  // xb (dim)
   const std::size_t loff = l * desc_.embedding.max_positions * kv_dim;
   Eigen::Map<Vec> k(key_cache_.data() + loff + pos * kv_dim, Eigen::Index(kv_dim));
   Eigen::Map<Vec> v(value_cache_.data() + loff + pos * kv_dim, Eigen::Index(kv_dim));
@@ -196,10 +256,18 @@ void FloatBackend::attention_block(std::size_t l, std::size_t pos) {
     observe(Act::kQ, layer, q_);
     observe(Act::kK, layer, k);
   }
-  attend(l, pos);  // xb (q_dim)
+}
+
+void FloatBackend::attention_out(std::size_t l, std::size_t t_len) {
+  const AttentionDesc& a = desc_.layers[l].attention;
+  const FloatWeights& w = model_.weights;
+  const std::size_t dim = desc_.dim, q_dim = a.q_dim();
+  const int layer = int(l);
+  attend(l, t_len);  // xb (q_dim) over positions 0 .. t_len - 1
   observe(Act::kAttnOut, layer, xb_);
   matvec(xb2_, w.wo.data() + l * dim * q_dim, xb_, dim, q_dim);  // xb2 (dim)
   residual_add(layer, xb2_, a.bias ? w.bo.data() + l * dim : nullptr);
+  post_norm(NormSite::kAttention, l, a.norm);  // x (dim)
 }
 
 void FloatBackend::residual_add(int layer, Vec& branch, const float* bias) {
@@ -234,8 +302,9 @@ void FloatBackend::rope(std::size_t l, std::size_t pos, Eigen::Ref<Vec> k) {
   }
 }
 
-void FloatBackend::attend(std::size_t l, std::size_t pos) {
-  // Multi-head attention over positions 0..pos (causal); att column h (pos + 1).
+void FloatBackend::attend(std::size_t l, std::size_t t_len) {
+  // Multi-head attention over positions 0 .. t_len - 1 (causal: t_len = pos + 1; no mask: the
+  // whole sequence); att column h (t_len).
   const AttentionDesc& a = desc_.layers[l].attention;
   const std::size_t hs = a.head_size, kv_dim = a.kv_dim(), group = a.group();
   const std::size_t loff = l * desc_.embedding.max_positions * kv_dim;
@@ -243,7 +312,7 @@ void FloatBackend::attend(std::size_t l, std::size_t pos) {
     const float* qh = q_.data() + h * hs;
     float* att = att_.col(Eigen::Index(h)).data();
     const std::size_t kv_off = (h / group) * hs;
-    for (std::size_t t = 0; t <= pos; ++t) {
+    for (std::size_t t = 0; t < t_len; ++t) {
       const float* kt = key_cache_.data() + loff + t * kv_dim + kv_off;
       float score = 0.0f;
       for (std::size_t i = 0; i < hs; ++i) {
@@ -251,10 +320,10 @@ void FloatBackend::attend(std::size_t l, std::size_t pos) {
       }
       att[t] = score / std::sqrt(static_cast<float>(hs));
     }
-    softmax(att, pos + 1);
+    softmax(att, t_len);
     float* xbh = xb_.data() + h * hs;  // xb (q_dim): head h's slice
     std::fill(xbh, xbh + hs, 0.0f);
-    for (std::size_t t = 0; t <= pos; ++t) {
+    for (std::size_t t = 0; t < t_len; ++t) {
       const float* vt = value_cache_.data() + loff + t * kv_dim + kv_off;
       const float p = att[t];
       for (std::size_t i = 0; i < hs; ++i) {
@@ -269,11 +338,7 @@ void FloatBackend::ffn_block(std::size_t l) {
   const FloatWeights& w = model_.weights;
   const std::size_t dim = desc_.dim, hidden = f.hidden;
   const int layer = int(l);
-  if (f.norm.kind != NormKind::kRms) {
-    observe(Act::kFfnNormIn, layer, x_);
-  }
-  norm(NormSite::kFfn, l, x_, xb_);  // xb (dim)
-  observe(Act::kFfnNorm, layer, xb_);
+  block_input(NormSite::kFfn, l, f.norm);  // xb (dim)
   matvec(hb_, w.w1.data() + l * hidden * dim, xb_, hidden, dim);  // hb (hidden)
   if (f.kind == FfnKind::kSwiGlu) {
     matvec(hb2_, w.w3.data() + l * hidden * dim, xb_, hidden, dim);  // hb2 (hidden)
@@ -297,13 +362,18 @@ void FloatBackend::ffn_block(std::size_t l) {
   observe(Act::kHidden, layer, hb_);
   matvec(xb_, w.w2.data() + l * dim * hidden, hb_, dim, hidden);  // xb (dim)
   residual_add(layer, xb_, f.bias ? w.b2.data() + l * dim : nullptr);
+  post_norm(NormSite::kFfn, l, f.norm);  // x (dim)
 }
 
 void FloatBackend::head(int pos) {
-  if (desc_.head.norm != NormKind::kRms) {
-    observe(Act::kFinalNormIn, -1, x_);
+  if (!desc_.head.has_norm) {
+    xb_ = x_;  // xb (dim): the classifier reads the residual stream
+  } else {
+    if (desc_.head.norm != NormKind::kRms) {
+      observe(Act::kFinalNormIn, -1, x_);
+    }
+    norm(NormSite::kFinal, 0, x_, xb_);  // xb (dim)
   }
-  norm(NormSite::kFinal, 0, x_, xb_);  // xb (dim)
   observe(Act::kFinalNorm, -1, xb_);
   matvec(logits_, model_.weights.classifier().data(), xb_, desc_.head.classes, desc_.dim);
   if (!logits_.allFinite()) {

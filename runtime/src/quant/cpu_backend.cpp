@@ -33,16 +33,20 @@ void norm_i8(const QuantModel& m, NormKind kind, const QuantNorm& n,
         k::batchnorm_i8(x, {n.gain, n.bias, n.rq}, out);
         return;
       }
-      for (std::size_t i = 0; i < x.size(); ++i) {  // folded: the DMA's int16 -> int8 step
-        out[i] = static_cast<std::int8_t>(requantize(x[i], n.rq, 8));
-      }
+      residual_i8(n, x, out);  // folded: the DMA's int16 -> int8 step
       return;
+  }
+}
+
+void residual_i8(const QuantNorm& n, std::span<const std::int16_t> x,
+                 std::span<std::int8_t> out) {
+  for (std::size_t i = 0; i < x.size(); ++i) {  // the DMA's int16 -> int8 step
+    out[i] = static_cast<std::int8_t>(requantize(x[i], n.rq, 8));
   }
 }
 
 CpuBackend::CpuBackend(const QuantModel& model, kernels::SoftmaxOptions softmax)
     : model_(model), desc_(describe(model.config)), softmax_(softmax) {
-  require_pre_norm_causal(desc_, "cpu backend");
   const ModelConfig& c = model.config;
   const auto dim = std::size_t(c.dim), hidden = std::size_t(c.hidden_dim);
   const auto seq = std::size_t(c.seq_len), vocab = std::size_t(c.vocab_size);
@@ -80,9 +84,38 @@ std::span<const std::int16_t> CpuBackend::attention_row(int layer, int h) const 
 
 void CpuBackend::forward(int token, int pos) { forward_sequence(std::span(&token, 1), pos); }
 
+void CpuBackend::block_input(const NormDesc& nd, const QuantNorm& qn, std::size_t n) {
+  // xn (n, dim) int8: norm(x) (pre-norm), or x itself per tensor, requantize(x, rq, 8) (post-norm)
+  const std::size_t dim = desc_.dim;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto x = std::span(x_).subspan(i * dim, dim);
+    const auto xn = std::span(xn_).subspan(i * dim, dim);
+    if (nd.placement == NormPlacement::kPost) {
+      residual_i8(qn, x, xn);
+    } else {
+      norm_i8(model_, nd.kind, qn, x, xn);
+    }
+  }
+}
+
+void CpuBackend::post_norm(const NormDesc& nd, const QuantNorm& qn, std::size_t n) {
+  // x (n, dim) int16 = out_rq(norm(x) int8): a post-norm block's norm after its residual add
+  if (nd.placement != NormPlacement::kPost) {
+    return;
+  }
+  const std::size_t dim = desc_.dim;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto x = std::span(x_).subspan(i * dim, dim);
+    const auto xn = std::span(xn_).subspan(i * dim, dim);
+    norm_i8(model_, nd.kind, qn, x, xn);
+    k::embed_i16(xn, qn.out_rq, x);
+  }
+}
+
 void CpuBackend::forward_sequence(std::span<const int> tokens, int pos) {
   const ModelConfig& c = model_.config;
   check_sequence(c, tokens, pos);
+  require_whole_sequence(desc_, pos, "cpu backend");
   const std::size_t n = tokens.size(), p0 = std::size_t(pos);
   last_pos_ = pos + int(n) - 1;
   if (capture_) {
@@ -90,8 +123,8 @@ void CpuBackend::forward_sequence(std::span<const int> tokens, int pos) {
   }
   embed(tokens, p0);  // x (n, dim) int16
   for (std::size_t l = 0; l < desc_.layers.size(); ++l) {
-    attention_block(l, p0, n);  // x (n, dim) += attention(norm(x))
-    ffn_block(l, n);            // x (n, dim) += ffn(norm(x))
+    attention_block(l, p0, n);  // x (n, dim) += attention(norm(x)), or norm(x + attention(x))
+    ffn_block(l, n);            // x (n, dim) += ffn(norm(x)), or norm(x + ffn(x))
     observe(int(l), n);
   }
   head(n);  // logits (vocab) int32 Q.16 of the last position
@@ -125,10 +158,7 @@ void CpuBackend::attention_block(std::size_t l, std::size_t pos, std::size_t n) 
   const AttentionDesc& a = desc_.layers[l].attention;
   const QuantLayer& L = model_.layers[l];
   const std::size_t dim = desc_.dim, q_dim = a.q_dim();
-  for (std::size_t i = 0; i < n; ++i) {  // xn (n, dim) int8
-    norm_i8(model_, a.norm.kind, L.attn_norm, std::span(x_).subspan(i * dim, dim),
-            std::span(xn_).subspan(i * dim, dim));
-  }
+  block_input(a.norm, L.attn_norm, n);  // xn (n, dim) int8
   qkv(l, pos, n);     // q (n, q_dim); k, v rows pos .. pos + n - 1 of the cache
   attend(l, pos, n);  // att (n, q_dim) int8
   const std::span<std::int32_t> acc(acc_.data(), n * dim);
@@ -136,6 +166,7 @@ void CpuBackend::attention_block(std::size_t l, std::size_t pos, std::size_t n) 
   k::requantize_i16(acc, L.rq_o, std::span(branch_).first(n * dim));  // int16 residual branch
   k::add_i16(std::span(x_).first(n * dim), std::span(branch_).first(n * dim),
              std::span(x_).first(n * dim));
+  post_norm(a.norm, L.attn_norm, n);  // x (n, dim) int16
 }
 
 void CpuBackend::qkv(std::size_t l, std::size_t pos, std::size_t n) {
@@ -188,7 +219,8 @@ void CpuBackend::attend(std::size_t l, std::size_t pos, std::size_t n) {
       scratch.capture = {captured_.data() + l * a.n_heads * seq, a.n_heads * seq};
       scratch.capture_stride = seq;
     }
-    const std::size_t t_len = pos + i + 1;  // causal: positions 0 .. pos + i
+    // causal: positions 0 .. pos + i; no mask: the whole sequence 0 .. n - 1 (pos = 0)
+    const std::size_t t_len = a.mask == MaskKind::kNone ? pos + n : pos + i + 1;
     k::attention_cm_i8(std::span(q_).subspan(i * q_dim, q_dim),
                        {key_cache_.data() + loff, kv * seq}, {value_cache_.data() + loff, kv * seq},
                        seq, t_len, ap, scratch, std::span(att_).subspan(i * q_dim, q_dim));
@@ -201,10 +233,7 @@ void CpuBackend::ffn_block(std::size_t l, std::size_t n) {
   const std::size_t dim = desc_.dim, hidden = f.hidden;
   const std::span<std::int32_t> acc_h(acc_.data(), n * hidden), acc_dim(acc_.data(), n * dim);
   const auto hid = std::span(hid_).first(n * hidden);
-  for (std::size_t i = 0; i < n; ++i) {  // xn (n, dim) int8
-    norm_i8(model_, f.norm.kind, L.ffn_norm, std::span(x_).subspan(i * dim, dim),
-            std::span(xn_).subspan(i * dim, dim));
-  }
+  block_input(f.norm, L.ffn_norm, n);  // xn (n, dim) int8
   k::matmul_i8(std::span(xn_).first(n * dim), L.w1, acc_h, n, dim, hidden);
   if (f.kind == FfnKind::kSwiGlu) {
     const auto gate = std::span(gate_).first(n * hidden), up = std::span(up_).first(n * hidden);
@@ -224,13 +253,18 @@ void CpuBackend::ffn_block(std::size_t l, std::size_t n) {
   k::requantize_i16(acc_dim, L.rq_2, std::span(branch_).first(n * dim));
   k::add_i16(std::span(x_).first(n * dim), std::span(branch_).first(n * dim),
              std::span(x_).first(n * dim));
+  post_norm(f.norm, L.ffn_norm, n);  // x (n, dim) int16
 }
 
 void CpuBackend::head(std::size_t n) {
-  // The last position's logits: final norm, classifier.
+  // The last position's logits: final norm (or the residual itself), classifier.
   const std::size_t dim = desc_.dim, classes = desc_.head.classes, last = (n - 1) * dim;
   const auto xn = std::span(xn_).subspan(last, dim);
-  norm_i8(model_, desc_.head.norm, model_.final_norm, std::span(x_).subspan(last, dim), xn);
+  if (desc_.head.has_norm) {
+    norm_i8(model_, desc_.head.norm, model_.final_norm, std::span(x_).subspan(last, dim), xn);
+  } else {
+    residual_i8(model_.final_norm, std::span(x_).subspan(last, dim), xn);
+  }
   k::matmul_i8(xn, model_.classifier(), logits_, 1, dim, classes);
   k::requantize_i32(logits_, model_.rq_cls, logits_);  // (classes) int32 Q.16
   // times 2^-16 in double: exact (a power of two, int32 values), the same as ldexp

@@ -61,7 +61,10 @@ class Quantiser {
   void fold(const Affine& af, const std::vector<Reader>& rd) const;
   void smooth(Affine& af, const std::vector<Reader>& rd, Act act, int layer);
   void smooth_hidden(std::size_t l);
+  [[nodiscard]] bool reads_residual(Site s, std::size_t l) const;
+  [[nodiscard]] double input_scale(Site s, std::size_t l) const;
   [[nodiscard]] std::pair<QuantNorm, double> quantize_norm(Site s, std::size_t l);
+  [[nodiscard]] std::pair<QuantNorm, double> quantize_post_norm(Site s, std::size_t l);
   void residual_scale(QuantModel& q);
   void embedding(QuantModel& q);
   [[nodiscard]] LayerScales initial_scales(std::size_t l) const;
@@ -89,7 +92,6 @@ Quantiser::Quantiser(const FloatModel& model, const Calibration& calib,
                      const QuantOptions& opts)
     : model_(model), d_(describe(model.config)), w_(model.weights), calib_(calib), opts_(opts) {
   const ModelConfig& c = model.config;
-  require_pre_norm_causal(d_, "quantize");
   if (c.dim > 4096 || c.hidden_dim > 4096) {
     throw std::runtime_error(fmt::format(
         "quantize: dim and hidden_dim: expected <= 4096 for the int16 norms, found {} and {}",
@@ -169,6 +171,9 @@ void Quantiser::prepare(Site s, std::size_t l) {
   const float* g = norm_param(s, l, w.rms_att, w.rms_ffn, w.rms_final);
   const float* beta = norm_param(s, l, w.att_norm_bias, w.ffn_norm_bias, w.final_norm_bias);
   Affine& af = affine(s, l);
+  if (s == Site::kFinal && !d_.head.has_norm) {
+    return;  // no final norm: the classifier reads the residual
+  }
   if (k == NormKind::kBatch) {
     quant::batchnorm_affine(g, beta, norm_param(s, l, w.att_norm_mean, w.ffn_norm_mean,
                                                  w.final_norm_mean),
@@ -179,6 +184,9 @@ void Quantiser::prepare(Site s, std::size_t l) {
     if (k == NormKind::kLayer) {
       af.b.assign(beta, beta + dim);
     }
+  }
+  if (reads_residual(s, l)) {
+    return;  // the residual feeds the readers as it is: nothing to smooth or fold into
   }
   const std::vector<Reader> rd = readers(s, l);
   if (folded_) {
@@ -238,8 +246,58 @@ void Quantiser::smooth_hidden(std::size_t l) {
   quant::scale_down(absmax, hidden_alpha_[l]);
 }
 
+bool Quantiser::reads_residual(Site s, std::size_t l) const {
+  // The matmuls after this site read the residual itself: a post-norm block, or a head
+  // without a norm.
+  if (s == Site::kFinal) {
+    return !d_.head.has_norm;
+  }
+  const LayerDesc& L = d_.layers[l];
+  const NormDesc& n = s == Site::kAttention ? L.attention.norm : L.ffn.norm;
+  return n.placement == NormPlacement::kPost;
+}
+
+double Quantiser::input_scale(Site s, std::size_t l) const {
+  // The int8 scale of the residual entering site (s, l): the range of x there. The float
+  // forward reports it as the matmul input when the site reads the residual, else as the
+  // norm's input.
+  const int layer = s == Site::kFinal ? -1 : int(l);
+  const bool direct = reads_residual(s, l);
+  const Act act = s == Site::kAttention ? (direct ? Act::kAttnNorm : Act::kAttnNormIn)
+                  : s == Site::kFfn     ? (direct ? Act::kFfnNorm : Act::kFfnNormIn)
+                                        : (direct ? Act::kFinalNorm : Act::kFinalNormIn);
+  return double(calib_.layer_max(act, layer)) / 127.0;
+}
+
+std::pair<QuantNorm, double> Quantiser::quantize_post_norm(Site s, std::size_t l) {
+  // The block reads x itself: rq takes the int16 residual to int8 at its input scale s_in.
+  // A post-norm block's LayerNorm, after its residual add, writes int8 at the scale of the
+  // next site's input, and out_rq takes that back into the residual (docs/numerics.md,
+  // "Post-norm blocks").
+  QuantNorm qn;
+  const double s_in = input_scale(s, l);
+  qn.rq = make_requant(s_res_ / s_in);
+  if (s == Site::kFinal) {
+    return {qn, s_in};
+  }
+  const bool last = l + 1 == d_.layers.size();
+  const double s_next = s == Site::kAttention ? input_scale(Site::kFfn, l)
+                        : last                ? input_scale(Site::kFinal, 0)
+                                              : input_scale(Site::kAttention, l + 1);
+  const Affine& af = affine(s, l);
+  const QuantNorm ln = quant::quantize_layernorm(af.a, af.b, s_next, site_name(s, l));
+  qn.gain = ln.gain;
+  qn.bias = ln.bias;
+  qn.frac_bits = ln.frac_bits;
+  qn.out_rq = make_requant(s_next / s_res_);
+  return {qn, s_in};
+}
+
 std::pair<QuantNorm, double> Quantiser::quantize_norm(Site s, std::size_t l) {
   // The int8 matmul input after the norm: its scale s_out, and the norm's parameters.
+  if (reads_residual(s, l)) {
+    return quantize_post_norm(s, l);
+  }
   const NormKind k = kind(s, l);
   const int layer = s == Site::kFinal ? -1 : int(l);
   const Affine& af = affine(s, l);

@@ -35,13 +35,13 @@ struct CompileOptions {
 class ModelCompiler {
  public:
   /// `model` must outlive the compiler. Throws std::runtime_error naming the config and the
-  /// memory when a tile, a row or the KV window does not fit, or for a description it does
-  /// not compile (post-norm blocks, unmasked attention), or with WeightsMode::kResident when
-  /// the weight tiles do not fit the weight scratchpad.
+  /// memory when a tile, a row or the KV window does not fit, or with WeightsMode::kResident
+  /// when the weight tiles do not fit the weight scratchpad.
   ModelCompiler(const QuantModel& model, const hw::HwConfig& cfg, CompileOptions opts = {});
 
   [[nodiscard]] const hw::HwConfig& hw() const noexcept { return cfg_; }
   [[nodiscard]] const QuantModel& model() const noexcept { return model_; }
+  [[nodiscard]] const ModelDesc& description() const noexcept { return desc_; }
   [[nodiscard]] const CompileOptions& options() const noexcept { return opts_; }
   /// Bytes of DRAM the device needs (image + activations + KV cache + program area).
   [[nodiscard]] std::uint64_t dram_bytes() const noexcept { return layout_.dram.bytes; }
@@ -104,9 +104,11 @@ class ModelCompiler {
     VectorLayout v;
     std::uint64_t xn = 0, att = 0, hid = 0;
   };
-  /// A norm's input: `rows` rows from vector word `src` on.
+  /// A norm's input: `rows` rows from vector word `src` on; `residual`: the matmuls read the
+  /// residual itself (a post-norm block, a head without a norm), requantised by the DMA.
   struct NormRows {
     std::size_t src = 0, rows = 1;
+    bool residual = false;
   };
 
   [[nodiscard]] std::vector<std::vector<hw::Instr>> emit(std::span<const int> tokens,
@@ -114,6 +116,8 @@ class ModelCompiler {
   void embed(ProgramBuilder& b, const Rows& r, std::span<const int> tokens) const;
   void norm(ProgramBuilder& b, const Rows& r, NormRows in, NormKind kind, const QuantNorm& n,
             const NormDram& d) const;
+  void post_norm(ProgramBuilder& b, const Rows& r, const NormDesc& nd, const QuantNorm& n,
+                 const NormDram& d) const;
   void tile(ProgramBuilder& b, const Rows& r, const Projection& p, const Columns& c) const;
   void projection(ProgramBuilder& b, const Rows& r, const Projection& p) const;
   void attention_block(ProgramBuilder& b, const Rows& r, std::size_t l) const;

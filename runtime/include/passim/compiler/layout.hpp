@@ -17,10 +17,12 @@
 namespace passim {
 
 /// A norm's DRAM: its gain row and, for LayerNorm and BatchNorm, its bias row right after
-/// (one DMA of one or two rows of int16), and a BatchNorm's requantisation step.
+/// (one DMA of one or two rows of int16), a BatchNorm's requantisation step, and for a post-norm
+/// block (or a head without a norm) the residual's int8 step and the norm output's int16 step.
 struct NormDram {
   std::uint64_t rows = 0;
-  std::uint64_t rq = 0;
+  std::uint64_t rq = 0;      ///< BatchNorm, or the residual -> int8 step of a block reading x
+  std::uint64_t out_rq = 0;  ///< post-norm: the norm's int8 output -> int16 residual (EMBED)
 };
 
 /// DRAM byte addresses of one layer's tensors. Weights are stored transposed, W^T (in, out)

@@ -14,7 +14,8 @@
 namespace passim {
 
 /// Runs the float model over `documents` (each from an empty cache, BOS first, at most
-/// seq_len tokens) and records activation ranges. Deterministic.
+/// seq_len tokens) and records activation ranges; an unmasked model (an encoder) runs each
+/// document as one whole sequence. Deterministic.
 [[nodiscard]] Calibration calibrate(const FloatModel& model, const std::vector<std::vector<int>>& docs);
 
 /// The default calibration set when no text is given: the float model's own continuations

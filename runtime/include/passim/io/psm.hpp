@@ -17,7 +17,9 @@ namespace passim {
 inline constexpr std::uint32_t kPsmVersion = 2;
 
 /// Writes the project format: magic "PASSIMQ\0", version, config, named typed tensors, and
-/// a SHA-256 of everything before it. Returns the bytes (see save_psm for files).
+/// a SHA-256 of everything before it. Returns the bytes (see save_psm for files). Throws
+/// std::runtime_error for an encoder config (post-norm, unmasked, no final norm), which this
+/// version has no fields for.
 [[nodiscard]] std::vector<std::uint8_t> serialize_psm(const QuantModel& m);
 void save_psm(const QuantModel& m, const std::filesystem::path& path);
 

@@ -22,6 +22,18 @@ enum class NormKind : std::uint8_t {
   kBatch = 2,  ///< BatchNorm (Ioffe & Szegedy 2015): running statistics fixed at training
 };
 
+/// Where a block's norm sits relative to its residual add.
+enum class NormPlacement : std::uint8_t {
+  kPre,   ///< x + f(norm(x)): GPT-2, Llama (Xiong et al. 2020)
+  kPost,  ///< norm(x + f(x)): the original Transformer, BERT (Vaswani et al. 2017)
+};
+
+/// Which positions a query attends to.
+enum class MaskKind : std::uint8_t {
+  kCausal,  ///< positions up to its own (decoders)
+  kNone,    ///< every position of the sequence (encoders)
+};
+
 [[nodiscard]] const char* arch_name(Arch a) noexcept;
 [[nodiscard]] const char* norm_name(NormKind n) noexcept;
 
@@ -40,6 +52,12 @@ struct ModelConfig {
   float norm_eps = 1e-5f;           ///< added to the variance (mean square for RMSNorm)
   int bos_token = 1;                ///< the token every sequence starts from
   bool bos_ends_text = true;        ///< generation stops when the model emits bos_token
+  /// Encoders (kGpt only): post-norm blocks with a LayerNorm or RMSNorm, attention without a
+  /// mask (one whole sequence from position 0 per pass), and no final norm before the
+  /// classifier when head_norm is false. The defaults are the decoders'.
+  NormPlacement norm_placement = NormPlacement::kPre;
+  MaskKind mask = MaskKind::kCausal;
+  bool head_norm = true;            ///< a norm of the config's kind before the classifier
 
   [[nodiscard]] std::size_t head_size() const noexcept { return std::size_t(dim / n_heads); }
   [[nodiscard]] std::size_t kv_dim() const noexcept {
@@ -57,8 +75,9 @@ inline constexpr int kMaxSeqLen = 1 << 16;
 
 /// Checks that every field is positive, within the limits above and consistent:
 /// dim % n_heads == 0, n_heads % n_kv_heads == 0, even head size (RoPE rotates pairs);
-/// for kGpt also n_kv_heads == n_heads, a LayerNorm or BatchNorm, a shared classifier, and
-/// bos_token < vocab_size.
+/// for kGpt also n_kv_heads == n_heads, a LayerNorm or BatchNorm, a shared classifier unless
+/// the blocks are post-norm, and bos_token < vocab_size; post-norm blocks, an unmasked
+/// attention and a head without a norm only for kGpt, post-norm only with a LayerNorm.
 /// Throws std::runtime_error naming `source`, the field, the expected and the found value
 /// (for a broken divisibility rule the field in fault: n_heads when it breaks both rules,
 /// else both fields of the rule broken).

@@ -19,22 +19,10 @@ enum class PositionKind : std::uint8_t {
   kLearned,  ///< a learned row per position added to the token embedding (Radford et al. 2019)
 };
 
-/// Which positions a query attends to.
-enum class MaskKind : std::uint8_t {
-  kCausal,  ///< positions up to its own (decoders)
-  kNone,    ///< every position of the sequence (encoders)
-};
-
 /// The feed-forward block's nonlinearity.
 enum class FfnKind : std::uint8_t {
   kSwiGlu,  ///< w2 (silu(w1 x) * w3 x) (Shazeer 2020, Eq. 6)
   kGelu,    ///< w2 gelu(w1 x + b1) + b2 (Hendrycks & Gimpel 2016)
-};
-
-/// Where a block's norm sits relative to its residual add.
-enum class NormPlacement : std::uint8_t {
-  kPre,   ///< x + f(norm(x)): GPT-2, Llama (Xiong et al. 2020)
-  kPost,  ///< norm(x + f(x)): the original Transformer, BERT (Vaswani et al. 2017)
 };
 
 /// A block's norm: its kind and where it sits.
@@ -81,8 +69,9 @@ struct EmbeddingDesc {
   std::size_t max_positions = 0;  ///< context length
 };
 
-/// The final norm and the classifier (`classes` rows of `dim`).
+/// The final norm (if any) and the classifier (`classes` rows of `dim`) of the last position.
 struct HeadDesc {
+  bool has_norm = true;  ///< false: the classifier reads the residual stream itself
   NormKind norm = NormKind::kRms;
   std::size_t classes = 0;
   bool shared_classifier = true;  ///< the classifier is the token embedding matrix
@@ -99,11 +88,17 @@ struct ModelDesc {
 /// The description of a validated config: kLlama is RMSNorm pre-norm blocks with RoPE,
 /// grouped-query causal attention without biases and a SwiGLU FFN; kGpt is pre-norm blocks with
 /// the config's LayerNorm or BatchNorm, learned positions, causal attention and a GELU FFN,
-/// biases everywhere. Every layer and the head share the config's norm kind.
+/// biases everywhere. Every layer and the head share the config's norm kind; the config's
+/// norm placement, mask and head norm (an encoder's post-norm blocks without a mask) apply to
+/// every layer.
 [[nodiscard]] ModelDesc describe(const ModelConfig& c);
 
-/// Throws std::runtime_error naming `who`, the layer and the field when `d` asks for a block
-/// form that `who` does not run yet (post-norm blocks, an unmasked attention).
-void require_pre_norm_causal(const ModelDesc& d, const char* who);
+/// True when some layer's attention has no mask: the model then runs one whole sequence from
+/// position 0 per pass (an encoder), never a decoding step.
+[[nodiscard]] bool unmasked(const ModelDesc& d) noexcept;
+
+/// Throws std::runtime_error naming `who` unless a sequence of `n` positions from `pos` is one
+/// whole pass of an unmasked model: pos = 0 (nothing to continue from). Causal models: no-op.
+void require_whole_sequence(const ModelDesc& d, int pos, const char* who);
 
 }  // namespace passim

@@ -21,14 +21,18 @@ namespace passim {
 /// so greedy tokens match run.c exactly; Eigen holds the tensors and does the elementwise work.
 class FloatBackend final : public Backend {
  public:
-  /// Keeps a reference to `model`, which must outlive the backend. Throws std::runtime_error
-  /// for a description it does not run (post-norm blocks, unmasked attention).
+  /// Keeps a reference to `model`, which must outlive the backend.
   explicit FloatBackend(const FloatModel& model);
 
   [[nodiscard]] std::string_view name() const noexcept override { return "float"; }
   [[nodiscard]] const ModelConfig& config() const noexcept override { return model_.config; }
   /// Throws std::runtime_error when the logits are not finite (float32 overflow).
+  /// An unmasked model (an encoder) runs it as a sequence of one token at position 0.
   void forward(int token, int pos) override;
+  /// Causal: forward() per token. Unmasked (an encoder): the whole sequence from position 0
+  /// layer by layer, every row attending to all n positions; `logits` are the last row's.
+  /// Throws as forward(), and for an unmasked model when pos != 0.
+  void forward_sequence(std::span<const int> tokens, int pos) override;
   [[nodiscard]] std::span<const float> logits() const noexcept override {
     return {logits_.data(), std::size_t(logits_.size())};
   }
@@ -36,7 +40,8 @@ class FloatBackend final : public Backend {
 
   /// Attach an observer (or nullptr); it sees each activation as it is produced.
   void set_observer(ActivationObserver* obs) noexcept { observer_ = obs; }
-  /// Softmax probabilities of head `h` of the last layer at the last forward, (pos + 1).
+  /// Softmax probabilities of head `h` of the last layer at the last forward, (pos + 1); for
+  /// an unmasked model the last row's, (n).
   [[nodiscard]] std::span<const float> attention_row(int h) const noexcept;
 
  private:
@@ -46,9 +51,12 @@ class FloatBackend final : public Backend {
   void observe(Act act, int layer, Eigen::Ref<const Eigen::VectorXf> v) const;
   void embed(int token, std::size_t pos);
   void norm(NormSite site, std::size_t layer, const Eigen::VectorXf& in, Eigen::VectorXf& out);
-  void attention_block(std::size_t layer, std::size_t pos);
+  void block_input(NormSite site, std::size_t layer, const NormDesc& nd);
+  void post_norm(NormSite site, std::size_t layer, const NormDesc& nd);
+  void attention_in(std::size_t layer, std::size_t pos);
+  void attention_out(std::size_t layer, std::size_t t_len);
   void rope(std::size_t layer, std::size_t pos, Eigen::Ref<Eigen::VectorXf> k);
-  void attend(std::size_t layer, std::size_t pos);
+  void attend(std::size_t layer, std::size_t t_len);
   void ffn_block(std::size_t layer);
   void residual_add(int layer, Eigen::VectorXf& branch, const float* bias);
   void head(int pos);

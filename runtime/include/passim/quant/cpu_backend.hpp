@@ -22,6 +22,11 @@ namespace passim {
 void norm_i8(const QuantModel& m, NormKind kind, const QuantNorm& n,
              std::span<const std::int16_t> x, std::span<std::int8_t> out);
 
+/// The residual itself as an int8 matmul input, requantize(x, n.rq, 8): the step the DMA
+/// applies on its way to DRAM, for a folded BatchNorm, a post-norm block's input and a head
+/// without a norm.   x: (dim) int16   out: (dim) int8
+void residual_i8(const QuantNorm& n, std::span<const std::int16_t> x, std::span<std::int8_t> out);
+
 /// Integer-only forward pass of a `QuantModel` walking its description (model/description.hpp,
 /// docs/numerics.md): int8 weights, int8 matmul inputs, 12-bit queries/keys, int16 residual
 /// stream and SwiGLU gate/up, int32 accumulators, integer norms, Softmax, SiLU, GELU and RoPE.
@@ -31,15 +36,15 @@ class CpuBackend final : public Backend {
  public:
   /// Keeps a reference to `model`, which must outlive the backend. `softmax` picks the
   /// attention Softmax: three-pass (default) or online in the order of `softmax.lanes` lanes,
-  /// which is what the accelerator with that many lanes computes. Throws std::runtime_error
-  /// for a description it does not run (post-norm blocks, unmasked attention).
+  /// which is what the accelerator with that many lanes computes.
   explicit CpuBackend(const QuantModel& model, kernels::SoftmaxOptions softmax = {});
 
   [[nodiscard]] std::string_view name() const noexcept override { return "cpu"; }
   [[nodiscard]] const ModelConfig& config() const noexcept override { return model_.config; }
   void forward(int token, int pos) override;
   /// n positions at once: every matmul on n rows, each row's attention over the positions up
-  /// to its own (bit-identical to n forward() calls).
+  /// to its own (bit-identical to n forward() calls), or for an unmasked model (an encoder)
+  /// over all n positions of the sequence, which must start at pos = 0 (else throws).
   void forward_sequence(std::span<const int> tokens, int pos) override;
   [[nodiscard]] std::span<const float> logits() const noexcept override { return logits_f32_; }
   void reset() override {}
@@ -58,6 +63,8 @@ class CpuBackend final : public Backend {
 
  private:
   void embed(std::span<const int> tokens, std::size_t pos);
+  void block_input(const NormDesc& nd, const QuantNorm& qn, std::size_t n);
+  void post_norm(const NormDesc& nd, const QuantNorm& qn, std::size_t n);
   void attention_block(std::size_t l, std::size_t pos, std::size_t n);
   void qkv(std::size_t l, std::size_t pos, std::size_t n);
   void store_kv(std::size_t l, std::size_t pos, std::size_t n);

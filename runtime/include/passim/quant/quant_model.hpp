@@ -19,11 +19,17 @@ namespace passim {
 /// LayerNorm (kernels::layernorm_i8: gain, frac_bits, bias), BatchNorm (kernels::batchnorm_i8:
 /// gain, bias, rq), or a BatchNorm folded into the next matmul (only rq: the int16 -> int8
 /// step of the residual, requantize(x, rq, 8), that the DMA applies on its way to DRAM).
+/// A post-norm block has both: rq for its input (the residual itself, as a folded BatchNorm)
+/// and a LayerNorm after its residual add whose int8 output out_rq turns back into int16; a
+/// head without a norm has only rq.
 struct QuantNorm {
   std::vector<std::int16_t> gain;  ///< (dim) Q.frac_bits (BatchNorm: scaled by rq)
   std::int32_t frac_bits = 0;
   std::vector<std::int16_t> bias;  ///< (dim) beta in output LSB (LayerNorm, BatchNorm)
   Requant rq;                      ///< BatchNorm step; folded BatchNorm: residual -> int8
+  /// Post-norm blocks: the norm's int8 output -> the int16 residual stream (kernels::embed_i16,
+  /// the EMBED step); `rq` is then the block input's step, residual -> int8.
+  Requant out_rq;
 };
 
 /// How a BatchNorm model is lowered: a one-pass affine op before each matmul, or folded into

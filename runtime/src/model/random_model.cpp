@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: Apache-2.0
+// Small float models with random weights from a fixed seed.
+#include "passim/model/random_model.hpp"
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace passim {
+
+FloatModel random_encoder(const EncoderShape& shape, std::uint32_t seed) {
+  FloatModel m;
+  ModelConfig& c = m.config;
+  c.arch = Arch::kGpt;
+  c.norm = NormKind::kLayer;
+  c.norm_eps = shape.norm_eps;
+  c.norm_placement = NormPlacement::kPost;
+  c.mask = MaskKind::kNone;
+  c.head_norm = false;
+  c.shared_classifier = false;
+  c.dim = shape.dim;
+  c.hidden_dim = shape.hidden;
+  c.n_layers = shape.layers;
+  c.n_heads = shape.heads;
+  c.n_kv_heads = shape.heads;
+  c.vocab_size = shape.vocab;
+  c.seq_len = shape.seq_len;
+  c.bos_token = 0;
+  c.bos_ends_text = false;
+  m.source = fmt::format("random-encoder(seed {})", seed);
+  validate_config(c, m.source);
+  std::mt19937 rng(seed);
+  auto fill = [&](std::vector<float>& v, std::size_t n, float scale, float mean = 0.0f) {
+    std::normal_distribution<float> d(mean, scale);
+    v.resize(n);
+    for (float& x : v) {
+      x = d(rng);
+    }
+  };
+  const auto D = std::size_t(c.dim), H = std::size_t(c.hidden_dim), L = std::size_t(c.n_layers);
+  const float s_in = 1.0f / std::sqrt(float(c.dim)), s_hid = 1.0f / std::sqrt(float(c.hidden_dim));
+  FloatWeights& w = m.weights;
+  fill(w.token_embedding, std::size_t(c.vocab_size) * D, 0.5f);  // (vocab, dim)
+  fill(w.pos_embedding, std::size_t(c.seq_len) * D, 0.2f);       // (seq_len, dim)
+  for (auto* v : {&w.wq, &w.wk, &w.wv, &w.wo}) {
+    fill(*v, L * D * D, s_in);  // (layers, dim, dim)
+  }
+  fill(w.w1, L * H * D, s_in);   // (layers, hidden, dim)
+  fill(w.w2, L * D * H, s_hid);  // (layers, dim, hidden)
+  for (auto* v : {&w.bq, &w.bk, &w.bv, &w.bo, &w.b2}) {
+    fill(*v, L * D, 0.05f);  // (layers, dim)
+  }
+  fill(w.b1, L * H, 0.05f);             // (layers, hidden)
+  fill(w.rms_att, L * D, 0.1f, 1.0f);   // LayerNorm gains (layers, dim)
+  fill(w.rms_ffn, L * D, 0.1f, 1.0f);
+  fill(w.att_norm_bias, L * D, 0.05f);  // LayerNorm betas (layers, dim)
+  fill(w.ffn_norm_bias, L * D, 0.05f);
+  fill(w.wcls, std::size_t(c.vocab_size) * D, s_in);  // classifier (vocab, dim)
+  m.sha256 = std::string(64, '0');
+  return m;
+}
+
+}  // namespace passim
