@@ -20,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 
-CLASSES = ["matmul", "softmax", "norm", "other_vector", "dma", "control"]
+CLASSES = ["matmul", "attention", "softmax", "norm", "other_vector", "dma", "control"]
 VARIANTS = [  # (label, model, extra passim options)
     ("LayerNorm", "ln-gpt", []),
     ("BatchNorm (1 pass)", "bn-gpt", ["--batchnorm", "unfused"]),
@@ -119,9 +119,9 @@ def tables(results):
     for config in results["configs"]:
         lines.append(f"\n**`{config}`** ({results['steps']} steps, prompt {results['prompt']!r}, "
                      "three-pass Softmax)\n")
-        lines.append("| model | total cycles | matmul | Softmax | norm | other vector | DMA "
-                     "| control | norm passes | norm share |")
-        lines.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+        lines.append("| model | total cycles | matmul | attention | Softmax | norm | other vector "
+                     "| DMA | control | norm passes | norm share |")
+        lines.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
         for label, _, _ in VARIANTS:
             r = results["runs"][config][label]["3pass"]
             b = r["by_class"]

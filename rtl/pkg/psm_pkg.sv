@@ -227,18 +227,20 @@ package psm_pkg;
     OpGelu = 8'd59
   } opcode_e;
   typedef enum logic [3:0] {
-    // matrix products: MATMUL, ATTN_SCORE, ATTN_VALUE
+    // weight matmuls on the systolic array: MATMUL
     OpClassMatmul = 4'd0,
+    // attention's activation-by-activation products: ATTN_SCORE, ATTN_VALUE
+    OpClassAttention = 4'd1,
     // SOFTMAX
-    OpClassSoftmax = 4'd1,
+    OpClassSoftmax = 4'd2,
     // RMSNORM, LAYERNORM, BATCHNORM
-    OpClassNorm = 4'd2,
+    OpClassNorm = 4'd3,
     // SILU, GELU, ROPE, ADD, MUL, EMBED
-    OpClassOtherVector = 4'd3,
+    OpClassOtherVector = 4'd4,
     // DMA_LOAD, DMA_STORE
-    OpClassDma = 4'd4,
+    OpClassDma = 4'd5,
     // NOP, BARRIER, END and program fetch
-    OpClassControl = 4'd5
+    OpClassControl = 4'd6
   } op_class_e;
 
   // DMA_LOAD operands (see docs/isa.md).
@@ -731,25 +733,27 @@ package psm_pkg;
   //////////////////////////
   // CNT_SEL.index
   localparam int CNT_INDEX_WIDTH = 8;
-  localparam int NUM_COUNTERS = 19;
+  localparam int NUM_COUNTERS = 21;
   localparam logic [CNT_INDEX_WIDTH-1:0] CNT_TOTAL_CYCLES = 8'd0;
   localparam logic [CNT_INDEX_WIDTH-1:0] CNT_BUSY_MATMUL = 8'd1;
   localparam logic [CNT_INDEX_WIDTH-1:0] CNT_BUSY_VECTOR = 8'd2;
   localparam logic [CNT_INDEX_WIDTH-1:0] CNT_BUSY_DMA = 8'd3;
   localparam logic [CNT_INDEX_WIDTH-1:0] CNT_CYCLES_MATMUL = 8'd4;
-  localparam logic [CNT_INDEX_WIDTH-1:0] CNT_CYCLES_SOFTMAX = 8'd5;
-  localparam logic [CNT_INDEX_WIDTH-1:0] CNT_CYCLES_NORM = 8'd6;
-  localparam logic [CNT_INDEX_WIDTH-1:0] CNT_CYCLES_OTHER_VECTOR = 8'd7;
-  localparam logic [CNT_INDEX_WIDTH-1:0] CNT_CYCLES_DMA = 8'd8;
-  localparam logic [CNT_INDEX_WIDTH-1:0] CNT_CYCLES_CONTROL = 8'd9;
-  localparam logic [CNT_INDEX_WIDTH-1:0] CNT_PASSES_MATMUL = 8'd10;
-  localparam logic [CNT_INDEX_WIDTH-1:0] CNT_PASSES_SOFTMAX = 8'd11;
-  localparam logic [CNT_INDEX_WIDTH-1:0] CNT_PASSES_NORM = 8'd12;
-  localparam logic [CNT_INDEX_WIDTH-1:0] CNT_PASSES_OTHER_VECTOR = 8'd13;
-  localparam logic [CNT_INDEX_WIDTH-1:0] CNT_PASSES_DMA = 8'd14;
-  localparam logic [CNT_INDEX_WIDTH-1:0] CNT_PASSES_CONTROL = 8'd15;
-  localparam logic [CNT_INDEX_WIDTH-1:0] CNT_MEM_STALL = 8'd16;
-  localparam logic [CNT_INDEX_WIDTH-1:0] CNT_UNIT_STALL = 8'd17;
-  localparam logic [CNT_INDEX_WIDTH-1:0] CNT_INSTRET = 8'd18;
+  localparam logic [CNT_INDEX_WIDTH-1:0] CNT_CYCLES_ATTENTION = 8'd5;
+  localparam logic [CNT_INDEX_WIDTH-1:0] CNT_CYCLES_SOFTMAX = 8'd6;
+  localparam logic [CNT_INDEX_WIDTH-1:0] CNT_CYCLES_NORM = 8'd7;
+  localparam logic [CNT_INDEX_WIDTH-1:0] CNT_CYCLES_OTHER_VECTOR = 8'd8;
+  localparam logic [CNT_INDEX_WIDTH-1:0] CNT_CYCLES_DMA = 8'd9;
+  localparam logic [CNT_INDEX_WIDTH-1:0] CNT_CYCLES_CONTROL = 8'd10;
+  localparam logic [CNT_INDEX_WIDTH-1:0] CNT_PASSES_MATMUL = 8'd11;
+  localparam logic [CNT_INDEX_WIDTH-1:0] CNT_PASSES_ATTENTION = 8'd12;
+  localparam logic [CNT_INDEX_WIDTH-1:0] CNT_PASSES_SOFTMAX = 8'd13;
+  localparam logic [CNT_INDEX_WIDTH-1:0] CNT_PASSES_NORM = 8'd14;
+  localparam logic [CNT_INDEX_WIDTH-1:0] CNT_PASSES_OTHER_VECTOR = 8'd15;
+  localparam logic [CNT_INDEX_WIDTH-1:0] CNT_PASSES_DMA = 8'd16;
+  localparam logic [CNT_INDEX_WIDTH-1:0] CNT_PASSES_CONTROL = 8'd17;
+  localparam logic [CNT_INDEX_WIDTH-1:0] CNT_MEM_STALL = 8'd18;
+  localparam logic [CNT_INDEX_WIDTH-1:0] CNT_UNIT_STALL = 8'd19;
+  localparam logic [CNT_INDEX_WIDTH-1:0] CNT_INSTRET = 8'd20;
 
 endpackage : psm_pkg

@@ -30,9 +30,11 @@ module psm_counters #(
 );
   localparam int unsigned CntWidth   = psm_pkg::COUNTER_WIDTH;
   localparam int unsigned NumCnt     = psm_pkg::NUM_COUNTERS;
-  localparam int unsigned Classes    = 6;   // op_class_e values 0..5
-  localparam int unsigned FirstCycle = 4;   // CNT_CYCLES_MATMUL: cycles_<class> = 4 + class
-  localparam int unsigned FirstPass  = 10;  // CNT_PASSES_MATMUL: passes_<class> = 10 + class
+  // cycles_<class> = FirstCycle + class and passes_<class> = FirstPass + class (op_class_e
+  // values 0 .. Classes - 1; spec/passim.json lists the counters in that order).
+  localparam int unsigned FirstCycle = 32'(psm_pkg::CNT_CYCLES_MATMUL);
+  localparam int unsigned FirstPass  = 32'(psm_pkg::CNT_PASSES_MATMUL);
+  localparam int unsigned Classes    = FirstPass - FirstCycle;
   // Counter indices as plain integers (array subscripts).
   localparam int unsigned CntTotal     = 32'(psm_pkg::CNT_TOTAL_CYCLES);
   localparam int unsigned CntBusyDma   = 32'(psm_pkg::CNT_BUSY_DMA);

@@ -54,7 +54,7 @@ TEST(OpRecordTable, SumsRecordsOfTheSameLayerOpClassAndShape) {
   EXPECT_EQ(rows[0].shape[2].first, "n");
   EXPECT_EQ(rows[0].shape[2].second, 8u);
   EXPECT_EQ(rows[1].op, hw::Opcode::kAttnScore);
-  EXPECT_EQ(rows[1].op_class, std::uint32_t(hw::OpClass::kMatmul));
+  EXPECT_EQ(rows[1].op_class, std::uint32_t(hw::OpClass::kAttention));
   EXPECT_EQ(rows[1].macs, 5u * 8);
   EXPECT_EQ(rows[2].layer, 2u);
   EXPECT_EQ(rows[3].shape[2].second, 16u);

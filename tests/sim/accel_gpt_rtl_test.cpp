@@ -59,7 +59,7 @@ std::uint32_t words(std::uint32_t n, std::size_t per_word) {
 
 std::uint64_t counter(const RunStats& s, hw::Counter c) { return s.counters.at(std::size_t(c)); }
 
-/// Without overlapping units (BARRIERs), the six class cycle counters add up to the total.
+/// Without overlapping units (BARRIERs), the class cycle counters add up to the total.
 void expect_classes_sum_to_total(const RunStats& s, const std::string& what) {
   std::uint64_t classes = 0;
   for (auto c = std::size_t(hw::Counter::kCyclesMatmul);

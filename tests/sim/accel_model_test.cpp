@@ -18,6 +18,7 @@
 #include "accel_harness.hpp"
 #include "passim/compiler/compiler.hpp"
 #include "passim/device/device_backend.hpp"
+#include "passim/device/records.hpp"
 #include "passim/eval/calibrate.hpp"
 #include "passim/eval/generate.hpp"
 #include "passim/io/llama2c.hpp"
@@ -148,8 +149,8 @@ void check_model(const hw::HwConfig& cfg, ModelFactory make_model,
             << " cycles = " << total / std::uint64_t(positions) << " cycles/token; "
             << sim.cycles() << " simulated cycles in " << wall << " s ("
             << double(sim.cycles()) / wall / 1e6 << " Mcycles/s incl. the cpu backend)\n";
-  const char* names[] = {"matmul", "softmax", "norm", "other_vector", "dma", "control"};
-  for (std::size_t k = 0; k < 6; ++k) {
+  const auto& names = passim::kOpClassNames;
+  for (std::size_t k = 0; k < names.size(); ++k) {
     const std::uint64_t cyc = s.counters[std::size_t(hw::Counter::kCyclesMatmul) + k];
     std::cout << "  cycles_" << names[k] << " " << cyc << " ("
               << 100.0 * double(cyc) / double(total) << " %), passes "

@@ -314,7 +314,7 @@ TEST(AccelRtl, AttentionScoreAndValue) {
     b.store({.mem = hw::Mem::kVector, .elem_log2 = 1, .dram = kOut + 0x1000, .spad = pr, .row_len = t_len, .stride = t_len * 2});
     b.store({.mem = hw::Mem::kVector, .dram = kOut2, .spad = out, .row_len = hs, .stride = hs});
     const RunStats s = ls.run(b.program(), "ATTN t_len " + std::to_string(t_len));
-    EXPECT_EQ(counter(s, hw::Counter::kPassesMatmul), 2u * t_len) << "one per cached position";
+    EXPECT_EQ(counter(s, hw::Counter::kPassesAttention), 2u * t_len) << "one per cached position";
   }
 }
 

@@ -214,12 +214,17 @@ def check_counters(spec: dict, errors: list[str]) -> None:
     indices = sorted(c["index"] for c in cnt["list"])
     if indices != list(range(len(indices))):
         errors.append(f"counters: indices {indices} are not 0..{len(indices) - 1} without gaps")
-    names = {c["name"] for c in cnt["list"]}
+    index = {c["name"]: c["index"] for c in cnt["list"]}
     for cls in spec["instruction"]["op_classes"]:
         for kind in ("cycles", "passes"):
-            if f"{kind}_{cls['name']}" not in names:
-                errors.append(f"counters.{kind}_{cls['name']}: missing for op class "
-                              f"{cls['name']!r}")
+            name = f"{kind}_{cls['name']}"
+            if name not in index:
+                errors.append(f"counters.{name}: missing for op class {cls['name']!r}")
+            elif f"{kind}_matmul" in index and index[name] != index[f"{kind}_matmul"] + cls["value"]:
+                # rtl/top/psm_counters.sv finds a class's counter at <kind>_matmul + its value
+                errors.append(f"counters.{name}: expected index "
+                              f"{index[f'{kind}_matmul'] + cls['value']} (<kind>_matmul + the "
+                              f"class value {cls['value']}), found {index[name]}")
     sel = {f["name"]: f for f in next(r for r in spec["registers"]["list"]
                                        if r["name"] == "cnt_sel")["fields"]}
     if sel["index"]["width"] != cnt["index_width"]:

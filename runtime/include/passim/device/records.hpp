@@ -22,8 +22,14 @@
 namespace passim {
 
 /// Op class names in `hw::OpClass` order (and in counter order: kCyclesMatmul + i).
-inline constexpr std::array<std::string_view, 6> kOpClassNames = {
-    "matmul", "softmax", "norm", "other_vector", "dma", "control"};
+inline constexpr std::array<std::string_view, 7> kOpClassNames = {
+    "matmul", "attention", "softmax", "norm", "other_vector", "dma", "control"};
+static_assert(kOpClassNames.size() == std::size_t(hw::Counter::kPassesMatmul) -
+                                          std::size_t(hw::Counter::kCyclesMatmul),
+              "one name per op class of spec/passim.json");
+static_assert(std::size_t(hw::OpClass::kControl) == kOpClassNames.size() - 1 &&
+                  std::size_t(hw::OpClass::kAttention) == 1,
+              "names in hw::OpClass order");
 
 /// Tells what a DMA instruction moves (the compiler knows its DRAM map:
 /// ModelCompiler::dma_moves).

@@ -228,18 +228,20 @@ enum class Opcode : std::uint8_t {
 
 /// Op classes: which class-of-op counters an instruction feeds.
 enum class OpClass : std::uint8_t {
-  /// matrix products: MATMUL, ATTN_SCORE, ATTN_VALUE
+  /// weight matmuls on the systolic array: MATMUL
   kMatmul = 0,
+  /// attention's activation-by-activation products: ATTN_SCORE, ATTN_VALUE
+  kAttention = 1,
   /// SOFTMAX
-  kSoftmax = 1,
+  kSoftmax = 2,
   /// RMSNORM, LAYERNORM, BATCHNORM
-  kNorm = 2,
+  kNorm = 3,
   /// SILU, GELU, ROPE, ADD, MUL, EMBED
-  kOtherVector = 3,
+  kOtherVector = 4,
   /// DMA_LOAD, DMA_STORE
-  kDma = 4,
+  kDma = 5,
   /// NOP, BARRIER, END and program fetch
-  kControl = 5,
+  kControl = 6,
 };
 
 /// The unit that executes an opcode.
@@ -284,9 +286,9 @@ enum class Unit : std::uint8_t {
     case Opcode::kEmbed:
       return OpClass::kOtherVector;
     case Opcode::kAttnScore:
-      return OpClass::kMatmul;
+      return OpClass::kAttention;
     case Opcode::kAttnValue:
-      return OpClass::kMatmul;
+      return OpClass::kAttention;
     case Opcode::kLayernorm:
       return OpClass::kNorm;
     case Opcode::kBatchnorm:
@@ -763,36 +765,40 @@ enum class Counter : std::uint8_t {
   kBusyDma = 3,
   /// cycles with an instruction of class matmul in flight
   kCyclesMatmul = 4,
+  /// cycles with an instruction of class attention in flight
+  kCyclesAttention = 5,
   /// cycles with an instruction of class softmax in flight
-  kCyclesSoftmax = 5,
+  kCyclesSoftmax = 6,
   /// cycles with an instruction of class norm in flight
-  kCyclesNorm = 6,
+  kCyclesNorm = 7,
   /// cycles with an instruction of class other_vector in flight
-  kCyclesOtherVector = 7,
+  kCyclesOtherVector = 8,
   /// cycles with an instruction of class dma in flight
-  kCyclesDma = 8,
+  kCyclesDma = 9,
   /// cycles with no unit busy: program fetch, decode, NOP, and BARRIER/END once every unit is idle
-  kCyclesControl = 9,
+  kCyclesControl = 10,
   /// passes started by instructions of class matmul
-  kPassesMatmul = 10,
+  kPassesMatmul = 11,
+  /// passes started by instructions of class attention
+  kPassesAttention = 12,
   /// passes started by instructions of class softmax
-  kPassesSoftmax = 11,
+  kPassesSoftmax = 13,
   /// passes started by instructions of class norm
-  kPassesNorm = 12,
+  kPassesNorm = 14,
   /// passes started by instructions of class other_vector
-  kPassesOtherVector = 13,
+  kPassesOtherVector = 15,
   /// passes started by instructions of class dma
-  kPassesDma = 14,
+  kPassesDma = 16,
   /// passes started by instructions of class control (normally 0)
-  kPassesControl = 15,
+  kPassesControl = 17,
   /// cycles the DMA engine or the program fetch waits for the memory port
-  kMemStall = 16,
+  kMemStall = 18,
   /// cycles a decoded instruction waits because its unit is busy
-  kUnitStall = 17,
+  kUnitStall = 19,
   /// instructions retired
-  kInstret = 18,
+  kInstret = 20,
 };
 /// number of counters
-inline constexpr std::size_t kNumCounters = 19;
+inline constexpr std::size_t kNumCounters = 21;
 
 }  // namespace passim::hw
