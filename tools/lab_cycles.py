@@ -1,0 +1,188 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
+"""Measures the where-the-cycles-go lab (docs/labs/where-the-cycles-go.md).
+
+Runs whole-sequence workloads on the simulated accelerator and writes:
+  - <out>/cycles.json: every measured number (cycles and passes per op class and phase from
+    the RTL counters, each unit's busy share, the array's MAC utilisation);
+  - <out>/where-the-cycles-go.png: the share of each op class, per workload, config and phase;
+  - the Markdown tables of the lab page on standard output.
+
+Cycles come from `passim run --backend rtl --report` (the hardware's own counters); this
+script never computes a cycle count itself, only shares of the counted ones.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+CLASSES = ["matmul", "attention", "softmax", "norm", "other_vector", "dma", "control"]
+PHASES = ["preload", "prefill", "decode"]
+
+
+def run(cmd):
+    """Runs a command; on failure prints its stderr and exits with its code."""
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        sys.stderr.write(f"command failed ({proc.returncode}): {' '.join(cmd)}\n{proc.stderr}")
+        sys.exit(proc.returncode)
+    return proc
+
+
+def first_words(path, chars):
+    """The first `chars` characters of a text file, cut at a word boundary."""
+    with open(path, encoding="utf-8") as f:
+        text = " ".join(f.read(chars * 4).split())
+    return text[:chars].rsplit(" ", 1)[0]
+
+
+def workloads(args):
+    """(name, passim options) of every decoder workload; the prompts come from the data."""
+    shakespeare = first_words(os.path.join(args.data, "text", "tinyshakespeare.txt"), 120)
+    shakespeare = shakespeare.ljust(120, ".")  # 120 characters: 120 prompt tokens
+    stories = first_words(os.path.join(args.data, "text", "tinystories_sample.txt"), 160)
+    return [
+        ("ln-gpt, 120-token prompt", ["--prompt", shakespeare, "--steps", "128"]),
+        ("stories260K, prompt + decode",
+         ["--model", os.path.join(args.data, "models", "stories260K.bin"),
+          "--tokenizer", os.path.join(args.data, "models", "tok512.bin"),
+          "--prompt", stories, "--steps", "128"]),
+    ]
+
+
+def measure(args, options, config, tmp):
+    """One run on the RTL: class cycles and passes per phase, units, MAC utilisation."""
+    report = os.path.join(tmp, "run.json")
+    run([args.passim, "run", *options, "--backend", "rtl", "--config", config,
+         "--report", report])
+    with open(report, encoding="utf-8") as f:
+        rep = json.load(f)
+    cycles = rep["cycles"]
+    if not cycles["class_totals_sum_to_total"]:
+        sys.exit(f"{config}: class totals do not sum to the total")
+    out = {"total": cycles["total"], "prompt_tokens": len(rep["prompt_tokens"]),
+           "by_class": cycles["by_class"], "by_phase": cycles.get("by_phase", {}),
+           "units": cycles["units"]}
+    return out
+
+
+def share(by_class, cls):
+    total = sum(v["cycles"] for v in by_class.values())
+    return 100.0 * by_class[cls]["cycles"] / total if total else 0.0
+
+
+def plot(results, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = []
+    for w in results["workloads"]:
+        for config in results["configs"]:
+            run_ = results["runs"][w][config]
+            for phase in PHASES:
+                if phase in run_["by_phase"]:
+                    rows.append((f"{w}\n{config}, {phase}", run_["by_phase"][phase]["by_class"]))
+    fig, ax = plt.subplots(figsize=(11, 0.45 * len(rows) + 1.5))
+    left = [0.0] * len(rows)
+    for i, cls in enumerate(CLASSES):
+        vals = [share(bc, cls) for _, bc in rows]
+        ax.barh(range(len(rows)), vals, left=left, label=cls, color=f"C{i}")
+        left = [a + b for a, b in zip(left, vals)]
+    ax.set_yticks(range(len(rows)))
+    ax.set_yticklabels([r[0] for r in rows], fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("share of the phase's cycles (%), RTL counters")
+    ax.set_xlim(0, 100)
+    ax.legend(fontsize=7, ncol=len(CLASSES), loc="upper center", bbox_to_anchor=(0.5, -0.08))
+    fig.suptitle("Where the cycles go: op classes per phase")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def tables(results):
+    lines = ["| workload | config | phase | cycles | " +
+             " | ".join(CLASSES) + " | MAC util. | MAC util. of matmul |",
+             "| --- | --- | --- | ---: | " + " | ".join("---:" for _ in CLASSES) +
+             " | ---: | ---: |"]
+    for w in results["workloads"]:
+        for config in results["configs"]:
+            r = results["runs"][w][config]
+            for phase in PHASES:
+                if phase not in r["by_phase"]:
+                    continue
+                bc, u = r["by_phase"][phase]["by_class"], r["units"][phase]
+                lines.append(
+                    f"| {w} | {config} | {phase} | {r['by_phase'][phase]['total']:,} | " +
+                    " | ".join(f"{share(bc, c):.1f} %" for c in CLASSES) +
+                    f" | {u['mac_utilisation']:.1f} % | "
+                    f"{u['matmul_class_mac_utilisation']:.1f} % |")
+    lines += ["", "Passes per op class (whole run):", "",
+              "| workload | config | " + " | ".join(CLASSES) + " |",
+              "| --- | --- | " + " | ".join("---:" for _ in CLASSES) + " |"]
+    for w in results["workloads"]:
+        for config in results["configs"]:
+            bc = results["runs"][w][config]["by_class"]
+            lines.append(f"| {w} | {config} | " +
+                         " | ".join(f"{bc[c]['passes']:,}" for c in CLASSES) + " |")
+    return "\n".join(lines)
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    root = os.path.dirname(here)
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--passim", default=os.path.join(root, "build", "passim"),
+                   help="passim binary built with the simulator (default: build/passim)")
+    p.add_argument("--data", default=os.path.join(root, "..", "shared", "data"),
+                   help="the data folder (models/stories260K.bin, tok512.bin, text/)")
+    p.add_argument("--out", default=os.path.join(root, "docs", "labs"),
+                   help="folder for cycles.json and the PNG")
+    p.add_argument("--configs", default="small,base", help="hardware configs, comma separated")
+    p.add_argument("--replot", action="store_true",
+                   help="do not measure: redraw the plot and tables from <out>/cycles.json")
+    args = p.parse_args()
+    try:
+        import matplotlib  # noqa: F401  (checked before minutes of measuring)
+    except ImportError:
+        sys.exit("matplotlib is missing: run this script with Debian's /usr/bin/python3 "
+                 "(python3-matplotlib, installed by tools/setup.sh)")
+    json_path = os.path.join(args.out, "cycles.json")
+    if args.replot:
+        with open(json_path, encoding="utf-8") as f:
+            results = json.load(f)
+    else:
+        if not os.access(args.passim, os.X_OK):
+            sys.exit(f"{args.passim}: not an executable passim (build it first: cmake "
+                     "--workflow --preset test)")
+        for need in ("models/stories260K.bin", "models/tok512.bin", "text/tinyshakespeare.txt",
+                     "text/tinystories_sample.txt"):
+            if not os.path.isfile(os.path.join(args.data, need)):
+                sys.exit(f"{os.path.join(args.data, need)}: not found (give --data)")
+        results = measure_all(args)
+        os.makedirs(args.out, exist_ok=True)
+        with open(json_path, "w", encoding="utf-8") as f:
+            json.dump(results, f, indent=2)
+            f.write("\n")
+    plot(results, os.path.join(args.out, "where-the-cycles-go.png"))
+    print(tables(results))
+
+
+def measure_all(args):
+    configs = [c for c in args.configs.split(",") if c]
+    loads = workloads(args)
+    results = {"configs": configs, "workloads": [w for w, _ in loads], "runs": {}}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, options in loads:
+            results["runs"][name] = {}
+            for config in configs:
+                print(f"measuring {name} on {config}", file=sys.stderr)
+                results["runs"][name][config] = measure(args, options, config, tmp)
+    return results
+
+
+if __name__ == "__main__":
+    main()
