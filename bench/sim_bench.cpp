@@ -37,21 +37,28 @@ std::filesystem::path model_path() {
 }
 
 /// Runs `steps` decoding steps (positions 0..steps-1) of stories260K on `device` per
-/// iteration and reports simulated cycles per second of wall time.
+/// iteration and reports simulated cycles per second of wall time. The speed benchmarks
+/// stream the weights (the workload every earlier figure was measured on); with resident
+/// weights the preload runs once before the timed steps, and the weight-preload bound of a
+/// weight-stationary array (weights / R cycles per token) is reported next to the cycles.
 template <typename MakeDevice>
-void run_steps(benchmark::State& state, MakeDevice make, const hw::HwConfig& cfg = hw::kTiny) {
+void run_steps(benchmark::State& state, MakeDevice make, const hw::HwConfig& cfg = hw::kTiny,
+               WeightsMode weights = WeightsMode::kStreamed) {
   if (!std::filesystem::exists(model_path())) {
     state.SkipWithError("stories260K not found (set PASSIM_DATA)");
     return;
   }
   const auto fm = load_llama2c(model_path());
   const QuantModel model = quantize(fm, calibrate(fm, {{1, 403, 407}}));
-  const ModelCompiler probe(model, cfg);
+  const ModelCompiler probe(model, cfg, {.weights = weights});
   sim::SimOptions opts;
   opts.dram_bytes = (probe.dram_bytes() + 4095) / 4096 * 4096;
   auto device = make(opts);
   DeviceBackend backend(probe, *device);
   const int steps = static_cast<int>(state.range(0));
+  if (probe.residency().weights) {
+    backend.forward(1, 0);  // the preload and position 0, outside the timed steps
+  }
   const std::uint64_t c0 = device->cycles();
   for (auto _ : state) {
     for (int pos = 0; pos < steps; ++pos) {
@@ -62,6 +69,10 @@ void run_steps(benchmark::State& state, MakeDevice make, const hw::HwConfig& cfg
   state.counters["cycles_per_s"] = benchmark::Counter(cycles, benchmark::Counter::kIsRate);
   state.counters["cycles_per_token"] =
       cycles / static_cast<double>(state.iterations() * std::uint64_t(steps));
+  if (probe.residency().weights) {
+    state.counters["weight_bound_cycles_per_token"] =
+        static_cast<double>(probe.residency().weight_bytes) / double(cfg.array_rows);
+  }
 }
 
 void BM_LoopDevice(benchmark::State& state) {
@@ -76,7 +87,7 @@ void BM_SimDevice(benchmark::State& state) {
   });
 }
 
-// SimDevice on the two larger configurations (the speed targets: small >= 3 M and
+// SimDevice on the two larger configurations (speed targets: small >= 3 M and
 // base >= 1.2 M simulated cycles per second).
 void BM_SimDeviceSmall(benchmark::State& state) {
   run_steps(
@@ -96,6 +107,17 @@ void BM_SimDeviceBase(benchmark::State& state) {
       hw::kBase);
 }
 
+// stories260K decoding on base with its weights resident in the weight scratchpad (loaded
+// once): cycles per token against the weight-preload bound (weights / R).
+void BM_SimDeviceBaseResident(benchmark::State& state) {
+  run_steps(
+      state,
+      [](const sim::SimOptions& o) {
+        return std::make_unique<sim::SimDevice>(sim::make_accel_model_base(), o);
+      },
+      hw::kBase, WeightsMode::kResident);
+}
+
 // The same with a 10 ns TLM quantum: SystemC synchronises (a wait()) after every cycle, which is
 // what temporal decoupling avoids.
 void BM_SimDeviceSyncEveryCycle(benchmark::State& state) {
@@ -112,6 +134,11 @@ BENCHMARK(BM_LoopDevice)->Arg(2)->Iterations(2)->Unit(benchmark::kSecond)->UseRe
 BENCHMARK(BM_SimDevice)->Arg(2)->Iterations(2)->Unit(benchmark::kSecond)->UseRealTime();
 BENCHMARK(BM_SimDeviceSmall)->Arg(16)->Iterations(1)->Unit(benchmark::kSecond)->UseRealTime();
 BENCHMARK(BM_SimDeviceBase)->Arg(16)->Iterations(1)->Unit(benchmark::kSecond)->UseRealTime();
+BENCHMARK(BM_SimDeviceBaseResident)
+    ->Arg(64)
+    ->Iterations(1)
+    ->Unit(benchmark::kSecond)
+    ->UseRealTime();
 BENCHMARK(BM_SimDeviceSyncEveryCycle)
     ->Arg(1)
     ->Iterations(1)
