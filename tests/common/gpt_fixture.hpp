@@ -4,12 +4,12 @@
 #pragma once
 
 #include <cstdint>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "passim/io/llama2c.hpp"
 #include "passim/io/tokenizer.hpp"
+#include "passim/model/random_model.hpp"
 #include "passim/model/weights.hpp"
 #include "passim/quant/quant_model.hpp"
 
@@ -32,48 +32,7 @@ inline FloatModel random_gpt(NormKind norm, std::uint32_t seed, int dim = 16, in
   c.seq_len = seq;
   c.bos_token = 0;
   c.bos_ends_text = false;
-  std::mt19937 rng(seed);
-  auto fill = [&](std::vector<float>& v, std::size_t n, float scale, float mean = 0.0f) {
-    std::normal_distribution<float> d(mean, scale);
-    v.resize(n);
-    for (auto& x : v) {
-      x = d(rng);
-    }
-  };
-  const auto D = std::size_t(dim), H = std::size_t(hidden), L = std::size_t(layers);
-  FloatWeights& w = m.weights;
-  fill(w.token_embedding, std::size_t(vocab) * D, 0.5f);
-  fill(w.pos_embedding, std::size_t(seq) * D, 0.2f);
-  const float s_in = 1.0f / std::sqrt(float(dim)), s_hid = 1.0f / std::sqrt(float(hidden));
-  for (auto* v : {&w.wq, &w.wk, &w.wv, &w.wo}) {
-    fill(*v, L * D * D, s_in);
-  }
-  fill(w.w1, L * H * D, s_in);
-  fill(w.w2, L * D * H, s_hid);
-  for (auto* v : {&w.bq, &w.bk, &w.bv, &w.bo, &w.b2}) {
-    fill(*v, L * D, 0.05f);
-  }
-  fill(w.b1, L * H, 0.05f);
-  fill(w.rms_att, L * D, 0.1f, 1.0f);
-  fill(w.rms_ffn, L * D, 0.1f, 1.0f);
-  fill(w.rms_final, D, 0.1f, 1.0f);
-  fill(w.att_norm_bias, L * D, 0.05f);
-  fill(w.ffn_norm_bias, L * D, 0.05f);
-  fill(w.final_norm_bias, D, 0.05f);
-  if (norm == NormKind::kBatch) {
-    fill(w.att_norm_mean, L * D, 0.3f);
-    fill(w.ffn_norm_mean, L * D, 0.3f);
-    fill(w.final_norm_mean, D, 0.3f);
-    for (auto* v : {&w.att_norm_var, &w.ffn_norm_var}) {
-      fill(*v, L * D, 0.3f, 1.0f);
-    }
-    fill(w.final_norm_var, D, 0.3f, 1.0f);
-    for (auto* v : {&w.att_norm_var, &w.ffn_norm_var, &w.final_norm_var}) {
-      for (auto& x : *v) {
-        x = std::fabs(x) + 0.2f;
-      }
-    }
-  }
+  m.weights = random_gpt_weights(c, seed);
   m.source = "random-gpt";
   m.sha256 = std::string(64, '0');
   return m;

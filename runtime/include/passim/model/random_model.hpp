@@ -20,6 +20,12 @@ struct EncoderShape {
   float norm_eps = 1e-6f;
 };
 
+/// Random weights for every tensor a GPT-architecture `c` uses (learned positions, biases,
+/// LayerNorm or BatchNorm with running statistics, a final norm when `c.head_norm`, a classifier
+/// of `vocab` rows when it is not shared), each drawn from std::mt19937(seed) with
+/// std::normal_distribution in a fixed order. `c` must be a validated config.
+[[nodiscard]] FloatWeights random_gpt_weights(const ModelConfig& c, std::uint32_t seed);
+
 /// A BERT-style encoder (Devlin et al. 2019): token embedding plus learned positions,
 /// post-norm blocks `x = LayerNorm(x + f(x))` (Vaswani et al. 2017, Sec. 3.1), multi-head
 /// attention without a mask, a GELU FFN, biases on every projection, no final norm and its own
