@@ -14,21 +14,13 @@ script never computes a cycle count itself, only shares of the counted ones.
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
+from lab_norms import run  # runs a command, exits with its code on failure
+
 CLASSES = ["matmul", "attention", "softmax", "norm", "other_vector", "dma", "control"]
 PHASES = ["preload", "prefill", "decode"]
-
-
-def run(cmd):
-    """Runs a command; on failure prints its stderr and exits with its code."""
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        sys.stderr.write(f"command failed ({proc.returncode}): {' '.join(cmd)}\n{proc.stderr}")
-        sys.exit(proc.returncode)
-    return proc
 
 
 def first_words(path, chars):
