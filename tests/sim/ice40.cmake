@@ -66,7 +66,8 @@ function(passim_ice40_netlist target)
     TOP_MODULE ${N_TOP}
     PREFIX ${N_PREFIX}
     VERILATOR_ARGS ${PASSIM_ICE40_VERILATOR_ARGS}
-    OPT_SLOW -O0 OPT_FAST -O0 OPT_GLOBAL -O0)
+    OPT_SLOW -O0 OPT_FAST -O0)
+  passim_share_verilated_runtime(${target})
   target_compile_options(${target} PRIVATE -w)
   get_target_property(model_includes ${target} INTERFACE_INCLUDE_DIRECTORIES)
   set_property(TARGET ${target} APPEND PROPERTY

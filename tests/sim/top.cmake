@@ -25,6 +25,7 @@ function(passim_top_test name)
   target_compile_definitions(${name} PRIVATE PASSIM_DATA_DIR="${PASSIM_DATA}"
     PASSIM_MODELS_DIR="${PROJECT_SOURCE_DIR}/models")
   passim_warnings(${name})
+  passim_test_code(${name})
   gtest_discover_tests(${name} PROPERTIES LABELS "${T_LABELS}" DISCOVERY_TIMEOUT 120
                        ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1)
 endfunction()
