@@ -733,7 +733,7 @@ package psm_pkg;
   //////////////////////////
   // CNT_SEL.index
   localparam int CNT_INDEX_WIDTH = 8;
-  localparam int NUM_COUNTERS = 21;
+  localparam int NUM_COUNTERS = 23;
   localparam logic [CNT_INDEX_WIDTH-1:0] CNT_TOTAL_CYCLES = 8'd0;
   localparam logic [CNT_INDEX_WIDTH-1:0] CNT_BUSY_MATMUL = 8'd1;
   localparam logic [CNT_INDEX_WIDTH-1:0] CNT_BUSY_VECTOR = 8'd2;
@@ -755,5 +755,7 @@ package psm_pkg;
   localparam logic [CNT_INDEX_WIDTH-1:0] CNT_MEM_STALL = 8'd18;
   localparam logic [CNT_INDEX_WIDTH-1:0] CNT_UNIT_STALL = 8'd19;
   localparam logic [CNT_INDEX_WIDTH-1:0] CNT_INSTRET = 8'd20;
+  localparam logic [CNT_INDEX_WIDTH-1:0] CNT_DMA_HIDDEN = 8'd21;
+  localparam logic [CNT_INDEX_WIDTH-1:0] CNT_DMA_EXPOSED = 8'd22;
 
 endpackage : psm_pkg

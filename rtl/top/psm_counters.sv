@@ -5,8 +5,9 @@
 //
 // Every busy cycle is attributed to the op class of each unit that is busy, and to class
 // control when no unit is busy (program fetch, decode, NOP, the last cycle of BARRIER/END).
-// So, as long as units do not overlap (the compiler puts a BARRIER between units), the six
-// cycles_<class> counters add up to total_cycles exactly. Counters wrap at 2^48 (in practice
+// The compiler keeps the matmul and vector units apart (a BARRIER between them) and lets only
+// the DMA overlap them, so the cycles_<class> counters add up to total_cycles plus
+// dma_hidden, the DMA cycles behind compute; dma_hidden + dma_exposed = busy_dma. Counters wrap at 2^48 (in practice
 // they never get there) and count only while the run is active; clear_i zeroes them all.
 module psm_counters #(
   parameter int unsigned Units     = 3,   // dma, matmul, vector
@@ -43,6 +44,8 @@ module psm_counters #(
   localparam int unsigned CntMemStall  = 32'(psm_pkg::CNT_MEM_STALL);
   localparam int unsigned CntUnitStall = 32'(psm_pkg::CNT_UNIT_STALL);
   localparam int unsigned CntInstret   = 32'(psm_pkg::CNT_INSTRET);
+  localparam int unsigned CntDmaHidden = 32'(psm_pkg::CNT_DMA_HIDDEN);
+  localparam int unsigned CntDmaExposd = 32'(psm_pkg::CNT_DMA_EXPOSED);
   localparam int unsigned ClassControl = 32'(psm_pkg::OpClassControl);
 
   //////////////////////////////////////////////////////////////////////////////////////////////
@@ -71,6 +74,9 @@ module psm_counters #(
       if (i == CntBusyVec)   inc = CntWidth'(busy[2]);
       if (i == CntMemStall)  inc = CntWidth'(mem_stall);
       if (i == CntUnitStall) inc = CntWidth'(unit_stall);
+      // DMA behind compute (the matmul or vector unit busy as well) or exposed (neither).
+      if (i == CntDmaHidden) inc = CntWidth'(busy[0] && (busy[1] || busy[2]));
+      if (i == CntDmaExposd) inc = CntWidth'(busy[0] && !busy[1] && !busy[2]);
       // Cycles: one per class that has a busy unit; control when no unit is busy.
       if (i >= FirstCycle && i < FirstCycle + Classes) begin
         for (int u = 0; u < Units; u++) begin

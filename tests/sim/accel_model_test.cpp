@@ -55,12 +55,7 @@ class CheckedRuns final : public RunObserver {
     }
     EXPECT_TRUE(s.has_cycles);
     const auto c = [&](hw::Counter k) { return s.counters.at(std::size_t(k)); };
-    std::uint64_t classes = 0;
-    for (auto k = std::size_t(hw::Counter::kCyclesMatmul);
-         k <= std::size_t(hw::Counter::kCyclesControl); ++k) {
-      classes += s.counters[k];
-    }
-    EXPECT_EQ(classes, c(hw::Counter::kTotalCycles)) << "run " << runs_;
+    sim::test::expect_classes_add_up(s, "run " + std::to_string(runs_));
     EXPECT_EQ(c(hw::Counter::kPassesSoftmax), softmax_passes) << "run " << runs_;
     EXPECT_EQ(c(hw::Counter::kPassesNorm), 2 * norm_rows) << "run " << runs_;
     EXPECT_EQ(s.instructions, prog.size());

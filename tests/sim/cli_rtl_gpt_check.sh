@@ -22,7 +22,7 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 norm_op, sm_passes = sys.argv[2], int(sys.argv[3])
 c = r["cycles"]
-assert c["class_totals_sum_to_total"] and c["records_sum_to_class_totals"], c["total"]
+assert c["class_totals_sum_to_total_plus_dma_hidden"] and c["records_sum_to_class_totals"], c["total"]
 per_row = {"LAYERNORM": 3, "BATCHNORM": 1, "SOFTMAX": sm_passes, "GELU": 1}
 steps, layers = r["timings"]["positions"], r["model"]["config"]["n_layers"]
 norms = [x for x in c["records"] if x["class"] == "norm"]

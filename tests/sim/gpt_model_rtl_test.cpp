@@ -41,12 +41,7 @@ class PassChecker final : public RunObserver {
     const std::vector<hw::Instr> prog(program.begin(), program.end());
     const std::string what = "run " + std::to_string(runs_++);
     (void)sim::test::check_records(prog, s, what);
-    std::uint64_t classes = 0;
-    for (auto k = std::size_t(hw::Counter::kCyclesMatmul);
-         k <= std::size_t(hw::Counter::kCyclesControl); ++k) {
-      classes += s.counters.at(k);
-    }
-    EXPECT_EQ(classes, s.counters.at(std::size_t(hw::Counter::kTotalCycles))) << what;
+    sim::test::expect_classes_add_up(s, what);
     for (const InstrRecord& r : s.records) {
       const hw::Instr& in = prog.at(r.index);
       const auto op = static_cast<hw::Opcode>(hw::get_field(in, f::kOpcode));

@@ -34,6 +34,13 @@ ModelCompiler::ModelCompiler(const QuantModel& model, const hw::HwConfig& cfg, C
     throw std::runtime_error(fmt::format("--weights resident: the model does not fit: {}",
                                          residency_.reason));
   }
+  // Streamed: tiles that fit half the memories, so that the next one loads while a MATMUL
+  // reads this one (ProgramBuilder::stream_slot); the vector layout of the wider tiles holds.
+  const std::size_t half = double_buffered_columns(desc_, cfg);
+  if (!residency_.weights && half > 0 && half < layout_.chunk_cols) {
+    layout_.chunk_cols = half;
+    residency_ = plan_residency(step(0, 0), cfg, layout_.max_rows, opts.weights);
+  }
 }
 
 std::vector<std::vector<hw::Instr>> ModelCompiler::preload() const {
@@ -107,7 +114,7 @@ std::vector<std::vector<hw::Instr>> ModelCompiler::emit(std::span<const int> tok
           fmt::format("token: expected 0..{}, found {}", desc_.embedding.vocab - 1, token));
     }
   }
-  ProgramBuilder b(cfg_.prog_depth);
+  ProgramBuilder b(cfg_.prog_depth, cfg_);  // streamed tiles double-buffered
   embed(b, r, tokens);  // x (n, dim) int16
   for (std::size_t l = 0; l < desc_.layers.size(); ++l) {
     attention_block(b, r, l);  // x (n, dim) += attention(norm(x))
@@ -199,23 +206,29 @@ void ModelCompiler::post_norm(ProgramBuilder& b, const Rows& r, const NormDesc& 
 void ModelCompiler::tile(ProgramBuilder& b, const Rows& r, const Projection& p,
                          const Columns& c) const {
   // Weight tile W^T[:, col0 : col0 + cols] and its requantisation steps (streamed: loaded
-  // now; resident: in place since preload()), then the product of all n rows with it.
+  // now, into the half of the memories the previous tile left free, so that the load runs
+  // under the previous tile's MATMUL; resident: in place since preload()), then the product
+  // of all n rows with it.
   const ResidentTile* home = residency_.weights ? residency_.find(p.w_t + c.col0) : nullptr;
   if (residency_.weights && home == nullptr) {
     throw std::logic_error(fmt::format("compiler: weight tile at DRAM {} has no resident home",
                                        p.w_t + c.col0));
   }
+  std::size_t w_addr = home ? home->w_addr : 0;
   if (home == nullptr) {
-    b.load({.mem = Mem::kWeight, .dram = p.w_t + c.col0, .rows = p.k, .row_len = c.cols,
-            .stride = p.n});
+    const std::size_t w_words = p.k * ((c.cols + cfg_.array_cols - 1) / cfg_.array_cols);
+    w_addr = b.stream_slot(Mem::kWeight, w_words, cfg_.weight_depth);
+    b.load({.mem = Mem::kWeight, .dram = p.w_t + c.col0, .spad = w_addr, .rows = p.k,
+            .row_len = c.cols, .stride = p.n});
   }
+  std::size_t rq_addr = residency_.params ? home->rq_addr : 0;
   if (!residency_.params) {
-    b.load({.mem = Mem::kParam, .elem_log2 = 3, .dram = p.rq + c.col0 * 8, .row_len = c.cols,
-            .stride = c.cols * 8});
+    rq_addr = b.stream_slot(Mem::kParam, c.cols, cfg_.param_depth);
+    b.load({.mem = Mem::kParam, .elem_log2 = 3, .dram = p.rq + c.col0 * 8, .spad = rq_addr,
+            .row_len = c.cols, .stride = c.cols * 8});
   }
-  b.matmul({.m = r.n, .k = p.k, .n = c.cols, .w_addr = home ? home->w_addr : 0,
-            .dst = c.dst, .dst_stride = c.stride,
-            .rq_addr = residency_.params ? home->rq_addr : 0, .out_bits = p.out_bits});
+  b.matmul({.m = r.n, .k = p.k, .n = c.cols, .w_addr = w_addr, .dst = c.dst,
+            .dst_stride = c.stride, .rq_addr = rq_addr, .out_bits = p.out_bits});
 }
 
 void ModelCompiler::projection(ProgramBuilder& b, const Rows& r, const Projection& p) const {

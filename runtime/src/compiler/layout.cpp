@@ -143,14 +143,23 @@ void reserve_activations(ImageWriter& w, const ModelDesc& desc, const hw::HwConf
   d.program = w.reserve(cfg.prog_depth * 16);
 }
 
+/// The widest weight tile that fits 1/`share` of the weight scratchpad and of the parameter
+/// memory, a multiple of both C and L so that each tile lands word-aligned (0: none fits).
+std::size_t columns_in(const ModelDesc& desc, const hw::HwConfig& cfg, std::size_t share) {
+  const std::size_t step = std::lcm(cfg.array_cols, cfg.lanes);
+  const AttentionDesc& a = desc.layers.front().attention;
+  const std::size_t k_max = std::max({desc.dim, desc.layers.front().ffn.hidden, a.q_dim()});
+  return std::min<std::size_t>({cfg.weight_depth / share / k_max * cfg.array_cols,
+                                cfg.param_depth / share, 2047}) / step * step;
+}
+
 /// The widest weight tile: as many output channels as fit the weight scratchpad and the
-/// parameter memory, a multiple of both C and L so that each tile lands word-aligned.
+/// parameter memory.
 std::size_t tile_columns(const ModelDesc& desc, const hw::HwConfig& cfg) {
   const std::size_t step = std::lcm(cfg.array_cols, cfg.lanes);
   const AttentionDesc& a = desc.layers.front().attention;
   const std::size_t k_max = std::max({desc.dim, desc.layers.front().ffn.hidden, a.q_dim()});
-  const std::size_t cols = std::min<std::size_t>({cfg.weight_depth / k_max * cfg.array_cols,
-                                                  cfg.param_depth, 2047}) / step * step;
+  const std::size_t cols = columns_in(desc, cfg, 1);
   if (cols == 0) {
     throw std::runtime_error(fmt::format(
         "config {}: weight scratchpad of {} words x {} cannot hold one {}-deep tile of {} "
@@ -250,6 +259,10 @@ void reserve_sequence(ImageWriter& w, const ModelDesc& desc, Layout& out) {
 }
 
 }  // namespace
+
+std::size_t double_buffered_columns(const ModelDesc& desc, const hw::HwConfig& cfg) {
+  return columns_in(desc, cfg, 2);
+}
 
 Layout plan_layout(const QuantModel& model, const ModelDesc& desc, const hw::HwConfig& cfg) {
   Layout out;

@@ -26,13 +26,50 @@ void put(hw::Instr& in, hw::Field f, std::uint64_t value, const char* what) {
 
 }  // namespace
 
-void ProgramBuilder::emit(const hw::Instr& in) {
+bool ProgramBuilder::needs_barrier(hw::Unit unit, const Span* tile_load) const {
+  // Another unit's instruction in flight blocks, unless this is a tile load and that one is a
+  // MATMUL reading none of the words the load writes.
+  const auto overlap = [](const Span& a, const Span& b) {
+    return a.mem == b.mem && a.lo < b.hi && b.lo < a.hi;
+  };
+  return std::any_of(in_flight_.begin(), in_flight_.end(), [&](const InFlight& op) {
+    if (op.unit == unit) {
+      return false;  // a unit runs its instructions in order
+    }
+    return tile_load == nullptr || !op.matmul || overlap(*tile_load, op.weight) ||
+           overlap(*tile_load, op.param);
+  });
+}
+
+void ProgramBuilder::emit(const hw::Instr& in, const Span* tile_load, const InFlight* op) {
   const hw::Unit unit = hw::unit_of(static_cast<Opcode>(hw::get_field(in, f::kOpcode)));
-  if (!body_.empty() && unit != last_unit_) {
+  const bool barrier = cfg_ == nullptr ? !body_.empty() && unit != last_unit_
+                                       : needs_barrier(unit, tile_load);
+  if (barrier) {
     body_.push_back(hw::make_instr(Opcode::kBarrier, hw::get_field(in, f::kLayer)));
+    in_flight_.clear();
   }
   last_unit_ = unit;
+  if (cfg_ != nullptr) {
+    InFlight other;
+    other.unit = unit;
+    in_flight_.push_back(op != nullptr ? *op : other);
+  }
   body_.push_back(in);
+}
+
+std::size_t ProgramBuilder::stream_slot(hw::Mem mem, std::size_t words, std::size_t depth) {
+  if (words == 0 || words > depth) {
+    throw std::invalid_argument(fmt::format(
+        "stream slot in memory {}: expected 1 to {} words, found {}", int(mem), depth, words));
+  }
+  if (words > depth / 2) {
+    return 0;  // two do not fit side by side: this one waits for the last (a BARRIER)
+  }
+  std::size_t& half = half_[std::size_t(mem) % std::size(half_)];
+  const std::size_t at = half * (depth / 2);
+  half ^= 1;
+  return at;
 }
 
 void ProgramBuilder::dma(Opcode op, const DmaOp& d) {
@@ -48,7 +85,16 @@ void ProgramBuilder::dma(Opcode op, const DmaOp& d) {
   put(in, f::dma_load::kRows, d.rows, "DMA rows");
   put(in, f::dma_load::kRowLen, d.row_len, "DMA row_len");
   put(in, f::dma_load::kDramStride, d.stride, "DMA dram_stride");
-  emit(in);
+  // A load into the weight scratchpad or the parameter memory may overlap a MATMUL.
+  const bool tile = op == Opcode::kDmaLoad && (d.mem == hw::Mem::kWeight || d.mem == hw::Mem::kParam);
+  if (cfg_ == nullptr || !tile) {
+    emit(in);
+    return;
+  }
+  const std::size_t per_word = d.mem == hw::Mem::kWeight ? cfg_->array_cols : 1;
+  const Span writes{.mem = d.mem, .lo = d.spad,
+                    .hi = d.spad + d.rows * ((d.row_len + per_word - 1) / per_word)};
+  emit(in, &writes);
 }
 
 void ProgramBuilder::load(const DmaOp& op) { dma(Opcode::kDmaLoad, op); }
@@ -66,7 +112,18 @@ void ProgramBuilder::matmul(const MatmulOp& op) {
   put(in, f::matmul::kM, op.m, "MATMUL m");
   put(in, f::matmul::kK, op.k, "MATMUL k");
   put(in, f::matmul::kN, op.n, "MATMUL n");
-  emit(in);
+  if (cfg_ == nullptr) {
+    emit(in);
+    return;
+  }
+  // W^T row kk at w_addr + kk * ceil(n / C); column c's step at rq_addr + c (docs/isa.md).
+  const std::size_t w_words = op.k * ((op.n + cfg_->array_cols - 1) / cfg_->array_cols);
+  const InFlight reads{.unit = hw::Unit::kMatmul, .matmul = true,
+                       .weight = {.mem = hw::Mem::kWeight, .lo = op.w_addr,
+                                  .hi = op.w_addr + w_words},
+                       .param = {.mem = hw::Mem::kParam, .lo = op.rq_addr,
+                                 .hi = op.requant ? op.rq_addr + op.n : op.rq_addr}};
+  emit(in, nullptr, &reads);
 }
 
 void ProgramBuilder::vector(const VectorOp& op) {

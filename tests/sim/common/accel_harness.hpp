@@ -94,6 +94,21 @@ inline RecordSums check_records(const std::vector<hw::Instr>& prog, const RunSta
   return sums;
 }
 
+/// The class cycle counters add up to the total plus the DMA cycles hidden behind compute (a
+/// hidden cycle counts in the dma class and in the class of the op it ran under), and the DMA
+/// engine's busy cycles are exactly its hidden and exposed ones (docs/isa.md).
+inline void expect_classes_add_up(const RunStats& s, const std::string& what) {
+  const auto c = [&](hw::Counter k) { return s.counters.at(std::size_t(k)); };
+  std::uint64_t classes = 0;
+  for (auto k = std::size_t(hw::Counter::kCyclesMatmul);
+       k <= std::size_t(hw::Counter::kCyclesControl); ++k) {
+    classes += s.counters.at(k);
+  }
+  EXPECT_EQ(classes, c(hw::Counter::kTotalCycles) + c(hw::Counter::kDmaHidden)) << what;
+  EXPECT_EQ(c(hw::Counter::kDmaHidden) + c(hw::Counter::kDmaExposed), c(hw::Counter::kBusyDma))
+      << what;
+}
+
 /// Index of the first instruction of `prog` with opcode `op` (prog.size() when none).
 inline std::uint32_t index_of(const std::vector<hw::Instr>& prog, hw::Opcode op) {
   std::uint32_t i = 0;

@@ -98,6 +98,12 @@ struct Layout {
 [[nodiscard]] Layout plan_layout(const QuantModel& model, const ModelDesc& desc,
                                  const hw::HwConfig& cfg);
 
+/// The widest weight tile of which two fit side by side, one in each half of the weight
+/// scratchpad and of the parameter memory (a multiple of C and L): the tile of streamed
+/// weights, so that the next tile loads into one half while a MATMUL reads the other
+/// (docs/cycle-model.md "DMA behind compute"). 0 when half the memories cannot hold one.
+[[nodiscard]] std::size_t double_buffered_columns(const ModelDesc& desc, const hw::HwConfig& cfg);
+
 /// The vector-scratchpad regions for `rows` positions (<= layout.max_rows) with a KV window of
 /// `t_len` positions, or false when they do not fit the scratchpad. rows = 1 gives
 /// layout.vec's fixed regions.

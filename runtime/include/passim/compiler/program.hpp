@@ -54,12 +54,21 @@ struct VectorOp {
 };
 
 /// Builds accelerator programs. The controller does not track dependencies between units
-/// (docs/isa.md), so a BARRIER goes in whenever the issuing unit changes; `programs()` splits
-/// the instructions into programs of at most `prog_depth` instructions that each end with END.
+/// (docs/isa.md), so a BARRIER goes in whenever the issuing unit changes, with one exception
+/// when the builder knows the configuration: a DMA_LOAD into the weight scratchpad or the
+/// parameter memory issues without one when the instructions in flight on other units are
+/// MATMULs that read none of the words it writes. That is the double buffering of streamed
+/// weight tiles: the next tile loads while the array multiplies with this one
+/// (docs/cycle-model.md "DMA behind compute"). `programs()` splits the instructions into
+/// programs of at most `prog_depth` instructions that each end with END.
 class ProgramBuilder {
  public:
+  /// A BARRIER at every change of unit.
   explicit ProgramBuilder(std::size_t prog_depth = std::numeric_limits<std::size_t>::max())
       : prog_depth_(prog_depth) {}
+  /// Tile loads overlap the MATMULs they do not disturb; `cfg` gives the words per row.
+  ProgramBuilder(std::size_t prog_depth, const hw::HwConfig& cfg)
+      : prog_depth_(prog_depth), cfg_(&cfg) {}
 
   /// The `layer` field of the instructions that follow (counters attribute cycles by it).
   void set_layer(std::uint32_t layer) noexcept { layer_ = layer; }
@@ -71,6 +80,11 @@ class ProgramBuilder {
   void vector(const VectorOp& op);
   /// An instruction exactly as given: no BARRIER goes in before it (controller tests).
   void raw(const hw::Instr& in) { body_.push_back(in); }
+  /// The first word of a streamed tile of `words` words in `mem`, which holds `depth`: the low
+  /// and the high half of `mem` in turn (the weight scratchpad's two banks), so that one tile
+  /// can load while the other is in use; word 0 when the tile is larger than a half. Throws
+  /// std::invalid_argument when `words` is 0 or exceeds `depth`.
+  std::size_t stream_slot(hw::Mem mem, std::size_t words, std::size_t depth);
 
   /// The instructions so far, without END.
   [[nodiscard]] const std::vector<hw::Instr>& body() const noexcept { return body_; }
@@ -81,13 +95,30 @@ class ProgramBuilder {
   [[nodiscard]] std::vector<hw::Instr> program() const;
 
  private:
-  void emit(const hw::Instr& in);
+  /// Words [lo, hi) of one memory.
+  struct Span {
+    hw::Mem mem = hw::Mem::kInput;
+    std::size_t lo = 0, hi = 0;
+  };
+  /// An instruction issued since the last BARRIER: its unit, and the weight and parameter
+  /// words a MATMUL reads (`matmul` false: any other instruction, which reads who knows what).
+  struct InFlight {
+    hw::Unit unit = hw::Unit::kControl;
+    bool matmul = false;
+    Span weight, param;
+  };
+
+  void emit(const hw::Instr& in, const Span* tile_load = nullptr, const InFlight* op = nullptr);
+  [[nodiscard]] bool needs_barrier(hw::Unit unit, const Span* tile_load) const;
   void dma(hw::Opcode op, const DmaOp& d);
 
   std::size_t prog_depth_;
+  const hw::HwConfig* cfg_ = nullptr;  ///< set: tile loads may overlap MATMULs
   std::uint32_t layer_ = 0;
   std::vector<hw::Instr> body_;
   hw::Unit last_unit_ = hw::Unit::kControl;
+  std::vector<InFlight> in_flight_;    ///< since the last BARRIER (with cfg_ only)
+  std::size_t half_[4] = {};           ///< the half stream_slot() gives next, per memory
 };
 
 /// A Requant step as a parameter-memory entry (docs/isa.md "params"): mult [31:0], shift

@@ -797,8 +797,14 @@ enum class Counter : std::uint8_t {
   kUnitStall = 19,
   /// instructions retired
   kInstret = 20,
+  /// cycles the DMA engine is busy while the matmul or the vector unit is busy too: DMA behind
+  /// compute
+  kDmaHidden = 21,
+  /// cycles the DMA engine is busy while the matmul and vector units are idle: DMA nothing hides
+  /// (dma_hidden + dma_exposed = busy_dma)
+  kDmaExposed = 22,
 };
 /// number of counters
-inline constexpr std::size_t kNumCounters = 21;
+inline constexpr std::size_t kNumCounters = 23;
 
 }  // namespace passim::hw
