@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app.hpp"
+#include "cli_run.hpp"
 #include "default_model.hpp"
 #include "passim/io/psm.hpp"
 #include "passim/io/tokenizer.hpp"
@@ -41,23 +42,8 @@ constexpr char kOnceUponText64[] =
     "park. One day, she saw a big, red ball. She wanted to play with it, but it was too "
     "high.\nLily\n";
 
-struct CliResult {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
-
-/// Runs `passim <args...>` in-process and captures both streams.
-CliResult run_cli(std::vector<std::string> args) {
-  args.insert(args.begin(), "passim");
-  std::ostringstream out;
-  std::ostringstream err;
-  CliResult r;
-  r.code = passim::app::run_cli(args, out, err);
-  r.out = out.str();
-  r.err = err.str();
-  return r;
-}
+using passim::test::CliResult;
+using passim::test::run_cli;
 
 std::string model() { return passim::test::model_path().string(); }
 std::string tokenizer() { return passim::test::tokenizer_path().string(); }

@@ -63,6 +63,12 @@ add_test(NAME cli_rtl_base
                  ${CMAKE_CURRENT_BINARY_DIR}/cli_rtl_base base)
 set_tests_properties(cli_rtl_base PROPERTIES LABELS "sim;e2e" SKIP_RETURN_CODE 77
                      ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1 TIMEOUT 600)
+# `passim encode`: the random post-norm encoder through the CLI on tiny, cpu == rtl.
+add_test(NAME cli_encode_tiny
+         COMMAND ${CMAKE_CURRENT_LIST_DIR}/cli_encode_check.sh $<TARGET_FILE:passim>
+                 ${CMAKE_CURRENT_BINARY_DIR}/cli_encode_tiny)
+set_tests_properties(cli_encode_tiny PROPERTIES LABELS "sim;e2e"
+                     ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1 TIMEOUT 600)
 # The project's character GPTs (committed under models/, no ../shared needed) through the CLI
 # on tiny: LayerNorm 3, BatchNorm 1, folded BatchNorm 0 norm passes in the report records.
 add_test(NAME cli_rtl_gpt_tiny

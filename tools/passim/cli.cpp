@@ -22,7 +22,8 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
                "passim"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("passim ") + kVersion);
-  const std::vector<Command> commands = {add_run_command(app, rtl), add_quantize_command(app),
+  const std::vector<Command> commands = {add_run_command(app, rtl), add_encode_command(app, rtl),
+                                         add_quantize_command(app),
                                          add_perplexity_command(app),
                                          add_accuracy_command(app)};
   std::vector<std::string> rev(args.rbegin(), args.rend() - 1);  // CLI11 wants reversed argv

@@ -23,6 +23,8 @@ struct Command {
 /// `passim run`: generate text on the float, cpu or rtl backend (`rtl` makes simulator
 /// sessions; without it `--backend rtl` reports that the simulator was not built).
 [[nodiscard]] Command add_run_command(CLI::App& app, const RtlFactory& rtl);
+/// `passim encode`: one sequence through a random post-norm encoder, in one pass.
+[[nodiscard]] Command add_encode_command(CLI::App& app, const RtlFactory& rtl);
 /// `passim quantize`: write the integer model (.psm).
 [[nodiscard]] Command add_quantize_command(CLI::App& app);
 /// `passim perplexity`: perplexity of a text.

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: Apache-2.0
+// `passim encode`: a random post-norm encoder's sequence in one pass on float and cpu, the
+// report, and the errors for a bad shape or sequence (the rtl backend: tests/sim, cli_encode).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_run.hpp"
+
+namespace {
+
+using passim::test::run_cli;
+
+const std::vector<std::string> kSmall = {"encode", "--dim", "16", "--hidden", "32", "--layers",
+                                         "1", "--heads", "2", "--context", "16"};
+
+std::vector<std::string> with(std::vector<std::string> args,
+                              const std::vector<std::string>& more) {
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
+
+TEST(CliEncode, CpuAndFloatPickAClassAndTheReportHoldsTheLogits) {
+  const auto dir = std::filesystem::temp_directory_path() / "passim_cli_encode";
+  std::filesystem::create_directories(dir);
+  const std::string report = (dir / "encode.json").string();
+  const auto cpu = run_cli(with(kSmall, {"--seq", "12", "-b", "cpu", "--report", report}));
+  ASSERT_EQ(cpu.code, 0) << cpu.err;
+  EXPECT_EQ(cpu.out.rfind("class ", 0), 0u) << cpu.out;
+  std::ifstream in(report);
+  const nlohmann::json j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["tool"], "passim encode");
+  EXPECT_EQ(j["sequence_tokens"].size(), 12u);
+  EXPECT_EQ(j["final_logits"].size(), 16u);  // --classes defaults to 16
+  EXPECT_EQ(j["model"]["config"]["n_layers"], 1);
+  const auto again = run_cli(with(kSmall, {"--seq", "12", "-b", "cpu"}));
+  EXPECT_EQ(again.out, cpu.out);  // the seed fixes the weights and the tokens
+  const auto other = run_cli(with(kSmall, {"--seq", "12", "-b", "float"}));
+  ASSERT_EQ(other.code, 0) << other.err;
+  EXPECT_EQ(other.out.rfind("class ", 0), 0u) << other.out;
+}
+
+TEST(CliEncode, BadSequencesAndShapesAreRefused) {
+  const auto zero = run_cli(with(kSmall, {"--seq", "0"}));
+  EXPECT_EQ(zero.code, 2);
+  EXPECT_NE(zero.err.find("--seq: expected 1..16 (--context), found 0"), std::string::npos)
+      << zero.err;
+  const auto longer = run_cli(with(kSmall, {"--seq", "17"}));
+  EXPECT_EQ(longer.code, 2);
+  EXPECT_NE(longer.err.find("found 17"), std::string::npos) << longer.err;
+  const auto heads = run_cli({"encode", "--dim", "16", "--heads", "3", "--seq", "4"});
+  EXPECT_NE(heads.code, 0);
+  EXPECT_NE(heads.err.find("head"), std::string::npos) << heads.err;
+  const auto weights = run_cli(with(kSmall, {"--seq", "4", "--weights", "resident"}));
+  EXPECT_EQ(weights.code, 2);
+  EXPECT_NE(weights.err.find("--weights: only for --backend rtl"), std::string::npos)
+      << weights.err;
+  const auto missing = run_cli({"encode", "-b", "cpu"});
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_NE(missing.err.find("--seq"), std::string::npos) << missing.err;
+}
+
+}  // namespace

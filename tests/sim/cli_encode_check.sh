@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# `passim encode --backend rtl` on tiny: the random post-norm encoder's sequence in one pass
+# picks the same class with the same logits as `--backend cpu`, and the report's cycles hold:
+# every class, the DMA split, 3 LayerNorm passes per row in each block, 3 Softmax passes per
+# row and head, and no RMSNorm.
+#   cli_encode_check.sh <passim> <work-dir>
+set -euo pipefail
+passim=$1 work=$2
+mkdir -p "$work"
+args=(encode --dim 16 --hidden 32 --layers 2 --heads 2 --context 16 --seq 8 --config tiny)
+"$passim" "${args[@]}" -b cpu --report "$work/cpu.json" > "$work/cpu.txt"
+"$passim" "${args[@]}" -b rtl --report "$work/rtl.json" > "$work/rtl.txt" 2> "$work/rtl.err"
+cmp "$work/cpu.txt" "$work/rtl.txt"
+# Streamed weights (each tile loaded under the previous tile's MATMUL) pick the same class.
+"$passim" "${args[@]}" -b rtl --weights streamed --report "$work/streamed.json" \
+  > "$work/streamed.txt" 2> /dev/null
+cmp "$work/cpu.txt" "$work/streamed.txt"
+grep -q "cycles by op class (tiny config" "$work/rtl.err"
+python3 - "$work/cpu.json" "$work/rtl.json" "$work/streamed.json" <<'PY'
+import json, sys
+cpu, rtl, streamed = (json.load(open(p)) for p in sys.argv[1:4])
+assert cpu["final_logits"] == rtl["final_logits"], (cpu["final_logits"], rtl["final_logits"])
+assert streamed["final_logits"] == rtl["final_logits"]
+s = streamed["cycles"]
+assert s["weights"]["mode"] == "streamed" and s["dma_hidden"] > 0, s["dma_hidden"]
+assert s["class_totals_sum_to_total_plus_dma_hidden"], s
+assert cpu["sequence_tokens"] == rtl["sequence_tokens"]
+c = rtl["cycles"]
+assert c["class_totals_sum_to_total_plus_dma_hidden"] and c["records_sum_to_class_totals"], c
+assert c["dma_hidden"] + c["dma_exposed"] == c["busy"]["dma"], c
+rows, layers, heads = 8, 2, 2
+assert c["by_class"]["norm"]["passes"] == 3 * rows * layers * 2, c["by_class"]["norm"]
+assert c["by_class"]["softmax"]["passes"] == 3 * rows * layers * heads, c["by_class"]["softmax"]
+ops = {x["op"] for x in c["records"]}
+assert "LAYERNORM" in ops and "RMSNORM" not in ops and "GELU" in ops, ops
+phases = c["by_phase"]  # the sequence is one prefill pass (after the preload of resident weights)
+assert phases["prefill"]["total"] + phases.get("preload", {}).get("total", 0) == c["total"], phases
+PY

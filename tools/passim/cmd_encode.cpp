@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: Apache-2.0
+// `passim encode`: one whole sequence through the random post-norm encoder
+// (model/random_model.hpp) on the float, cpu or rtl backend, in one pass; prints the class the
+// classifier picks at the last position. On rtl the cycle tables follow, and --report writes the
+// JSON report (docs/reports.md) with the same `cycles` section as `passim run`.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "options.hpp"
+#include "passim/compiler/compiler.hpp"
+#include "passim/device/device_backend.hpp"
+#include "passim/eval/calibrate.hpp"
+#include "passim/model/float_backend.hpp"
+#include "passim/model/random_model.hpp"
+#include "passim/quant/cpu_backend.hpp"
+#include "passim/quant/quantize.hpp"
+#include "report.hpp"
+
+namespace passim::app {
+
+using nlohmann::json;
+
+namespace {
+
+struct EncodeOptions {
+  EncoderShape shape{.dim = 64, .hidden = 256, .layers = 2, .heads = 1, .vocab = 16,
+                     .seq_len = 128};
+  int seq = 0;
+  std::uint32_t seed = 1;
+  std::string backend = "cpu";
+  std::string report;
+  std::string softmax = "3pass";
+  std::string weights = "auto";
+  RtlOptions rtl;
+};
+
+/// `n` token ids in [0, vocab) from std::mt19937(seed): the same ids for the same seed.
+std::vector<int> random_tokens(std::size_t n, int vocab, std::uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::uniform_int_distribution<int> pick(0, vocab - 1);
+  std::vector<int> t(n);
+  for (int& id : t) {
+    id = pick(gen);
+  }
+  return t;
+}
+
+/// The encoder quantised with a calibration on eight random sequences of the longest length.
+QuantModel quantised(const FloatModel& fm, std::uint32_t seed) {
+  std::vector<std::vector<int>> docs;
+  for (std::uint32_t d = 0; d < 8; ++d) {
+    docs.push_back(random_tokens(std::size_t(fm.config.seq_len), fm.config.vocab_size,
+                                 seed * 101 + d + 1));
+  }
+  return quantize(fm, calibrate(fm, docs));
+}
+
+void check_encode_usage(const EncodeOptions& o, bool rtl_built) {
+  const bool is_rtl = o.backend == "rtl";
+  if (o.seq < 1 || o.seq > o.shape.seq_len) {
+    throw UsageError(fmt::format("--seq: expected 1..{} (--context), found {}",
+                                 o.shape.seq_len, o.seq));
+  }
+  if (is_rtl && !rtl_built) {
+    throw std::runtime_error("--backend rtl: this passim was built without the RTL simulator "
+                             "(configure with PASSIM_BUILD_SIM=ON)");
+  }
+  if (!is_rtl && (o.weights != "auto" || o.rtl.max_cycles != 0)) {
+    throw UsageError(fmt::format("{}: only for --backend rtl, found --backend {}",
+                                 o.weights != "auto" ? "--weights" : "--max-cycles", o.backend));
+  }
+  if (o.softmax == "online" && o.backend == "float") {
+    throw UsageError("--softmax online: only for the integer backends (cpu, rtl)");
+  }
+  check_output_path(o.report, "--report", {});
+}
+
+json encode_report(const EncodeOptions& o, const FloatModel& fm, const QuantModel* qm,
+                   const std::vector<int>& tokens, std::span<const float> logits) {
+  json j;
+  j["format_version"] = kReportVersion;
+  j["tool"] = "passim encode";
+  j["model"] = {{"name", "random-encoder"}, {"seed", o.seed}, {"config", config_json(fm.config)}};
+  if (qm != nullptr) {
+    j["model"]["calibration"] = qm->calibration;
+  }
+  j["backend"] = o.backend;
+  j["softmax"] = {{"mode", o.softmax}};
+  j["sequence_tokens"] = tokens;
+  j["final_logits"] = std::vector<float>(logits.begin(), logits.end());
+  return j;
+}
+
+/// The backend a sequence runs on: float, cpu, or the compiled model in a simulator session.
+struct EncodeBackend {
+  std::optional<QuantModel> quant;
+  std::optional<ModelCompiler> compiled;
+  std::unique_ptr<Backend> owned;
+  std::unique_ptr<RtlSession> session;
+  Backend* backend = nullptr;
+};
+
+void start_backend(const EncodeOptions& o, const FloatModel& fm, const RtlFactory& rtl,
+                   EncodeBackend& b) {
+  const hw::HwConfig* cfg = hw::find_config(o.rtl.config);
+  const auto mode = o.softmax == "online" ? kernels::SoftmaxMode::kOnline
+                                          : kernels::SoftmaxMode::kThreePass;
+  if (o.backend == "float") {
+    b.owned = std::make_unique<FloatBackend>(fm);
+    b.backend = b.owned.get();
+    return;
+  }
+  b.quant.emplace(quantised(fm, o.seed));
+  if (o.backend == "cpu") {
+    b.owned = std::make_unique<CpuBackend>(*b.quant, kernels::SoftmaxOptions{mode, cfg->lanes});
+    b.backend = b.owned.get();
+    return;
+  }
+  const WeightsMode w = o.weights == "resident"   ? WeightsMode::kResident
+                        : o.weights == "streamed" ? WeightsMode::kStreamed
+                                                  : WeightsMode::kAuto;
+  b.compiled.emplace(*b.quant, *cfg, CompileOptions{mode, w});
+  RtlOptions ro = o.rtl;
+  ro.softmax = mode;
+  b.session = rtl(*b.compiled, ro);
+  b.backend = &b.session->backend();
+}
+
+int cmd_encode(const EncodeOptions& o, std::ostream& out, std::ostream& err,
+               const RtlFactory& rtl) {
+  check_encode_usage(o, bool(rtl));
+  const FloatModel fm = random_encoder(o.shape, o.seed);
+  EncodeBackend b;
+  start_backend(o, fm, rtl, b);
+  const std::vector<int> tokens = random_tokens(std::size_t(o.seq), o.shape.vocab, o.seed);
+  b.backend->forward_sequence(tokens, 0);  // one pass: every position attends to every other
+  const std::span<const float> logits = b.backend->logits();
+  std::size_t best = 0;
+  for (std::size_t c = 1; c < logits.size(); ++c) {
+    best = logits[c] > logits[best] ? c : best;
+  }
+  fmt::print(out, "class {} logit {:.6f}\n", best, logits[best]);
+  json cycles;
+  if (b.session) {
+    cycles = cycle_report(*b.session, fm.config, err);
+    cycles["weights"] =
+        weights_report(dynamic_cast<const DeviceBackend&>(*b.backend), o.weights, err);
+  }
+  if (!o.report.empty()) {
+    json j = encode_report(o, fm, b.quant ? &*b.quant : nullptr, tokens, logits);
+    if (b.session) {
+      j["hardware"] = hardware_json(b.session->hw());
+      j["cycles"] = cycles;
+    }
+    write_json(o.report, j);
+  }
+  return 0;
+}
+
+void add_shape_options(CLI::App* cmd, EncodeOptions& o) {
+  cmd->add_option("--seq", o.seq, "tokens in the sequence (one pass, no mask)")->required();
+  cmd->add_option("--dim", o.shape.dim, "model width")->check(CLI::Range(1, 4096))
+      ->capture_default_str();
+  cmd->add_option("--hidden", o.shape.hidden, "FFN inner width")->check(CLI::Range(1, 4096))
+      ->capture_default_str();
+  cmd->add_option("--layers", o.shape.layers, "post-norm blocks")->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  cmd->add_option("--heads", o.shape.heads, "attention heads (must divide --dim)")
+      ->check(CLI::Range(1, 64))->capture_default_str();
+  cmd->add_option("--classes", o.shape.vocab, "token ids and classifier classes")
+      ->check(CLI::Range(2, 4096))->capture_default_str();
+  cmd->add_option("--context", o.shape.seq_len, "learned positions: the longest --seq")
+      ->check(CLI::Range(1, 4096))->capture_default_str();
+  cmd->add_option("--seed", o.seed, "the weights' and the tokens' random seed")
+      ->capture_default_str();
+}
+
+void add_encode_hardware_options(CLI::App* cmd, EncodeOptions& o) {
+  cmd->add_option("--backend,-b", o.backend, "float | cpu | rtl (the simulated accelerator)")
+      ->check(CLI::IsMember({"float", "cpu", "rtl"}))->capture_default_str();
+  cmd->add_option("--config", o.rtl.config, "rtl: hardware configuration; cpu: Softmax lanes")
+      ->check(CLI::IsMember({"tiny", "small", "base"}))->capture_default_str();
+  cmd->add_option("--max-cycles", o.rtl.max_cycles, "rtl: watchdog, cycles per program (0 = none)");
+  cmd->add_option("--softmax", o.softmax, "3pass | online (cpu and rtl)")
+      ->check(CLI::IsMember({"3pass", "online"}))->capture_default_str();
+  cmd->add_option("--weights", o.weights, "rtl: auto | resident | streamed")
+      ->check(CLI::IsMember({"auto", "resident", "streamed"}))->capture_default_str();
+  cmd->add_option("--report", o.report, "write a JSON report here");
+}
+
+}  // namespace
+
+Command add_encode_command(CLI::App& app, const RtlFactory& rtl) {
+  auto o = std::make_shared<EncodeOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "encode", "one sequence through a random post-norm encoder, in one pass (no mask)");
+  add_shape_options(cmd, *o);
+  add_encode_hardware_options(cmd, *o);
+  return {[cmd] { return bool(*cmd); },
+          [o, rtl](std::ostream& out, std::ostream& err) { return cmd_encode(*o, out, err, rtl); }};
+}
+
+}  // namespace passim::app
