@@ -9,18 +9,25 @@
 //   passim_sim_bench --benchmark_filter=BM_SimDevice/
 //   passim_sim_bench --benchmark_filter=BM_SimDeviceSyncEveryCycle
 //   passim_sim_bench --benchmark_filter=BM_SimDeviceSmall
-//   passim_sim_bench --benchmark_filter=BM_SimDeviceBase
+//   passim_sim_bench --benchmark_filter=BM_SimDeviceBase/
+//   passim_sim_bench --benchmark_filter=BM_SimDeviceBaseResident
+//   passim_sim_bench --benchmark_filter=BM_SimDeviceBasePrefill
 // (each benchmark builds its device once and runs a fixed number of iterations).
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <memory>
+#include <span>
 #include <string>
+#include <vector>
 
 #include <benchmark/benchmark.h>
 
 #include "passim/compiler/compiler.hpp"
 #include "passim/device/device_backend.hpp"
+#include "passim/device/records.hpp"
 #include "passim/eval/calibrate.hpp"
+#include "passim/eval/load.hpp"
 #include "passim/io/llama2c.hpp"
 #include "passim/quant/quant_model.hpp"
 #include "passim/quant/quantize.hpp"
@@ -118,6 +125,64 @@ void BM_SimDeviceBaseResident(benchmark::State& state) {
       hw::kBase, WeightsMode::kResident);
 }
 
+/// Sums the counters and the MATMULs' multiply-accumulates of every run.
+class MacCounter final : public RunObserver {
+ public:
+  void on_run(std::span<const hw::Instr> program, const RunStats& stats) override {
+    counters.resize(stats.counters.size());
+    for (std::size_t i = 0; i < stats.counters.size(); ++i) {
+      counters[i] += stats.counters[i];
+    }
+    for (const InstrRecord& r : stats.records) {
+      const bool matmul = r.index < program.size() &&
+                          hw::get_field(program[r.index], hw::fields::kOpcode) ==
+                              std::uint32_t(hw::Opcode::kMatmul);
+      if (matmul) {
+        macs += instr_macs(program[r.index]);
+      }
+    }
+  }
+  std::vector<std::uint64_t> counters;
+  std::uint64_t macs = 0;
+};
+
+// ln-gpt's prompt prefill on base: the first 120 characters of tinyshakespeare as one
+// whole-sequence pass, and the array's MAC utilisation while a MATMUL is in flight (MACs over
+// matmul-class cycles x R x C, from the RTL's counters and records).
+void BM_SimDeviceBasePrefill(benchmark::State& state) {
+  const std::filesystem::path text = model_path().parent_path().parent_path() / "text" /
+                                     "tinyshakespeare.txt";
+  if (!std::filesystem::exists(text)) {
+    state.SkipWithError("tinyshakespeare.txt not found (set PASSIM_DATA)");
+    return;
+  }
+  ModelSource src;
+  src.path = PASSIM_MODELS_DIR "/ln-gpt/ln-gpt.gguf";
+  LoadedModel m = read_model(src);
+  quantise_in_memory(m, "", BatchNormMode::kUnfused, [](std::string_view) {});
+  std::ifstream in(text);
+  std::string prompt(std::size_t(state.range(0)), ' ');
+  in.read(prompt.data(), std::streamsize(prompt.size()));
+  const std::vector<int> tokens = m.tokenizer->encode(prompt, false, false);
+  const ModelCompiler probe(*m.quant_model, hw::kBase);
+  sim::SimOptions opts;
+  opts.dram_bytes = (probe.dram_bytes() + 4095) / 4096 * 4096;
+  sim::SimDevice device(sim::make_accel_model_base(), opts);
+  MacCounter mc;
+  device.add_observer(&mc);
+  DeviceBackend backend(probe, device);
+  for (auto _ : state) {
+    backend.forward_sequence(tokens, 0);
+  }
+  const auto at = [&](hw::Counter c) { return double(mc.counters.at(std::size_t(c))); };
+  const double macs_per_cycle = double(hw::kBase.macs());
+  state.counters["prompt_tokens"] = double(tokens.size());
+  state.counters["cycles"] = at(hw::Counter::kTotalCycles);
+  state.counters["matmul_class_mac_util"] =
+      double(mc.macs) / (at(hw::Counter::kCyclesMatmul) * macs_per_cycle);
+  state.counters["mac_util"] = double(mc.macs) / (at(hw::Counter::kTotalCycles) * macs_per_cycle);
+}
+
 // The same with a 10 ns TLM quantum: SystemC synchronises (a wait()) after every cycle, which is
 // what temporal decoupling avoids.
 void BM_SimDeviceSyncEveryCycle(benchmark::State& state) {
@@ -136,6 +201,11 @@ BENCHMARK(BM_SimDeviceSmall)->Arg(16)->Iterations(1)->Unit(benchmark::kSecond)->
 BENCHMARK(BM_SimDeviceBase)->Arg(16)->Iterations(1)->Unit(benchmark::kSecond)->UseRealTime();
 BENCHMARK(BM_SimDeviceBaseResident)
     ->Arg(64)
+    ->Iterations(1)
+    ->Unit(benchmark::kSecond)
+    ->UseRealTime();
+BENCHMARK(BM_SimDeviceBasePrefill)
+    ->Arg(120)
     ->Iterations(1)
     ->Unit(benchmark::kSecond)
     ->UseRealTime();
