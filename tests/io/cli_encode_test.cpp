@@ -35,6 +35,8 @@ TEST(CliEncode, CpuAndFloatPickAClassAndTheReportHoldsTheLogits) {
   std::ifstream in(report);
   const nlohmann::json j = nlohmann::json::parse(in);
   EXPECT_EQ(j["tool"], "passim encode");
+  EXPECT_EQ(j["backend"], "cpu");
+  EXPECT_EQ(j["model"]["calibration"], "eight random sequences of 12 tokens (seeds from 1)");
   EXPECT_EQ(j["sequence_tokens"].size(), 12u);
   EXPECT_EQ(j["final_logits"].size(), 16u);  // --classes defaults to 16
   EXPECT_EQ(j["model"]["config"]["n_layers"], 1);
@@ -45,17 +47,40 @@ TEST(CliEncode, CpuAndFloatPickAClassAndTheReportHoldsTheLogits) {
   EXPECT_EQ(other.out.rfind("class ", 0), 0u) << other.out;
 }
 
+// "010" is ten tokens: decimal, never octal.
+TEST(CliEncode, LeadingZerosAreDecimal) {
+  const auto dir = std::filesystem::temp_directory_path() / "passim_cli_encode";
+  std::filesystem::create_directories(dir);
+  const std::string report = (dir / "ten.json").string();
+  const auto r = run_cli(with(kSmall, {"--seq", "010", "--report", report}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::ifstream in(report);
+  EXPECT_EQ(nlohmann::json::parse(in)["sequence_tokens"].size(), 10u);
+}
+
 TEST(CliEncode, BadSequencesAndShapesAreRefused) {
-  const auto zero = run_cli(with(kSmall, {"--seq", "0"}));
-  EXPECT_EQ(zero.code, 2);
-  EXPECT_NE(zero.err.find("--seq: expected 1..16 (--context), found 0"), std::string::npos)
-      << zero.err;
+  for (const char* bad : {"0", "-1", "0x10", "1.5", "4097", "2147483648", ""}) {
+    const auto r = run_cli(with(kSmall, {"--seq", bad}));
+    EXPECT_EQ(r.code, 2) << bad;
+    EXPECT_NE(r.err.find("--seq: must be a decimal integer in 1..4096"), std::string::npos)
+        << bad << ": " << r.err;
+  }
   const auto longer = run_cli(with(kSmall, {"--seq", "17"}));
   EXPECT_EQ(longer.code, 2);
-  EXPECT_NE(longer.err.find("found 17"), std::string::npos) << longer.err;
+  EXPECT_NE(longer.err.find("--seq: expected 1..16 (--context), found 17"), std::string::npos)
+      << longer.err;
   const auto heads = run_cli({"encode", "--dim", "16", "--heads", "3", "--seq", "4"});
-  EXPECT_NE(heads.code, 0);
-  EXPECT_NE(heads.err.find("head"), std::string::npos) << heads.err;
+  EXPECT_EQ(heads.code, 2);
+  EXPECT_NE(heads.err.find("--heads 3: expected a divisor of --dim 16"), std::string::npos)
+      << heads.err;
+  const auto config = run_cli(with(kSmall, {"--seq", "4", "-b", "float", "--config", "tiny"}));
+  EXPECT_EQ(config.code, 2);
+  EXPECT_NE(config.err.find("--config tiny: only for the integer backends"), std::string::npos)
+      << config.err;
+  const auto seed = run_cli(with(kSmall, {"--seq", "4", "--seed", "4294967296"}));
+  EXPECT_EQ(seed.code, 2);
+  EXPECT_NE(seed.err.find("--seed: must be a decimal integer in 0..4294967295"),
+            std::string::npos) << seed.err;
   const auto weights = run_cli(with(kSmall, {"--seq", "4", "--weights", "resident"}));
   EXPECT_EQ(weights.code, 2);
   EXPECT_NE(weights.err.find("--weights: only for --backend rtl"), std::string::npos)

@@ -17,6 +17,11 @@ cmp "$work/cpu.txt" "$work/rtl.txt"
   > "$work/streamed.txt" 2> /dev/null
 cmp "$work/cpu.txt" "$work/streamed.txt"
 grep -q "cycles by op class (tiny config" "$work/rtl.err"
+# An unmasked sequence longer than one pass holds is refused before anything runs.
+if "$passim" encode --seq 3 -b rtl --config tiny > /dev/null 2> "$work/long.err"; then
+  echo "encode --seq 3 on tiny: expected an error"; exit 1
+fi
+grep -q -- "--seq 3: config tiny holds at most 2 rows" "$work/long.err"
 python3 - "$work/cpu.json" "$work/rtl.json" "$work/streamed.json" <<'PY'
 import json, sys
 cpu, rtl, streamed = (json.load(open(p)) for p in sys.argv[1:4])

@@ -8,6 +8,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -41,6 +42,7 @@ struct EncodeOptions {
   std::string softmax = "3pass";
   std::string weights = "auto";
   RtlOptions rtl;
+  bool config_given = false;  ///< --config was on the command line
 };
 
 /// `n` token ids in [0, vocab) from std::mt19937(seed): the same ids for the same seed.
@@ -54,14 +56,15 @@ std::vector<int> random_tokens(std::size_t n, int vocab, std::uint32_t seed) {
   return t;
 }
 
-/// The encoder quantised with a calibration on eight random sequences of the longest length.
-QuantModel quantised(const FloatModel& fm, std::uint32_t seed) {
+/// The encoder quantised with a calibration on eight random sequences of `seq` tokens.
+QuantModel quantised(const FloatModel& fm, std::size_t seq, std::uint32_t seed) {
   std::vector<std::vector<int>> docs;
   for (std::uint32_t d = 0; d < 8; ++d) {
-    docs.push_back(random_tokens(std::size_t(fm.config.seq_len), fm.config.vocab_size,
-                                 seed * 101 + d + 1));
+    docs.push_back(random_tokens(seq, fm.config.vocab_size, seed * 101 + d + 1));
   }
-  return quantize(fm, calibrate(fm, docs));
+  QuantModel q = quantize(fm, calibrate(fm, docs));
+  q.calibration = fmt::format("eight random sequences of {} tokens (seeds from {})", seq, seed);
+  return q;
 }
 
 void check_encode_usage(const EncodeOptions& o, bool rtl_built) {
@@ -69,6 +72,15 @@ void check_encode_usage(const EncodeOptions& o, bool rtl_built) {
   if (o.seq < 1 || o.seq > o.shape.seq_len) {
     throw UsageError(fmt::format("--seq: expected 1..{} (--context), found {}",
                                  o.shape.seq_len, o.seq));
+  }
+  if (o.shape.dim % o.shape.heads != 0) {
+    throw UsageError(fmt::format("--heads {}: expected a divisor of --dim {}", o.shape.heads,
+                                 o.shape.dim));
+  }
+  if (o.backend == "float" && o.config_given) {
+    throw UsageError(fmt::format("--config {}: only for the integer backends (rtl: the "
+                                 "simulated hardware; cpu: the lanes of --softmax online), found "
+                                 "--backend float", o.rtl.config));
   }
   if (is_rtl && !rtl_built) {
     throw std::runtime_error("--backend rtl: this passim was built without the RTL simulator "
@@ -84,8 +96,9 @@ void check_encode_usage(const EncodeOptions& o, bool rtl_built) {
   check_output_path(o.report, "--report", {});
 }
 
-json encode_report(const EncodeOptions& o, const FloatModel& fm, const QuantModel* qm,
-                   const std::vector<int>& tokens, std::span<const float> logits) {
+json encode_report(const EncodeOptions& o, std::string_view backend, const FloatModel& fm,
+                   const QuantModel* qm, const std::vector<int>& tokens,
+                   std::span<const float> logits) {
   json j;
   j["format_version"] = kReportVersion;
   j["tool"] = "passim encode";
@@ -93,8 +106,12 @@ json encode_report(const EncodeOptions& o, const FloatModel& fm, const QuantMode
   if (qm != nullptr) {
     j["model"]["calibration"] = qm->calibration;
   }
-  j["backend"] = o.backend;
-  j["softmax"] = {{"mode", o.softmax}};
+  j["backend"] = std::string(backend);
+  if (o.backend != "float") {
+    j["softmax"] = o.softmax == "online"
+                       ? json{{"mode", "online"}, {"lanes", hw::find_config(o.rtl.config)->lanes}}
+                       : json{{"mode", "3pass"}};
+  }
   j["sequence_tokens"] = tokens;
   j["final_logits"] = std::vector<float>(logits.begin(), logits.end());
   return j;
@@ -119,7 +136,7 @@ void start_backend(const EncodeOptions& o, const FloatModel& fm, const RtlFactor
     b.backend = b.owned.get();
     return;
   }
-  b.quant.emplace(quantised(fm, o.seed));
+  b.quant.emplace(quantised(fm, std::size_t(o.seq), o.seed));
   if (o.backend == "cpu") {
     b.owned = std::make_unique<CpuBackend>(*b.quant, kernels::SoftmaxOptions{mode, cfg->lanes});
     b.backend = b.owned.get();
@@ -129,6 +146,13 @@ void start_backend(const EncodeOptions& o, const FloatModel& fm, const RtlFactor
                         : o.weights == "streamed" ? WeightsMode::kStreamed
                                                   : WeightsMode::kAuto;
   b.compiled.emplace(*b.quant, *cfg, CompileOptions{mode, w});
+  const std::size_t rows = b.compiled->rows_at(0, std::size_t(o.seq));
+  if (rows < std::size_t(o.seq)) {
+    throw std::runtime_error(fmt::format(
+        "--seq {}: config {} holds at most {} rows of this encoder in one pass (vector "
+        "scratchpad, MATMUL rows), and an unmasked sequence cannot be split; use --seq {} or "
+        "less, or a larger --config", o.seq, o.rtl.config, rows, rows));
+  }
   RtlOptions ro = o.rtl;
   ro.softmax = mode;
   b.session = rtl(*b.compiled, ro);
@@ -156,7 +180,8 @@ int cmd_encode(const EncodeOptions& o, std::ostream& out, std::ostream& err,
         weights_report(dynamic_cast<const DeviceBackend&>(*b.backend), o.weights, err);
   }
   if (!o.report.empty()) {
-    json j = encode_report(o, fm, b.quant ? &*b.quant : nullptr, tokens, logits);
+    json j = encode_report(o, b.backend->name(), fm, b.quant ? &*b.quant : nullptr, tokens,
+                           logits);
     if (b.session) {
       j["hardware"] = hardware_json(b.session->hw());
       j["cycles"] = cycles;
@@ -167,21 +192,22 @@ int cmd_encode(const EncodeOptions& o, std::ostream& out, std::ostream& err,
 }
 
 void add_shape_options(CLI::App* cmd, EncodeOptions& o) {
-  cmd->add_option("--seq", o.seq, "tokens in the sequence (one pass, no mask)")->required();
-  cmd->add_option("--dim", o.shape.dim, "model width")->check(CLI::Range(1, 4096))
-      ->capture_default_str();
-  cmd->add_option("--hidden", o.shape.hidden, "FFN inner width")->check(CLI::Range(1, 4096))
-      ->capture_default_str();
-  cmd->add_option("--layers", o.shape.layers, "post-norm blocks")->check(CLI::Range(1, 64))
-      ->capture_default_str();
+  cmd->add_option("--seq", o.seq, "tokens in the sequence (one pass, no mask)")
+      ->transform(decimal_in(1, 4096))->required();
+  cmd->add_option("--dim", o.shape.dim, "model width")
+      ->transform(decimal_in(2, 4096))->capture_default_str();
+  cmd->add_option("--hidden", o.shape.hidden, "FFN inner width")
+      ->transform(decimal_in(2, 4096))->capture_default_str();
+  cmd->add_option("--layers", o.shape.layers, "post-norm blocks")
+      ->transform(decimal_in(1, 64))->capture_default_str();
   cmd->add_option("--heads", o.shape.heads, "attention heads (must divide --dim)")
-      ->check(CLI::Range(1, 64))->capture_default_str();
+      ->transform(decimal_in(1, 64))->capture_default_str();
   cmd->add_option("--classes", o.shape.vocab, "token ids and classifier classes")
-      ->check(CLI::Range(2, 4096))->capture_default_str();
+      ->transform(decimal_in(2, 4096))->capture_default_str();
   cmd->add_option("--context", o.shape.seq_len, "learned positions: the longest --seq")
-      ->check(CLI::Range(1, 4096))->capture_default_str();
+      ->transform(decimal_in(1, 4096))->capture_default_str();
   cmd->add_option("--seed", o.seed, "the weights' and the tokens' random seed")
-      ->capture_default_str();
+      ->transform(decimal_in(0, 4294967295))->capture_default_str();
 }
 
 void add_encode_hardware_options(CLI::App* cmd, EncodeOptions& o) {
@@ -189,7 +215,8 @@ void add_encode_hardware_options(CLI::App* cmd, EncodeOptions& o) {
       ->check(CLI::IsMember({"float", "cpu", "rtl"}))->capture_default_str();
   cmd->add_option("--config", o.rtl.config, "rtl: hardware configuration; cpu: Softmax lanes")
       ->check(CLI::IsMember({"tiny", "small", "base"}))->capture_default_str();
-  cmd->add_option("--max-cycles", o.rtl.max_cycles, "rtl: watchdog, cycles per program (0 = none)");
+  cmd->add_option("--max-cycles", o.rtl.max_cycles, "rtl: watchdog, cycles per program (0 = none)")
+      ->transform(cycles_validator());
   cmd->add_option("--softmax", o.softmax, "3pass | online (cpu and rtl)")
       ->check(CLI::IsMember({"3pass", "online"}))->capture_default_str();
   cmd->add_option("--weights", o.weights, "rtl: auto | resident | streamed")
@@ -206,7 +233,10 @@ Command add_encode_command(CLI::App& app, const RtlFactory& rtl) {
   add_shape_options(cmd, *o);
   add_encode_hardware_options(cmd, *o);
   return {[cmd] { return bool(*cmd); },
-          [o, rtl](std::ostream& out, std::ostream& err) { return cmd_encode(*o, out, err, rtl); }};
+          [o, cmd, rtl](std::ostream& out, std::ostream& err) {
+            o->config_given = cmd->count("--config") > 0;
+            return cmd_encode(*o, out, err, rtl);
+          }};
 }
 
 }  // namespace passim::app

@@ -270,13 +270,6 @@ const CLI::Validator kNonzeroSeed(
     },
     "SEED");
 
-const CLI::Validator kCycles(
-    [](std::string& s) {
-      return !s.empty() && s.size() <= 15 && s.find_first_not_of("0123456789") == std::string::npos
-                 ? std::string()
-                 : std::string("must be a non-negative integer below 10^15");
-    },
-    "CYCLES");
 
 void add_generation_options(CLI::App* cmd, RunOptions& o) {
   cmd->add_option("--prompt,-i", o.prompt, "prompt text (default: empty)");
@@ -305,7 +298,7 @@ void add_hardware_options(CLI::App* cmd, RunOptions& o) {
       ->capture_default_str();
   cmd->add_option("--trace", o.rtl.trace_path, "rtl: write an FST waveform here");
   cmd->add_option("--max-cycles", o.rtl.max_cycles, "rtl: watchdog, cycles per program (0 = none)")
-      ->check(kCycles);
+      ->transform(cycles_validator());
   cmd->add_option("--prefill", o.prefill,
                   "on: the prompt in one pass (every matmul on all its rows), then token by token; "
                   "off: every position alone, as run.c")

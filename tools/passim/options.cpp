@@ -2,6 +2,7 @@
 // What the `passim` commands share: options, loading, output paths and JSON reports.
 #include "options.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -251,5 +252,25 @@ json config_json(const ModelConfig& c) {
           {"seq_len", c.seq_len},
           {"shared_classifier", c.shared_classifier}};
 }
+
+CLI::Validator decimal_in(std::uint64_t lo, std::uint64_t hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& s) {
+        const std::string range = fmt::format("must be a decimal integer in {}..{}", lo, hi);
+        if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos) {
+          return range;
+        }
+        const std::size_t first = std::min(s.find_first_not_of('0'), s.size() - 1);
+        s = s.substr(first);  // "010" is ten, not octal eight
+        if (s.size() > 20 || (s.size() == 20 && s > "18446744073709551615")) {
+          return range;
+        }
+        const std::uint64_t v = std::stoull(s);
+        return v < lo || v > hi ? range : std::string();
+      },
+      fmt::format("INT in [{} - {}]", lo, hi));
+}
+
+CLI::Validator cycles_validator() { return decimal_in(0, 999'999'999'999'999); }
 
 }  // namespace passim::app

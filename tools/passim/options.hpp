@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <initializer_list>
 #include <memory>
 #include <ostream>
@@ -93,6 +94,14 @@ void check_text_report_path(const std::string& report, const ModelOptions& m,
 
 /// Writes a report (invalid UTF-8 becomes U+FFFD). Throws naming the file when it fails.
 void write_json(const std::string& path, const nlohmann::json& j);
+
+/// An option's whole number, written in decimal digits only, in [lo, hi]. CLI11 would read
+/// "010" as octal and "0x10" as hex; this refuses signs and prefixes and strips leading zeros,
+/// and names the range when the value is outside it.
+[[nodiscard]] CLI::Validator decimal_in(std::uint64_t lo, std::uint64_t hi);
+
+/// `--max-cycles`: a watchdog in cycles per program, 0 (none) up to 10^15 - 1.
+[[nodiscard]] CLI::Validator cycles_validator();
 
 /// The model's shape as reports give it.
 [[nodiscard]] nlohmann::json config_json(const ModelConfig& c);

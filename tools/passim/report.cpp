@@ -87,10 +87,12 @@ json class_report(const RtlSession& s, std::ostream& err) {
   fmt::print(err, "{:<14}{:>14}{:>8.1f}%\n", "total", total, 100.0);
   fmt::print(err, "{:<14}{:>14}{:>8.1f}%   (DMA and program fetch waiting on DRAM)\n",
              "memory stall", at(hw::Counter::kMemStall), percent(at(hw::Counter::kMemStall), total));
-  const std::uint64_t hidden = at(hw::Counter::kDmaHidden);
-  fmt::print(err, "{:<14}{:>14}{:>8.1f}%   (DMA behind a MATMUL or vector op: in the dma row and "
-             "in that op's; exposed DMA {})\n", "dma hidden", hidden, percent(hidden, total),
-             at(hw::Counter::kDmaExposed));
+  const std::uint64_t hidden = at(hw::Counter::kDmaHidden), exposed = at(hw::Counter::kDmaExposed);
+  fmt::print(err, "{:<14}{:>14}{:>8.1f}%   (DMA under a MATMUL or vector op: in the dma row and in "
+             "that op's, so the rows add up to 100 % + this)\n", "dma hidden", hidden,
+             percent(hidden, total));
+  fmt::print(err, "{:<14}{:>14}{:>8.1f}%   (DMA with no compute unit busy)\n", "dma exposed",
+             exposed, percent(exposed, total));
   if (!preload.empty()) {
     const std::uint64_t pre = preload.at(std::size_t(hw::Counter::kTotalCycles));
     fmt::print(err, "{:<14}{:>14}{:>8.1f}%   (resident weights loaded once, before the first "

@@ -66,7 +66,7 @@ std::size_t ProgramBuilder::stream_slot(hw::Mem mem, std::size_t words, std::siz
   if (words > depth / 2) {
     return 0;  // two do not fit side by side: this one waits for the last (a BARRIER)
   }
-  std::size_t& half = half_[std::size_t(mem) % std::size(half_)];
+  std::size_t& half = half_[std::size_t(mem)];
   const std::size_t at = half * (depth / 2);
   half ^= 1;
   return at;
@@ -86,7 +86,8 @@ void ProgramBuilder::dma(Opcode op, const DmaOp& d) {
   put(in, f::dma_load::kRowLen, d.row_len, "DMA row_len");
   put(in, f::dma_load::kDramStride, d.stride, "DMA dram_stride");
   // A load into the weight scratchpad or the parameter memory may overlap a MATMUL.
-  const bool tile = op == Opcode::kDmaLoad && (d.mem == hw::Mem::kWeight || d.mem == hw::Mem::kParam);
+  const bool tile =
+      op == Opcode::kDmaLoad && (d.mem == hw::Mem::kWeight || d.mem == hw::Mem::kParam);
   if (cfg_ == nullptr || !tile) {
     emit(in);
     return;
