@@ -7,8 +7,9 @@
 // control when no unit is busy (program fetch, decode, NOP, the last cycle of BARRIER/END).
 // The compiler keeps the matmul and vector units apart (a BARRIER between them) and lets only
 // the DMA overlap them, so the cycles_<class> counters add up to total_cycles plus
-// dma_hidden, the DMA cycles behind compute; dma_hidden + dma_exposed = busy_dma. Counters wrap at 2^48 (in practice
-// they never get there) and count only while the run is active; clear_i zeroes them all.
+// dma_hidden, the DMA cycles behind compute; dma_hidden + dma_exposed = busy_dma. Counters
+// wrap at 2^48 (in practice they never get there) and count only while the run is active;
+// clear_i zeroes them all.
 module psm_counters #(
   parameter int unsigned Units     = 3,   // dma, matmul, vector
   parameter int unsigned PassWidth = 24   // passes a unit may start in one cycle
