@@ -28,6 +28,7 @@ attn/psm_attn.sv
 dma/psm_dma_beat_walk.sv
 dma/psm_dma.sv
 top/psm_ram.sv
+top/psm_ram_1r1w.sv
 top/psm_spad_arbiter.sv
 top/psm_spad.sv
 top/psm_regs.sv

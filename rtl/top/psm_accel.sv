@@ -304,7 +304,7 @@ module psm_accel #(
   logic [Lanes*32-1:0]     mm_vs_wdata;
   logic [Lanes-1:0]        mm_vs_wmask;
   logic [ArrayRows*8-1:0]  in_rdata;
-  logic [ArrayCols*8-1:0]  wt_rdata, wt_rdata_dma;  // the matmul stage's, the DMA's
+  logic [ArrayCols*8-1:0]  wt_rdata;
   logic [63:0]             pm_rdata;
   logic [Lanes*32-1:0]     vs_rdata;
 
@@ -415,36 +415,22 @@ module psm_accel #(
     .addr_i({dma_in_addr, mm_in_addr}), .wmask_i({{ArrayRows{1'b1}}, {ArrayRows{1'b0}}}),
     .gnt_o(in_gnt), .we_o(in_we), .wdata_i(dma_spad_wdata[ArrayRows*8-1:0]), .rdata_o(in_rdata)
   );
-  // The weight memory is two banks, the low and the high half of its words, each with its own
-  // port: a DMA_LOAD into one half runs at full speed while a MATMUL reads the other (the
-  // compiler double-buffers streamed tiles across the halves, docs/cycle-model.md). Within a
-  // bank the matmul stage wins. A requester's read data comes from the bank of its last
-  // granted access.
-  localparam int unsigned WgtBankAw = WgtAddrWidth - 1;
-  logic [1:0]             wt_bank_gnt [2];
-  logic [1:0]             wt_bank_we;
-  logic [ArrayCols*8-1:0] wt_bank_rdata [2];
-  logic                   mm_wt_bank, dma_wt_bank, mm_wt_bank_q, dma_wt_bank_q;
-  assign mm_wt_bank  = mm_wt_addr[WgtAddrWidth-1];
-  assign dma_wt_bank = dma_wt_addr[WgtAddrWidth-1];
-  for (genvar b = 0; b < 2; b++) begin : g_weight_bank
-    psm_spad #(
-      .Ports(2), .Depth(WeightDepth / 2), .Lanes(ArrayCols), .LaneWidth(8), .ClockGate(1'b1)
-    ) u_weight_mem (
-      .clk_i, .req_i({dma_wt_req && dma_wt_bank == 1'(b), mm_wt_req && mm_wt_bank == 1'(b)}),
-      .we_i({dma_spad_we, 1'b0}), .addr_i({dma_wt_addr[WgtBankAw-1:0], mm_wt_addr[WgtBankAw-1:0]}),
-      .wmask_i({{ArrayCols{1'b1}}, {ArrayCols{1'b0}}}), .gnt_o(wt_bank_gnt[b]),
-      .we_o(wt_bank_we[b]), .wdata_i(dma_spad_wdata[ArrayCols*8-1:0]), .rdata_o(wt_bank_rdata[b])
-    );
-  end
-  assign wt_gnt = {wt_bank_gnt[dma_wt_bank][1], wt_bank_gnt[mm_wt_bank][0]};
-  always_ff @(posedge clk_i) begin
-    if (wt_gnt[0]) mm_wt_bank_q <= mm_wt_bank;
-    if (wt_gnt[1]) dma_wt_bank_q <= dma_wt_bank;
-  end
-  assign wt_rdata     = wt_bank_rdata[mm_wt_bank_q];
-  assign wt_rdata_dma = wt_bank_rdata[dma_wt_bank_q];
-  assign wt_we        = |wt_bank_we;
+  // The weight memory has a read port for the matmul stage and a write port for the DMA, both
+  // usable in one cycle: a DMA_LOAD of the next tile runs at full speed under a MATMUL that
+  // reads this one (the compiler double-buffers streamed tiles, docs/cycle-model.md). The
+  // DMA's own reads (a DMA_STORE from the weight memory) take the read port when the stage
+  // does not.
+  logic wt_rd_req;
+  assign wt_we     = dma_wt_req && dma_spad_we;
+  assign wt_rd_req = mm_wt_req || (dma_wt_req && !dma_spad_we);
+  assign wt_gnt    = {wt_we || (dma_wt_req && !mm_wt_req), mm_wt_req};
+  psm_ram_1r1w #(
+    .Depth(WeightDepth), .Lanes(ArrayCols), .LaneWidth(8), .ClockGate(1'b1)
+  ) u_weight_mem (
+    .clk_i, .re_i(wt_rd_req), .raddr_i(mm_wt_req ? mm_wt_addr : dma_wt_addr), .rdata_o(wt_rdata),
+    .we_i(wt_we), .waddr_i(dma_wt_addr), .wdata_i(dma_spad_wdata[ArrayCols*8-1:0]),
+    .wmask_i({ArrayCols{1'b1}})
+  );
   psm_spad #(.Ports(3), .Depth(ParamDepth), .Lanes(1), .LaneWidth(64)) u_param_mem (
     .clk_i, .req_i({dma_pm_req, mm_pm_req, vec_prm_req}), .we_i({dma_spad_we, 1'b0, 1'b0}),
     .addr_i({dma_pm_addr, mm_pm_addr, vec_prm_addr}), .wmask_i(3'b100), .gnt_o(pm_gnt),
@@ -484,7 +470,7 @@ module psm_accel #(
       end
       psm_pkg::MemWeight: begin
         dma_spad_gnt   = wt_gnt[1];
-        dma_spad_rdata = SpadWidth'(wt_rdata_dma);
+        dma_spad_rdata = SpadWidth'(wt_rdata);
       end
       psm_pkg::MemVector: begin
         dma_spad_gnt   = vs_gnt[2];

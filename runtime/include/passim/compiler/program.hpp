@@ -81,8 +81,8 @@ class ProgramBuilder {
   /// An instruction exactly as given: no BARRIER goes in before it (controller tests).
   void raw(const hw::Instr& in) { body_.push_back(in); }
   /// The first word of a streamed tile of `words` words in `mem`, which holds `depth`: the low
-  /// and the high half of `mem` in turn (the weight scratchpad's two banks), so that one tile
-  /// can load while the other is in use; word 0 when the tile is larger than a half. Throws
+  /// and the high half of `mem` in turn, so that the DMA can write one tile while a MATMUL
+  /// reads the other; word 0 when the tile is larger than a half. Throws
   /// std::invalid_argument when `words` is 0 or exceeds `depth`.
   std::size_t stream_slot(hw::Mem mem, std::size_t words, std::size_t depth);
 
