@@ -7,15 +7,19 @@
 #include "passim/kernels/attn.hpp"
 
 #include <algorithm>
-#include <cassert>
 #include <limits>
+#include <string>
+
+#include "passim/kernels/require.hpp"
 
 namespace passim::kernels {
 
 void attn_score_i32(std::span<const std::int16_t> q, std::span<const std::int16_t> k,
                     std::size_t stride, Requant rq, std::span<std::int32_t> scores) {
   const std::size_t len = q.size();
-  assert(scores.empty() || k.size() >= (scores.size() - 1) * stride + len);
+  if (!scores.empty()) {
+    require_at_least("attn_score_i32", "k", (scores.size() - 1) * stride + len, k.size());
+  }
   for (std::size_t t = 0; t < scores.size(); ++t) {
     const std::int16_t* kt = k.data() + t * stride;
     // 16-bit x 16-bit products are exact in int32; the sum wraps like the accumulator.
@@ -31,7 +35,10 @@ template <typename V>
 void attn_value_i8(std::span<const std::int16_t> p, std::span<const V> v, std::size_t stride,
                    Requant rq, std::span<std::uint32_t> acc, std::span<std::int8_t> out) {
   const std::size_t len = out.size();
-  assert(acc.size() >= len && (p.empty() || v.size() >= (p.size() - 1) * stride + len));
+  require_at_least("attn_value_i8", "acc", len, acc.size());
+  if (!p.empty()) {
+    require_at_least("attn_value_i8", "v", (p.size() - 1) * stride + len, v.size());
+  }
   const auto sum = acc.first(len);
   std::fill(sum.begin(), sum.end(), 0u);
   // Walk the cache row by row (contiguous); integer sums do not depend on the order.
@@ -54,19 +61,44 @@ template void attn_value_i8<std::int16_t>(std::span<const std::int16_t>,
                                           std::span<const std::int16_t>, std::size_t, Requant,
                                           std::span<std::uint32_t>, std::span<std::int8_t>);
 
+namespace {
+
+/// The preconditions shared by attention_i8 and attention_cm_i8: 1 <= t_len, heads that
+/// group evenly, one step per head, and room for t_len scores in the scratch rows.
+void require_attention(std::string_view kernel, std::span<const std::int16_t> q,
+                       std::span<const std::int8_t> out, std::size_t t_len,
+                       const AttentionParams& p, const AttentionScratch& scratch) {
+  require_at_least(kernel, "t_len", 1, t_len);
+  require_at_least(kernel, "head_size", 1, p.head_size);
+  require(p.n_kv_heads >= 1 && p.n_heads % p.n_kv_heads == 0, kernel,
+          "n_heads: expected a multiple of n_kv_heads = " + std::to_string(p.n_kv_heads) +
+              ", found " + std::to_string(p.n_heads));
+  require_equal(kernel, "score_rq", p.n_heads, p.score_rq.size());
+  require_equal(kernel, "out_rq", p.n_heads, p.out_rq.size());
+  require_at_least(kernel, "q", p.n_heads * p.head_size, q.size());
+  require_at_least(kernel, "out", p.n_heads * p.head_size, out.size());
+  require_at_least(kernel, "scratch.scores", t_len, scratch.scores.size());
+  require_at_least(kernel, "scratch.exps", t_len, scratch.exps.size());
+  require_at_least(kernel, "scratch.probs", t_len, scratch.probs.size());
+  if (!scratch.capture.empty()) {
+    require_at_least(kernel, "scratch.capture", (p.n_heads - 1) * scratch.capture_stride + t_len,
+                     scratch.capture.size());
+  }
+}
+
+}  // namespace
+
 void attention_i8(std::span<const std::int16_t> q, std::span<const std::int16_t> k_cache,
                   std::span<const std::int8_t> v_cache, std::size_t t_len,
                   const AttentionParams& p, const AttentionScratch& scratch,
                   std::span<std::int8_t> out) {
+  require_attention("attention_i8", q, out, t_len, p, scratch);
   const std::size_t hs = p.head_size;
   const std::size_t kv_dim = p.n_kv_heads * hs;
   const std::size_t group = p.n_heads / p.n_kv_heads;
-  assert(t_len >= 1 && p.n_heads % p.n_kv_heads == 0 && scratch.head_acc.size() >= hs);
-  assert(p.score_rq.size() == p.n_heads && p.out_rq.size() == p.n_heads);
-  assert(q.size() >= p.n_heads * hs && out.size() >= p.n_heads * hs);
-  assert(k_cache.size() >= t_len * kv_dim && v_cache.size() >= t_len * kv_dim);
-  assert(scratch.scores.size() >= t_len && scratch.exps.size() >= t_len &&
-         scratch.probs.size() >= t_len);
+  require_at_least("attention_i8", "scratch.head_acc", hs, scratch.head_acc.size());
+  require_at_least("attention_i8", "k_cache", t_len * kv_dim, k_cache.size());
+  require_at_least("attention_i8", "v_cache", t_len * kv_dim, v_cache.size());
   const auto scores = scratch.scores.first(t_len);
   const auto probs = scratch.probs.first(t_len);
   for (std::size_t h = 0; h < p.n_heads; ++h) {
@@ -75,7 +107,6 @@ void attention_i8(std::span<const std::int16_t> q, std::span<const std::int16_t>
                    scores);
     softmax_row_i16(scores, p.softmax, scratch.exps, probs);
     if (!scratch.capture.empty()) {
-      assert(scratch.capture.size() >= (h + 1) * scratch.capture_stride);
       std::copy(probs.begin(), probs.end(),
                 scratch.capture.begin() + std::ptrdiff_t(h * scratch.capture_stride));
     }
@@ -173,14 +204,12 @@ void attention_cm_i8(std::span<const std::int16_t> q, std::span<const std::int16
                      std::span<const std::int16_t> v_cm, std::size_t ld, std::size_t t_len,
                      const AttentionParams& p, const AttentionScratch& scratch,
                      std::span<std::int8_t> out) {
+  require_attention("attention_cm_i8", q, out, t_len, p, scratch);
+  require_at_least("attention_cm_i8", "ld", t_len, ld);
   const std::size_t hs = p.head_size;
   const std::size_t group = p.n_heads / p.n_kv_heads;
-  assert(t_len >= 1 && t_len <= ld && p.n_heads % p.n_kv_heads == 0);
-  assert(p.score_rq.size() == p.n_heads && p.out_rq.size() == p.n_heads);
-  assert(q.size() >= p.n_heads * hs && out.size() >= p.n_heads * hs);
-  assert(k_cm.size() >= p.n_kv_heads * hs * ld && v_cm.size() >= p.n_kv_heads * hs * ld);
-  assert(scratch.scores.size() >= t_len && scratch.exps.size() >= t_len &&
-         scratch.probs.size() >= t_len);
+  require_at_least("attention_cm_i8", "k_cm", p.n_kv_heads * hs * ld, k_cm.size());
+  require_at_least("attention_cm_i8", "v_cm", p.n_kv_heads * hs * ld, v_cm.size());
   const auto scores = scratch.scores.first(t_len);
   const auto probs = scratch.probs.first(t_len);
   for (std::size_t h = 0; h < p.n_heads; ++h) {
@@ -193,7 +222,6 @@ void attention_cm_i8(std::span<const std::int16_t> q, std::span<const std::int16
       softmax_row_i16(scores, p.softmax, scratch.exps, probs);
     }
     if (!scratch.capture.empty()) {
-      assert(scratch.capture.size() >= (h + 1) * scratch.capture_stride);
       std::copy(probs.begin(), probs.end(),
                 scratch.capture.begin() + std::ptrdiff_t(h * scratch.capture_stride));
     }

@@ -4,9 +4,9 @@
 #include "passim/kernels/gelu.hpp"
 
 #include <algorithm>
-#include <cassert>
 #include <cstdlib>
 
+#include "passim/kernels/require.hpp"
 
 namespace passim::kernels {
 
@@ -22,7 +22,7 @@ std::int32_t gelu_phi_q16(std::int32_t t_q10) noexcept {
 
 void gelu_i8(std::span<const std::int8_t> x, Requant to_q10, Requant out_rq,
              std::span<std::int8_t> out) {
-  assert(out.size() >= x.size());
+  require_at_least("gelu_i8", "out", x.size(), out.size());
   for (std::size_t i = 0; i < x.size(); ++i) {
     const std::int32_t t = requantize(x[i], to_q10, 32);
     const std::int32_t phi = gelu_phi_q16(t);            // [0, 2^16]

@@ -3,7 +3,9 @@
 // RTL twin: rtl/layernorm/psm_layernorm.sv.
 #include "passim/kernels/layernorm.hpp"
 
-#include <cassert>
+#include <string>
+
+#include "passim/kernels/require.hpp"
 
 namespace passim::kernels {
 
@@ -25,8 +27,12 @@ std::int32_t rounded_mean(std::int64_t sum, std::int64_t n) {
 
 void layernorm_i8(std::span<const std::int16_t> x, const LayerNormParams& p,
                   std::span<std::int8_t> out) {
-  assert(!x.empty() && p.gain.size() == x.size() && p.bias.size() == x.size() &&
-         out.size() >= x.size());
+  require_at_least("layernorm_i8", "x", 1, x.size());
+  require_equal("layernorm_i8", "gain", x.size(), p.gain.size());
+  require_equal("layernorm_i8", "bias", x.size(), p.bias.size());
+  require_at_least("layernorm_i8", "out", x.size(), out.size());
+  require(p.gain_frac_bits >= 0 && p.gain_frac_bits <= 13, "layernorm_i8",
+          "gain_frac_bits: expected 0..13, found " + std::to_string(p.gain_frac_bits));
   // Pass 1: mean. |sum| < 2^15 * n, exact in int64.
   std::int64_t sum = 0;
   for (const std::int16_t v : x) {

@@ -5,8 +5,9 @@
 
 #include <algorithm>
 #include <array>
-#include <cassert>
+#include <string>
 
+#include "passim/kernels/require.hpp"
 
 namespace passim::kernels {
 
@@ -19,7 +20,9 @@ constexpr std::size_t kWidenChunk = 512;
 
 void matmul_i8(std::span<const std::int8_t> a, std::span<const std::int8_t> w,
                std::span<std::int32_t> out, std::size_t m, std::size_t k, std::size_t n) {
-  assert(a.size() >= m * k && w.size() >= n * k && out.size() >= m * n);
+  require_at_least("matmul_i8", "a", m * k, a.size());
+  require_at_least("matmul_i8", "w", n * k, w.size());
+  require_at_least("matmul_i8", "out", m * n, out.size());
   std::array<std::int16_t, kWidenChunk> a16;  // only the copied prefix is read
   for (std::size_t r = 0; r < m; ++r) {
     const std::int8_t* arow = a.data() + r * k;
@@ -46,9 +49,13 @@ void matmul_i8(std::span<const std::int8_t> a, std::span<const std::int8_t> w,
 namespace {
 template <typename T>
 void requantize_cols(std::span<const std::int32_t> acc, std::span<const Requant> rq,
-                     std::span<T> out, int bits) {
+                     std::span<T> out, int bits, std::string_view kernel) {
   const std::size_t n = rq.size();
-  assert(n > 0 && acc.size() % n == 0 && out.size() >= acc.size());
+  require_at_least(kernel, "rq", 1, n);
+  require(acc.size() % n == 0, kernel,
+          "acc: expected a multiple of rq.size() = " + std::to_string(n) + " elements, found " +
+              std::to_string(acc.size()));
+  require_at_least(kernel, "out", acc.size(), out.size());
   for (std::size_t r = 0; r < acc.size(); r += n) {  // one row of n columns at a time
     for (std::size_t c = 0; c < n; ++c) {
       out[r + c] = static_cast<T>(requantize(acc[r + c], rq[c], bits));
@@ -59,19 +66,21 @@ void requantize_cols(std::span<const std::int32_t> acc, std::span<const Requant>
 
 void requantize_i8(std::span<const std::int32_t> acc, std::span<const Requant> rq,
                    std::span<std::int8_t> out) {
-  requantize_cols(acc, rq, out, 8);
+  requantize_cols(acc, rq, out, 8, "requantize_i8");
 }
 void requantize_i16(std::span<const std::int32_t> acc, std::span<const Requant> rq,
                     std::span<std::int16_t> out) {
-  requantize_cols(acc, rq, out, 16);
+  requantize_cols(acc, rq, out, 16, "requantize_i16");
 }
 void requantize_bits(std::span<const std::int32_t> acc, std::span<const Requant> rq,
                      std::span<std::int16_t> out, int bits) {
-  requantize_cols(acc, rq, out, bits);
+  require(bits >= 2 && bits <= 16, "requantize_bits",
+          "bits: expected 2..16, found " + std::to_string(bits));
+  requantize_cols(acc, rq, out, bits, "requantize_bits");
 }
 void requantize_i32(std::span<const std::int32_t> acc, std::span<const Requant> rq,
                     std::span<std::int32_t> out) {
-  requantize_cols(acc, rq, out, 32);
+  requantize_cols(acc, rq, out, 32, "requantize_i32");
 }
 
 }  // namespace passim::kernels

@@ -2,14 +2,19 @@
 // Golden RMSNorm: two passes (sum of squares; normalise). RTL twin: rtl/rmsnorm/psm_rmsnorm.sv.
 #include "passim/kernels/rmsnorm.hpp"
 
-#include <cassert>
+#include <string>
 
+#include "passim/kernels/require.hpp"
 
 namespace passim::kernels {
 
 void rmsnorm_i8(std::span<const std::int16_t> x, const RmsNormParams& p,
                 std::span<std::int8_t> out) {
-  assert(!x.empty() && p.gain.size() == x.size() && out.size() >= x.size());
+  require_at_least("rmsnorm_i8", "x", 1, x.size());
+  require_equal("rmsnorm_i8", "gain", x.size(), p.gain.size());
+  require_at_least("rmsnorm_i8", "out", x.size(), out.size());
+  require(p.gain_frac_bits >= 0 && p.gain_frac_bits <= 13, "rmsnorm_i8",
+          "gain_frac_bits: expected 0..13, found " + std::to_string(p.gain_frac_bits));
   // Pass 1: sum of squares. Each square < 2^30, so int64 holds any row shorter than 2^33.
   std::uint64_t ss = p.eps;
   for (const std::int16_t v : x) {

@@ -2,9 +2,9 @@
 // Golden integer SiLU through the I-BERT exponential. RTL twin: rtl/silu/psm_silu.sv.
 #include "passim/kernels/silu.hpp"
 
-#include <cassert>
 #include <cstdlib>
 
+#include "passim/kernels/require.hpp"
 
 namespace passim::kernels {
 
@@ -22,7 +22,7 @@ std::int32_t sigmoid_q15(std::int32_t x_q10) noexcept {
 
 void silu_i16(std::span<const std::int16_t> x, Requant to_q10, Requant out_rq,
               std::span<std::int16_t> out) {
-  assert(out.size() >= x.size());
+  require_at_least("silu_i16", "out", x.size(), out.size());
   for (std::size_t i = 0; i < x.size(); ++i) {
     const std::int32_t t = requantize(x[i], to_q10, 32);
     const std::int32_t s = sigmoid_q15(t);                 // [0, 2^15]

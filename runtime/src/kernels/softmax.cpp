@@ -7,7 +7,9 @@
 #include <array>
 #include <cassert>
 #include <limits>
+#include <string>
 
+#include "passim/kernels/require.hpp"
 
 namespace passim::kernels {
 
@@ -63,38 +65,62 @@ std::uint64_t row_exps(std::span<const std::int32_t> x, std::int32_t m, std::uin
   return sum;
 }
 
+/// A row of n >= 1 logits with room for n exponentials and n probabilities.
+void require_row(std::string_view kernel, std::span<const std::int32_t> x, std::size_t e_size,
+                 std::size_t out_size) {
+  require_at_least(kernel, "x", 1, x.size());
+  require_at_least(kernel, "e_scratch", x.size(), e_size);
+  require_at_least(kernel, "out", x.size(), out_size);
+}
+
+/// Passes 2 and 3 with the row maximum m: integer exponentials of (x - m) <= 0 and their sum
+/// (any int32 row works; exp of anything below -2^20 LSB is 0), then one reciprocal per row.
+void normalise_from_max(std::span<const std::int32_t> x, std::int32_t m,
+                        std::span<std::uint32_t> e_scratch, std::span<std::int16_t> out) {
+  const std::uint64_t sum = row_exps(x, m, e_scratch.data());
+  const std::uint64_t recip = softmax_recip(sum);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    out[i] = prob_q15(e_scratch[i], recip);
+  }
+}
+
 }  // namespace
 
 void softmax_i16(std::span<const std::int32_t> x, std::span<std::uint32_t> e_scratch,
                  std::span<std::int16_t> out) {
-  assert(!x.empty() && e_scratch.size() >= x.size() && out.size() >= x.size());
+  require_row("softmax_i16", x, e_scratch.size(), out.size());
   // Pass 1: row maximum.
   std::int32_t m = x[0];
   for (std::size_t i = 1; i < x.size(); ++i) {
     m = std::max(m, x[i]);
   }
-  softmax_max_i16(x, m, e_scratch, out);
+  normalise_from_max(x, m, e_scratch, out);
 }
 
 void softmax_max_i16(std::span<const std::int32_t> x, std::int32_t m,
                      std::span<std::uint32_t> e_scratch, std::span<std::int16_t> out) {
-  assert(!x.empty() && e_scratch.size() >= x.size() && out.size() >= x.size());
-  assert(*std::max_element(x.begin(), x.end()) == m);
-  const std::size_t n = x.size();
-  // Pass 2: integer exponentials of (x - m) <= 0 and their sum. Any int32 row works; exp of
-  // anything below -2^20 LSB is 0.
-  const std::uint64_t sum = row_exps(x, m, e_scratch.data());
-  // Pass 3: normalise with one reciprocal per row.
-  const std::uint64_t recip = softmax_recip(sum);
-  for (std::size_t i = 0; i < n; ++i) {
-    out[i] = prob_q15(e_scratch[i], recip);
+  require_row("softmax_max_i16", x, e_scratch.size(), out.size());
+  const std::int32_t max_x = *std::max_element(x.begin(), x.end());
+  if (max_x != m) {
+    throw_precondition("softmax_max_i16",
+                       "m: expected max(x) = " + std::to_string(max_x) + ", found " +
+                           std::to_string(m));
   }
+  normalise_from_max(x, m, e_scratch, out);
 }
 
 void softmax_online_i16(std::span<const std::int32_t> x, std::size_t lanes,
                         std::span<std::int16_t> out) {
-  assert(!x.empty() && x.size() < (std::size_t{1} << 16) && out.size() >= x.size());
-  assert(lanes >= 1 && lanes <= kMaxSoftmaxLanes);
+  require_at_least("softmax_online_i16", "x", 1, x.size());
+  if (x.size() >= (std::size_t{1} << 16)) {
+    throw_size_error("softmax_online_i16", "x", "at most", (std::size_t{1} << 16) - 1, x.size());
+  }
+  require_at_least("softmax_online_i16", "out", x.size(), out.size());
+  if (lanes < 1 || lanes > kMaxSoftmaxLanes) {
+    throw_precondition("softmax_online_i16", "lanes: expected 1.." +
+                                                 std::to_string(kMaxSoftmaxLanes) + ", found " +
+                                                 std::to_string(lanes));
+  }
   // Pass 1: per-lane running maximum and sum. When x raises the lane's maximum, the old sum is
   // rescaled by exp(m_old - x) and x contributes exp(0) = kExpOne. An empty lane keeps
   // (INT32_MIN, 0), which adds nothing below. s_l <= (elements of lane l) * kExpOne < 2^38.

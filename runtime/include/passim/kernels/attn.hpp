@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /// \file The golden attention arithmetic: scores and weighted values (the attn unit), and one
 /// attention layer over the KV cache composed from them and the Softmax.
+/// A kernel here throws std::invalid_argument naming itself and the operand when an operand
+/// has the wrong size (passim/kernels/require.hpp), in every build type.
 #pragma once
 
 #include <cstddef>

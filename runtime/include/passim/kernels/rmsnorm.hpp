@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /// \file The golden RMSNorm (two passes).
+/// A kernel here throws std::invalid_argument naming itself and the operand when an operand
+/// has the wrong size (passim/kernels/require.hpp), in every build type.
 #pragma once
 
 #include <cstdint>
