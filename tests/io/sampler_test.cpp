@@ -1,13 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0
-// Sampler: argmax ties, greedy decoding, run.c's xorshift RNG and nucleus (top-p) sampling.
+// Sampler: argmax ties, greedy decoding, run.c's xorshift RNG and nucleus (top-p) sampling,
+// and logits that hold NaN or Inf (never picked, warned about, or a clear error).
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <set>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "passim/eval/generate.hpp"
 #include "passim/eval/sampler.hpp"
+#include "passim/io/tokenizer.hpp"
+#include "passim/model/backend.hpp"
 
 namespace {
 
@@ -127,3 +136,117 @@ TEST(SamplerSoftmax, SumsToOneAndKeepsOrder) {
 }
 
 }  // namespace
+
+// ---- logits that are not finite ------------------------------------------------------------
+
+namespace nonfinite {
+
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+TEST(SamplerArgmax, NaNIsNeverPicked) {
+  // NaN compares false with everything: a leading NaN used to win (index 0).
+  EXPECT_EQ(passim::argmax(std::vector<float>{kNaN, 1.0f, 2.0f}), 2);
+  EXPECT_EQ(passim::argmax(std::vector<float>{1.0f, kNaN, 0.5f}), 0);
+  EXPECT_EQ(passim::argmax(std::vector<float>{kNaN, kNaN, -3.0f}), 2);
+  EXPECT_EQ(passim::argmax(std::vector<float>{-kInf, kNaN, -1e30f}), 2);
+}
+
+TEST(SamplerArgmax, PlusInfWinsOverFiniteValues) {
+  EXPECT_EQ(passim::argmax(std::vector<float>{3.0f, kInf, kNaN, kInf}), 1);
+}
+
+TEST(SamplerArgmax, NoUsableValueIsAClearError) {
+  for (const std::vector<float>& v : {std::vector<float>{-kInf, -kInf, -kInf},
+                                      std::vector<float>{kNaN, kNaN},
+                                      std::vector<float>{kNaN, -kInf}, std::vector<float>{}}) {
+    try {
+      (void)passim::argmax(v);
+      ADD_FAILURE() << "no exception for " << v.size() << " values";
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find("not NaN or -Inf"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(SamplerNonFinite, GreedyAndSampledChoicesSkipNaN) {
+  passim::Sampler greedy(3, 0.0f, 0.9f, 7);
+  std::vector<float> logits = {kNaN, 1.0f, 2.0f};
+  EXPECT_EQ(greedy.sample(logits), 2);
+  for (const float top_p : {0.9f, 1.0f}) {
+    passim::Sampler s(3, 1.0f, top_p, 99);
+    for (const int t : draw(s, {kNaN, 1.0f, 2.0f}, 200)) {
+      EXPECT_NE(t, 0) << "a NaN logit was sampled (top_p " << top_p << ")";
+    }
+  }
+  passim::Sampler s(3, 0.8f, 0.9f, 5);
+  std::vector<float> all_bad = {-kInf, kNaN, -kInf};
+  EXPECT_THROW((void)s.sample(all_bad), std::runtime_error);
+}
+
+TEST(SamplerNonFinite, CountLogitsFindsEveryKind) {
+  const passim::LogitCount c =
+      passim::count_logits(std::vector<float>{1.0f, -kInf, kNaN, kInf, kNaN});
+  EXPECT_EQ(c.nan, 2);
+  EXPECT_EQ(c.pos_inf, 1);
+  EXPECT_EQ(c.neg_inf, 1);
+  EXPECT_EQ(c.first_bad, 1);
+  EXPECT_EQ(passim::count_logits(std::vector<float>{0.0f, 2.0f}).first_bad, -1);
+}
+
+/// A backend whose logits are fixed: enough to drive `generate`.
+class FixedLogits final : public passim::Backend {
+ public:
+  FixedLogits(std::vector<float> logits, int seq_len) : logits_(std::move(logits)) {
+    config_.vocab_size = int(logits_.size());
+    config_.seq_len = seq_len;
+  }
+  [[nodiscard]] std::string_view name() const noexcept override { return "fixed"; }
+  [[nodiscard]] const passim::ModelConfig& config() const noexcept override { return config_; }
+  void forward(int, int) override {}
+  [[nodiscard]] std::span<const float> logits() const noexcept override { return logits_; }
+  void reset() override {}
+
+ private:
+  std::vector<float> logits_;
+  passim::ModelConfig config_;
+};
+
+passim::Tokenizer letters() {
+  return passim::Tokenizer({"<unk>", "\n<s>\n", "\n</s>\n", "a", "b"}, {0, 0, 0, 0, 0});
+}
+
+TEST(GenerateNonFinite, WarnsOnceAndNeverPicksNaN) {
+  FixedLogits backend({kNaN, kNaN, kNaN, 1.0f, kInf}, 8);
+  const passim::Tokenizer tok = letters();
+  std::vector<std::string> notices;
+  passim::GenerateOptions g;
+  g.prompt = "a";
+  g.steps = 6;
+  g.notice = [&](std::string_view m) { notices.emplace_back(m); };
+  const passim::GenerateResult r = passim::generate(backend, tok, g, {});
+  ASSERT_FALSE(r.generated_tokens.empty());
+  for (const int t : r.generated_tokens) {
+    EXPECT_EQ(t, 4);  // +Inf wins; NaN never
+  }
+  ASSERT_EQ(notices.size(), 1u);
+  EXPECT_NE(notices[0].find("3 NaN and 1 +Inf"), std::string::npos) << notices[0];
+}
+
+TEST(GenerateNonFinite, NoUsableLogitNamesThePosition) {
+  FixedLogits backend({-kInf, kNaN, -kInf, -kInf, -kInf}, 8);
+  const passim::Tokenizer tok = letters();
+  passim::GenerateOptions g;
+  g.prompt = "a";
+  g.steps = 4;
+  try {
+    (void)passim::generate(backend, tok, g, {});
+    ADD_FAILURE() << "no exception";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("position 1: logits: expected at least one value"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace nonfinite

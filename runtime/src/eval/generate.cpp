@@ -64,6 +64,38 @@ int prefill_length(const std::vector<int>& prompt, int steps, const ModelConfig&
   return p;
 }
 
+/// Warns once (`warned`) when the logits at `pos` are not all finite; -Inf alone is a
+/// legitimate "never this token" and passes.
+void warn_bad_logits(std::span<const float> logits, int pos,
+                     const std::function<void(std::string_view)>& notice, bool& warned) {
+  if (warned || !notice) {
+    return;
+  }
+  const LogitCount c = count_logits(logits);
+  if (c.nan == 0 && c.pos_inf == 0) {
+    return;
+  }
+  warned = true;
+  notice(fmt::format(
+      "warning: position {}: the logits hold {} NaN and {} +Inf values (first at index {}); "
+      "the model or the backend overflowed. NaN is never chosen, +Inf wins; later positions "
+      "are not checked again",
+      pos, c.nan, c.pos_inf, c.first_bad));
+}
+
+/// The sampler's choice from the logits at `pos` (copied to `scratch`), after a warning about
+/// non-finite logits (once per run); an error names the position.
+int sample_at(Sampler& sampler, std::span<const float> logits, std::vector<float>& scratch,
+              int pos, const std::function<void(std::string_view)>& notice, bool& warned) {
+  warn_bad_logits(logits, pos, notice, warned);
+  std::copy(logits.begin(), logits.end(), scratch.begin());
+  try {
+    return sampler.sample(scratch);
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(fmt::format("position {}: {}", pos, e.what()));
+  }
+}
+
 }  // namespace
 
 int clamp_steps(int steps, int seq_len, const std::function<void(std::string_view)>& notice) {
@@ -94,6 +126,7 @@ GenerateResult generate(Backend& backend, const Tokenizer& tok, const GenerateOp
   Clock::time_point t_first{};
   int token = res.prompt_tokens[0];
   int pos = 0;
+  bool warned = false;
   if (opts.prefill) {
     res.prefill_positions = prefill_length(res.prompt_tokens, steps, c);
     backend.forward_sequence(std::span(res.prompt_tokens).first(std::size_t(res.prefill_positions)),
@@ -108,9 +141,7 @@ GenerateResult generate(Backend& backend, const Tokenizer& tok, const GenerateOp
     if (pos < n_prompt - 1) {
       next = res.prompt_tokens[std::size_t(pos) + 1];
     } else {
-      const auto logits = backend.logits();
-      std::copy(logits.begin(), logits.end(), scratch.begin());
-      next = sampler.sample(scratch);
+      next = sample_at(sampler, backend.logits(), scratch, pos, opts.notice, warned);
       res.generated_tokens.push_back(next);
     }
     ++pos;

@@ -4,18 +4,47 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
+
+#include <fmt/format.h>
 
 namespace passim {
 
-int argmax(std::span<const float> v) noexcept {
-  int best = 0;
-  for (std::size_t i = 1; i < v.size(); ++i) {
-    if (v[i] > v[std::size_t(best)]) {
-      best = static_cast<int>(i);
+int argmax(std::span<const float> v) {
+  // NaN compares false with everything, so a NaN at index 0 used to win against every later
+  // value: start from the first value that is not NaN.
+  std::size_t best = 0;
+  while (best < v.size() && std::isnan(v[best])) {
+    ++best;
+  }
+  for (std::size_t i = best + 1; i < v.size(); ++i) {
+    if (v[i] > v[best]) {
+      best = i;
     }
   }
-  return best;
+  if (best == v.size() || v[best] == -std::numeric_limits<float>::infinity()) {
+    const LogitCount c = count_logits(v);
+    throw std::runtime_error(fmt::format(
+        "logits: expected at least one value that is not NaN or -Inf, found {} values: {} NaN, "
+        "{} -Inf",
+        v.size(), c.nan, c.neg_inf));
+  }
+  return static_cast<int>(best);
+}
+
+LogitCount count_logits(std::span<const float> v) noexcept {
+  LogitCount c;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const bool bad = std::isnan(v[i]) || std::isinf(v[i]);
+    if (bad && c.first_bad < 0) {
+      c.first_bad = static_cast<int>(i);
+    }
+    c.nan += std::isnan(v[i]) ? 1 : 0;
+    c.pos_inf += v[i] == std::numeric_limits<float>::infinity() ? 1 : 0;
+    c.neg_inf += v[i] == -std::numeric_limits<float>::infinity() ? 1 : 0;
+  }
+  return c;
 }
 
 void softmax_f32(std::span<float> x) noexcept {
@@ -61,7 +90,8 @@ int Sampler::sample(std::span<float> logits) {
     return greedy;
   }
   for (float& v : logits) {
-    v /= temperature_;
+    // A NaN logit has probability 0 (as if it were -Inf), so that it cannot poison the sum.
+    v = std::isnan(v) ? -std::numeric_limits<float>::infinity() : v / temperature_;
   }
   softmax_f32(logits);
   const float coin = random_f32();

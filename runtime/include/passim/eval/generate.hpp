@@ -23,6 +23,9 @@ struct GenerateOptions {
   /// the KV cache it filled; false feeds every position alone, as run.c does. The text and ids
   /// are the same either way.
   bool prefill = true;
+  /// Receives a warning, once per run, when the logits at a sampled position hold NaN or
+  /// +Inf (the model or its backend overflowed; NaN is never chosen, +Inf wins). May be empty.
+  std::function<void(std::string_view)> notice = {};
 };
 
 struct GenerateResult {

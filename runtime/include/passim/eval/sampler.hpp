@@ -8,8 +8,20 @@
 
 namespace passim {
 
-/// Index of the largest value; the lowest index wins ties.
-[[nodiscard]] int argmax(std::span<const float> v) noexcept;
+/// Index of the largest value, NaN values skipped; the lowest index wins ties, and +Inf wins
+/// over every finite value. Throws std::runtime_error ("logits: expected at least one value
+/// that is not NaN or -Inf, ...") when `v` is empty or holds only NaN and -Inf: no choice
+/// would mean anything.
+[[nodiscard]] int argmax(std::span<const float> v);
+
+/// How many logits are not finite, and the index of the first one (-1: all finite).
+struct LogitCount {
+  int nan = 0;
+  int pos_inf = 0;
+  int neg_inf = 0;
+  int first_bad = -1;
+};
+[[nodiscard]] LogitCount count_logits(std::span<const float> v) noexcept;
 
 /// Greedy (temperature 0), multinomial (top_p outside (0, 1)) or nucleus sampling, with
 /// llama2.c's xorshift RNG so that a seed reproduces run.c's choices.
@@ -20,8 +32,9 @@ class Sampler {
   Sampler(int vocab_size, float temperature, float top_p, std::uint64_t seed);
 
   /// Picks the next token. `logits` (vocab) is used as scratch (scaled and softmaxed in
-  /// place when temperature > 0). Falls back to the greedy choice when the scaled
-  /// distribution is not finite (a vanishing temperature) or the nucleus is empty.
+  /// place when temperature > 0). A NaN logit is never chosen (probability 0). Falls back to
+  /// the greedy choice when the scaled distribution is not finite (a vanishing temperature,
+  /// or a +Inf logit) or the nucleus is empty. Throws like `argmax` when no logit is usable.
   [[nodiscard]] int sample(std::span<float> logits);
 
  private:
