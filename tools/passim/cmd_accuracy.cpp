@@ -43,8 +43,16 @@ json print_accuracy(const AccuracyResult& r, std::ostream& out) {
   fmt::print(out, "{:<26} {:>14.1f} {:>10.6f}\n", "logits (Q.16)", r.logits.max_abs_lsb,
              r.logits.cosine());
   const double ppl_f = r.float32.perplexity(), ppl_i = r.int8.perplexity();
-  fmt::print(out, "perplexity: float {:.4f}, int8 {:.4f} ({:+.2f}%)\n", ppl_f, ppl_i,
-             100 * (ppl_i / ppl_f - 1));
+  if (!r.float_error.empty()) {
+    fmt::print(out, "float reference: INVALID at {} of {} positions ({})\n",
+               r.float_failed_positions, r.int8.predicted, r.float_error);
+  }
+  if (r.float32.predicted == 0) {
+    fmt::print(out, "perplexity: float invalid, int8 {:.4f}\n", ppl_i);
+  } else {
+    fmt::print(out, "perplexity: float {:.4f}, int8 {:.4f} ({:+.2f}%)\n", ppl_f, ppl_i,
+               100 * (ppl_i / ppl_f - 1));
+  }
   return jl;
 }
 
@@ -63,9 +71,14 @@ json accuracy_report(const AccuracyOptions& o, const LoadedModel& m, const Accur
   j["layers"] = std::move(layers);
   j["logits"] = {{"max_abs_err_lsb", r.logits.max_abs_lsb}, {"cosine", r.logits.cosine()},
                  {"lsb", "2^-16"}};
-  j["perplexity"] = {{"float", r.float32.perplexity()}, {"int8", r.int8.perplexity()},
-                     {"float_mean_nll", r.float32.mean_nll()},
+  const bool float_ok = r.float32.predicted > 0;
+  j["perplexity"] = {{"float", float_ok ? json(r.float32.perplexity()) : json(nullptr)},
+                     {"int8", r.int8.perplexity()},
+                     {"float_mean_nll", float_ok ? json(r.float32.mean_nll()) : json(nullptr)},
                      {"int8_mean_nll", r.int8.mean_nll()}};
+  j["float_reference"] = {{"valid", r.float_error.empty()},
+                          {"failed_positions", r.float_failed_positions},
+                          {"error", r.float_error}};
   j["warnings"] = r.warnings;
   return j;
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -60,12 +61,26 @@ class LastResidual final : public ActivationObserver {
 /// ready when the integer forward reports its own); the integer logits are the pair's.
 class Pair final : public Backend {
  public:
-  Pair(FloatBackend& f, CpuBackend& q, TensorError& logits) : f_(f), q_(q), logits_(logits) {}
+  Pair(FloatBackend& f, CpuBackend& q, AccuracyResult& r) : f_(f), q_(q), r_(r), logits_(r.logits) {}
   [[nodiscard]] std::string_view name() const noexcept override { return "float+cpu"; }
   [[nodiscard]] const ModelConfig& config() const noexcept override { return q_.config(); }
+  /// False while the float forward of the current position failed.
+  [[nodiscard]] bool float_ok() const noexcept { return float_ok_; }
   void forward(int token, int pos) override {
-    f_.forward(token, pos);
+    float_ok_ = true;
+    try {
+      f_.forward(token, pos);
+    } catch (const std::runtime_error& e) {
+      float_ok_ = false;
+      ++r_.float_failed_positions;
+      if (r_.float_error.empty()) {
+        r_.float_error = e.what();
+      }
+    }
     q_.forward(token, pos);
+    if (!float_ok_) {
+      return;
+    }
     const auto fl = f_.logits();
     const auto ql = q_.logits_i32();
     for (std::size_t i = 0; i < fl.size(); ++i) {
@@ -87,7 +102,9 @@ class Pair final : public Backend {
  private:
   FloatBackend& f_;
   CpuBackend& q_;
+  AccuracyResult& r_;
   TensorError& logits_;
+  bool float_ok_ = true;
 };
 
 std::vector<std::string> layer_warnings(const std::vector<TensorError>& layers) {
@@ -119,14 +136,29 @@ AccuracyResult compare_int8_float(const FloatModel& fm, const QuantModel& qm,
   CpuBackend qb(qm);
   LastResidual fres(std::size_t(fm.config.n_layers));
   fb.set_observer(&fres);
+  Pair pair(fb, qb, r);
   qb.set_residual_observer([&](int layer, std::span<const std::int16_t> x) {
-    r.layers[std::size_t(layer + 1)].add(fres.at(layer), x, s_res);
+    if (pair.float_ok()) {
+      r.layers[std::size_t(layer + 1)].add(fres.at(layer), x, s_res);
+    }
   });
-  Pair pair(fb, qb, r.logits);
   r.int8 = evaluate(pair);
   // A second pass for the float perplexity (the paired pass kept only the int logits).
-  r.float32 = evaluate(fb);
+  try {
+    r.float32 = evaluate(fb);
+  } catch (const std::runtime_error& e) {
+    r.float32 = {};
+    if (r.float_error.empty()) {
+      r.float_error = e.what();
+    }
+  }
   r.warnings = layer_warnings(r.layers);
+  if (!r.float_error.empty()) {
+    r.warnings.push_back(fmt::format(
+        "the float reference is invalid ({} of {} positions failed; first: {}): the layer "
+        "errors leave those positions out, and there is no float perplexity",
+        r.float_failed_positions, r.int8.predicted, r.float_error));
+  }
   return r;
 }
 

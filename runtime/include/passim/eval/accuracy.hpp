@@ -43,6 +43,11 @@ struct AccuracyResult {
   PerplexityResult int8;     ///< the integer model on the text
   PerplexityResult float32;  ///< the float model on the same text
   std::vector<std::string> warnings;  ///< layers mostly saturated or collapsed, named
+  /// Empty, or why the float reference is invalid: the float forward's first error (e.g.
+  /// logits that overflow float32). Positions where the float forward failed are left out of
+  /// `layers` and `logits`, and `float32` is then empty (predicted == 0).
+  std::string float_error;
+  long float_failed_positions = 0;  ///< paired positions whose float forward failed
 };
 
 /// "0 input quantisation" for entry 0 of AccuracyResult::layers, "l block l-1 output" after.
@@ -50,7 +55,9 @@ struct AccuracyResult {
 
 /// Runs the float model `fm` and the integer model `qm` (cpu backend) side by side over a text
 /// (`evaluate` feeds the text to a backend and returns its perplexity; it is called twice on
-/// float-and-int pairs and once more on the float model alone) and compares them.
+/// float-and-int pairs and once more on the float model alone) and compares them. A float
+/// forward that fails (std::runtime_error) does not stop the comparison: it is recorded in
+/// `float_error`, and the integer model is still measured.
 [[nodiscard]] AccuracyResult compare_int8_float(
     const FloatModel& fm, const QuantModel& qm,
     const std::function<PerplexityResult(Backend&)>& evaluate);
