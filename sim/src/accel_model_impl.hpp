@@ -3,6 +3,8 @@
 /// by accel_model.cpp, which each per-config model library compiles with its own class.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -104,12 +106,20 @@ class VerilatedAccel final : public AccelModel {
     return std::exchange(records_, {});
   }
 
-  void open_trace(const std::string& path) override {
+  void open_trace(const std::string& path, double clock_mhz) override {
 #if VM_TRACE_FST
     if (!trace_on_) {
       throw std::runtime_error("open_trace: the model was created without trace = true");
     }
+    if (!(clock_mhz > 0) || clock_mhz > 1e6) {
+      throw std::runtime_error("open_trace: clock_mhz: expected (0, 1e6], found " +
+                               std::to_string(clock_mhz));
+    }
+    // Time in picoseconds, so that a cycle lasts exactly the simulated clock's period.
+    period_ps_ = std::max<std::uint64_t>(1, std::uint64_t(std::llround(1e6 / clock_mhz)));
     trace_ = std::make_unique<VerilatedFstC>();
+    trace_->set_time_unit("1ps");
+    trace_->set_time_resolution("1ps");
     top_->trace(trace_.get(), 99);
     trace_->open(path.c_str());
     if (!trace_->isOpen()) {
@@ -119,6 +129,7 @@ class VerilatedAccel final : public AccelModel {
     trace_path_ = path;
     trace_end_ = 0;
 #else
+    (void)clock_mhz;
     throw std::runtime_error("open_trace(" + path + "): model built without --trace-fst");
 #endif
   }
@@ -208,7 +219,7 @@ class VerilatedAccel final : public AccelModel {
   void dump([[maybe_unused]] std::uint64_t half_cycle) {
 #if VM_TRACE_FST
     if (trace_) {
-      trace_end_ = half_cycle * 5;  // 10 time units per cycle
+      trace_end_ = half_cycle * period_ps_ / 2;  // the clock falls half a period in
       trace_->dump(trace_end_);
     }
 #endif
@@ -221,7 +232,8 @@ class VerilatedAccel final : public AccelModel {
 #if VM_TRACE_FST
   std::unique_ptr<VerilatedFstC> trace_;
   std::string trace_path_;
-  std::uint64_t trace_end_ = 0;  // time of the last dump
+  std::uint64_t trace_end_ = 0;  // time of the last dump, ps
+  std::uint64_t period_ps_ = 10000;  // the clock period in the waveform
 #endif
   std::uint64_t cycle_ = 0;
   bool ready_ = false;  // mem_req_ready_i as the design registered it at the last edge

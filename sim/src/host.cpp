@@ -111,10 +111,12 @@ RunStats finish_program(AccelModel& m, MemPort& port,
   if (units.empty()) {
     units = "no unit, only the controller (fetching the program or issuing)";
   }
-  // Counters still read the run so far; then stop everything.
-  RunStats partial = read_counters(m, port);
+  // Stop everything first: the soft reset ends STATUS.busy, which freezes every cycle counter
+  // (it does not clear them). Read while the run went on, the counters read later would hold
+  // more cycles than `total` read first (a stall count above the total).
   m.write_reg(reg::kCtrl, 1u << hw::reg::kCtrlSoftReset.lsb, port);
   port.drop_responses();
+  RunStats partial = read_counters(m, port);
   throw SimTimeout(fmt::format("simulation watchdog: the run did not end within {} cycles; "
                                "still busy: {}; controller at instruction {}{}",
                                max_cycles, units, pc, describe ? " " + describe(pc) : ""),

@@ -53,7 +53,7 @@ struct LoopDevice::Impl {
 LoopDevice::LoopDevice(std::unique_ptr<AccelModel> model, const SimOptions& opts)
     : RtlDevice(std::move(model), opts), impl_(std::make_unique<Impl>(dram(), options())) {
   if (!options().trace_path.empty()) {
-    this->model().open_trace(options().trace_path);
+    this->model().open_trace(options().trace_path, options().clock_mhz);
   }
   this->model().reset(4, impl_->dram);
 }

@@ -6,6 +6,7 @@
 // SystemC elaborates once per process: each TEST builds one SimDevice (ctest runs each in its
 // own process; run the binary by hand with --gtest_filter=<one test>).
 #include <array>
+#include <cstdint>
 #include <cmath>
 #include <filesystem>
 #include <numeric>
@@ -13,6 +14,7 @@
 #include <stdexcept>
 
 #include <gtest/gtest.h>
+#include <gtkwave/fstapi.h>
 
 #include "accel_harness.hpp"
 #include "passim/device/cpu_device.hpp"
@@ -537,6 +539,34 @@ TEST(AccelRtl, SimulationWatchdogNamesTheBusyUnit) {
   EXPECT_NO_THROW((void)dev.run(0x30000, std::uint32_t(p2.size())));
 }
 
+// The partial counters of a stopped run are one consistent snapshot: no cycle counter exceeds
+// the total, even when the DRAM never answers and the DMA stalls in every cycle (the counters
+// were read while the run went on, and mem_stall came out above total).
+TEST(AccelRtl, WatchdogCountersNeverExceedTheTotal) {
+  SimOptions o = options();
+  o.max_cycles = 3000;
+  o.dram_latency_ns = 1e9;  // a DRAM that never answers within the run
+  SimDevice dev(sim::make_accel_model_tiny(), o);
+  ProgramBuilder b;
+  b.load({.mem = hw::Mem::kVector, .elem_log2 = 2, .dram = kA, .row_len = 64, .stride = 256});
+  const auto prog = b.program();
+  dev.write_dram(0x30000, {reinterpret_cast<const std::uint8_t*>(prog.data()), prog.size() * 16});
+  try {
+    (void)dev.run(0x30000, std::uint32_t(prog.size()));
+    FAIL() << "expected a timeout";
+  } catch (const sim::SimTimeout& e) {
+    const std::uint64_t total = counter(e.stats(), hw::Counter::kTotalCycles);
+    EXPECT_GE(total, 2900u);
+    for (const hw::Counter c :
+         {hw::Counter::kBusyMatmul, hw::Counter::kBusyVector, hw::Counter::kBusyDma,
+          hw::Counter::kCyclesDma, hw::Counter::kCyclesControl, hw::Counter::kMemStall,
+          hw::Counter::kUnitStall, hw::Counter::kDmaHidden, hw::Counter::kDmaExposed}) {
+      EXPECT_LE(counter(e.stats(), c), total) << "counter " << int(c);
+    }
+    EXPECT_GT(counter(e.stats(), hw::Counter::kMemStall), total / 2);
+  }
+}
+
 // Watchdog and error messages name an instruction by opcode, index and layer; the compiler's
 // classifier layer (n_layers, SimOptions::head_layer) reads "head".
 TEST(AccelRtl, InstructionDescriptionNamesTheHead) {
@@ -627,21 +657,38 @@ TEST(AccelRtl, DramBandwidthLimitsTheDma) {
   EXPECT_GE(counter(s, hw::Counter::kMemStall), 256u * 6);
 }
 
-TEST(AccelRtl, FstTraceIsWritten) {
-  const auto path = std::filesystem::temp_directory_path() / "passim_accel_rtl_test.fst";
-  std::filesystem::remove(path);
-  {
-    SimOptions o = options();
-    o.trace_path = path.string();
-    SimDevice dev(sim::make_accel_model_tiny(true), o);
-    Lockstep ls(dev, kDram);
-    ProgramBuilder b;
-    b.load({.mem = hw::Mem::kVector, .elem_log2 = 2, .dram = kA, .row_len = 16, .stride = 64});
-    ls.run(b.program(), "traced");
+// The waveform's time is the simulated clock's: picoseconds, one period per cycle (it was
+// 10 ps per cycle, 1000x off, whatever the clock). At 50 MHz, not the default 100 (one
+// SimDevice per process).
+TEST(AccelRtl, FstTraceIsWrittenInTheClocksTime) {
+  for (const double mhz : {50.0}) {
+    const auto path = std::filesystem::temp_directory_path() / "passim_accel_rtl_test.fst";
+    std::filesystem::remove(path);
+    std::uint64_t total = 0;
+    {
+      SimOptions o = options();
+      o.trace_path = path.string();
+      o.clock_mhz = mhz;
+      SimDevice dev(sim::make_accel_model_tiny(true), o);
+      Lockstep ls(dev, kDram);
+      ProgramBuilder b;
+      b.load({.mem = hw::Mem::kVector, .elem_log2 = 2, .dram = kA, .row_len = 16, .stride = 64});
+      total = counter(ls.run(b.program(), "traced"), hw::Counter::kTotalCycles);
+    }
+    ASSERT_TRUE(std::filesystem::exists(path));
+    EXPECT_GT(std::filesystem::file_size(path), 1000u);
+    void* reader = fstReaderOpen(path.string().c_str());
+    ASSERT_NE(reader, nullptr);
+    const int exponent = fstReaderGetTimescale(reader);
+    const std::uint64_t end = fstReaderGetEndTime(reader);
+    fstReaderClose(reader);
+    const auto period_ps = std::uint64_t(1e6 / mhz);
+    EXPECT_EQ(exponent, -12) << "timescale 1e" << exponent << " s, expected 1 ps";
+    // The waveform covers reset, the program fetch and the run: at least the run's cycles.
+    EXPECT_GE(end, total * period_ps) << mhz << " MHz, " << total << " cycles";
+    EXPECT_LT(end, (total + 200) * period_ps) << mhz << " MHz, " << total << " cycles";
+    std::filesystem::remove(path);
   }
-  ASSERT_TRUE(std::filesystem::exists(path));
-  EXPECT_GT(std::filesystem::file_size(path), 1000u);
-  std::filesystem::remove(path);
 }
 
 TEST(AccelRtl, OneSimDevicePerProcess) {

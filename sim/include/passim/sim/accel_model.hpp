@@ -119,9 +119,10 @@ class AccelModel {
   [[nodiscard]] virtual std::vector<InstrRecord> take_records() = 0;
 
   /// Starts FST tracing of every following cycle into `path` (throws if the model was built
-  /// without tracing support or the file cannot be opened). Closed by close_trace(), or
-  /// unchecked by the destructor.
-  virtual void open_trace(const std::string& path) = 0;
+  /// without tracing support or the file cannot be opened). The waveform's time is in
+  /// picoseconds and one cycle lasts the period of `clock_mhz` (10 ns at 100 MHz), as in the
+  /// SystemC model. Closed by close_trace(), or unchecked by the destructor.
+  virtual void open_trace(const std::string& path, double clock_mhz) = 0;
   /// Ends the waveform (no-op without one): closes the file and reads it back. Throws
   /// std::runtime_error naming the file when it is incomplete (its file system filled up: the
   /// FST writer itself reports no write error).
