@@ -66,6 +66,18 @@ add_test(NAME cli_rtl_base
                  ${CMAKE_CURRENT_BINARY_DIR}/cli_rtl_base base)
 set_tests_properties(cli_rtl_base PROPERTIES LABELS "sim;e2e" SKIP_RETURN_CODE 77
                      ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1 TIMEOUT 600)
+# --max-cycles stops a run: a clear error, and still the cycle tables and a partial report.
+add_test(NAME cli_rtl_watchdog
+         COMMAND ${CMAKE_CURRENT_LIST_DIR}/cli_watchdog_check.sh $<TARGET_FILE:passim>
+                 ${CMAKE_CURRENT_BINARY_DIR}/cli_rtl_watchdog)
+set_tests_properties(cli_rtl_watchdog PROPERTIES LABELS "sim;e2e"
+                     ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1 TIMEOUT 600)
+# Determinism: two identical runs write the same report bytes but for the wall-clock fields.
+add_test(NAME cli_determinism
+         COMMAND ${CMAKE_CURRENT_LIST_DIR}/cli_determinism_check.sh $<TARGET_FILE:passim>
+                 ${CMAKE_CURRENT_BINARY_DIR}/cli_determinism)
+set_tests_properties(cli_determinism PROPERTIES LABELS "sim;e2e"
+                     ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1 TIMEOUT 600)
 # `passim encode`: the random post-norm encoder through the CLI on tiny, cpu == rtl.
 add_test(NAME cli_encode_tiny
          COMMAND ${CMAKE_CURRENT_LIST_DIR}/cli_encode_check.sh $<TARGET_FILE:passim>

@@ -194,6 +194,33 @@ json run_report(const RunOptions& o, const LoadedModel& m, const Backend& backen
   return j;
 }
 
+/// The cycle tables (rtl) on `err` and the --report file; a run the watchdog stopped
+/// (`stopped` holds its message) gets both, its report marked "partial".
+void write_run_outputs(const RunOptions& o, const LoadedModel& m, RunBackend& b,
+                       const GenerateResult& r, int steps, const std::string& stopped,
+                       std::ostream& err) {
+  json cycles;
+  if (b.session) {
+    b.session->close_trace();
+    cycles = cycle_report(*b.session, m.config, err);
+    cycles["weights"] =
+        weights_report(dynamic_cast<const DeviceBackend&>(*b.backend), o.weights, err);
+  }
+  if (o.report.empty()) {
+    return;
+  }
+  json j = run_report(o, m, *b.backend, r, steps);
+  if (b.session) {
+    j["hardware"] = hardware_json(b.session->hw());
+    j["cycles"] = cycles;
+  }
+  j["partial"] = !stopped.empty();
+  if (!stopped.empty()) {
+    j["stopped_by"] = stopped;
+  }
+  write_json(o.report, j);
+}
+
 int cmd_run(const RunOptions& o, std::ostream& out, std::ostream& err, const RtlFactory& rtl) {
   check_run_outputs(o);
   check_run_usage(o, bool(rtl));
@@ -217,32 +244,33 @@ int cmd_run(const RunOptions& o, std::ostream& out, std::ostream& err, const Rtl
   GenerateOptions g{o.prompt, clamp_steps(o.steps, m.config.seq_len,
                                           [&](std::string_view msg) { fmt::print(err, "{}\n", msg); }),
                     o.temperature, o.top_p, o.seed, o.prefill == "on"};
+  g.notice = [&](std::string_view msg) { fmt::print(err, "{}\n", msg); };
   GenerateResult r;
+  std::string stopped;  // the watchdog's message when --max-cycles stopped the run
+  std::string shown;    // the text printed so far
   try {
     r = generate(*b.backend, *m.tokenizer, g, [&](std::string_view piece) {
       out << piece;
       out.flush();
+      shown += piece;
     });
   } catch (const std::runtime_error& e) {
-    // The prompt against the model's context, its tokenizer, or (float) an overflow.
-    throw std::runtime_error(fmt::format("{}: {}", model_name(o.model), e.what()));
+    if (!b.session || !b.session->absorb_partial_run(e)) {
+      // The prompt against the model's context, its tokenizer, or (float) an overflow.
+      throw std::runtime_error(fmt::format("{}: {}", model_name(o.model), e.what()));
+    }
+    stopped = e.what();
+    r.text = shown;
+    out << '\n';
+    fmt::print(err, "partial run: {}; the tables below cover the run until the stop\n",
+               stopped);
   }
   print_timing(err, *b.backend, r);
   print_split_notice(err, b, r);
-  json cycles;
-  if (b.session) {
-    b.session->close_trace();
-    cycles = cycle_report(*b.session, m.config, err);
-    cycles["weights"] =
-        weights_report(dynamic_cast<const DeviceBackend&>(*b.backend), o.weights, err);
-  }
-  if (!o.report.empty()) {
-    json j = run_report(o, m, *b.backend, r, g.steps);
-    if (b.session) {
-      j["hardware"] = hardware_json(b.session->hw());
-      j["cycles"] = cycles;
-    }
-    write_json(o.report, j);
+  write_run_outputs(o, m, b, r, g.steps, stopped, err);
+  if (!stopped.empty()) {
+    throw std::runtime_error(fmt::format("{}: {}{}", model_name(o.model), stopped,
+                                         o.report.empty() ? "" : " (partial report written)"));
   }
   return 0;
 }

@@ -48,6 +48,14 @@ class SimSession final : public RtlSession {
   }
   std::vector<OpRecord> op_records() const override { return records_.records(); }
   void close_trace() override { device_.close_trace(); }
+  bool absorb_partial_run(const std::exception& e) override {
+    const auto* stop = dynamic_cast<const sim::SimTimeout*>(&e);
+    if (stop == nullptr) {
+      return false;
+    }
+    backend_.add_partial_run(stop->stats());
+    return true;
+  }
 
  private:
   static std::unique_ptr<sim::AccelModel> make_model(const RtlOptions& o) {

@@ -34,6 +34,10 @@ class RtlSession {
   [[nodiscard]] virtual std::vector<OpRecord> op_records() const = 0;
   /// Ends the --trace waveform, if any, and checks it is complete (throws if not).
   virtual void close_trace() = 0;
+  /// When `e` is the simulation watchdog's stop (--max-cycles), adds the stopped program's
+  /// counters to counters() and returns true, so that the tables cover the partial run;
+  /// false for any other error.
+  virtual bool absorb_partial_run(const std::exception& e) = 0;
 };
 
 struct RtlOptions {

@@ -81,6 +81,7 @@ void accumulate(RunStats& sum, const RunStats& s) {
 
 void DeviceBackend::run(const std::vector<std::vector<hw::Instr>>& programs) {
   for (const auto& prog : programs) {
+    last_phase_ = device_.phase();
     const RunStats s = device_.run_program(compiled_.program_addr(), prog);
     accumulate(stats_, s);
     accumulate(phase_stats_[std::size_t(s.phase)], s);
@@ -92,6 +93,12 @@ void DeviceBackend::run(const std::vector<std::vector<hw::Instr>>& programs) {
                  static_cast<hw::Mem>(hw::get_field(in, dl::kMem)) == hw::Mem::kWeight;
         }));
   }
+}
+
+void DeviceBackend::add_partial_run(RunStats partial) {
+  partial.phase = last_phase_;
+  accumulate(stats_, partial);
+  accumulate(phase_stats_[std::size_t(partial.phase)], partial);
 }
 
 void DeviceBackend::preload_once() {

@@ -52,6 +52,9 @@ class DeviceBackend final : public Backend {
   [[nodiscard]] const RunStats& stats(Phase phase) const noexcept {
     return phase_stats_[std::size_t(phase)];
   }
+  /// Adds the counters of a program that was stopped before its end (a watchdog) to stats()
+  /// and to the phase of the last program started, so that reports cover the partial run.
+  void add_partial_run(RunStats partial);
   [[nodiscard]] const ModelCompiler& compiler() const noexcept { return compiled_; }
   /// DMA_LOADs into the weight scratchpad (weight tiles) the runs of `phase` executed: with
   /// resident weights, only the preload's.
@@ -73,6 +76,7 @@ class DeviceBackend final : public Backend {
   std::array<RunStats, 3> phase_stats_;
   std::array<std::uint64_t, 3> weight_tile_loads_{};
   bool preloaded_ = false;
+  Phase last_phase_ = Phase::kDecode;  ///< the phase of the last program run() started
   std::size_t passes_ = 0;
 };
 
