@@ -138,6 +138,17 @@ void CpuBackend::observe(int layer, std::size_t n) {
   }
 }
 
+template <typename T>
+void CpuBackend::note(std::size_t layer, std::string_view tensor, std::span<const T> v, int bits) {
+  if (!saturation_observer_) {
+    return;
+  }
+  const std::int32_t hi = (std::int32_t{1} << (bits - 1)) - 1, lo = -hi - 1;
+  const auto at_limit = std::size_t(std::count_if(
+      v.begin(), v.end(), [&](T x) { return std::int32_t{x} == hi || std::int32_t{x} == lo; }));
+  saturation_observer_(int(layer), tensor, at_limit, v.size());
+}
+
 void CpuBackend::embed(std::span<const int> tokens, std::size_t pos) {
   const std::size_t dim = desc_.dim;
   // x (n, dim) int16 = token rows (+ position rows), each requantised into the residual scale
@@ -159,11 +170,13 @@ void CpuBackend::attention_block(std::size_t l, std::size_t pos, std::size_t n) 
   const QuantLayer& L = model_.layers[l];
   const std::size_t dim = desc_.dim, q_dim = a.q_dim();
   block_input(a.norm, L.attn_norm, n);  // xn (n, dim) int8
+  note<std::int8_t>(l, "xn", std::span(xn_).first(n * dim), 8);
   qkv(l, pos, n);     // q (n, q_dim); k, v rows pos .. pos + n - 1 of the cache
   attend(l, pos, n);  // att (n, q_dim) int8
   const std::span<std::int32_t> acc(acc_.data(), n * dim);
   k::matmul_i8(std::span(att_).first(n * q_dim), L.wo, acc, n, q_dim, dim);
   k::requantize_i16(acc, L.rq_o, std::span(branch_).first(n * dim));  // int16 residual branch
+  note<std::int16_t>(l, "o", std::span(branch_).first(n * dim), 16);
   k::add_i16(std::span(x_).first(n * dim), std::span(branch_).first(n * dim),
              std::span(x_).first(n * dim));
   post_norm(a.norm, L.attn_norm, n);  // x (n, dim) int16
@@ -183,6 +196,9 @@ void CpuBackend::qkv(std::size_t l, std::size_t pos, std::size_t n) {
   k::requantize_bits(acc_kv, L.rq_k, k_rows, kQkBits);
   k::matmul_i8(xn, L.wv, acc_kv, n, dim, kv);  // v (n, kv_dim) int8
   k::requantize_i8(acc_kv, L.rq_v, v_rows);
+  note<std::int16_t>(l, "q", std::span(q_).first(n * q_dim), kQkBits);
+  note<std::int16_t>(l, "k", k_rows, kQkBits);
+  note<std::int8_t>(l, "v", v_rows, 8);
   const std::size_t half = hs / 2;
   for (std::size_t i = 0; a.rope && i < n; ++i) {  // each row at its own position
     const std::span<const std::int16_t> cos(model_.rope_cos.data() + (pos + i) * half, half);
@@ -234,12 +250,15 @@ void CpuBackend::ffn_block(std::size_t l, std::size_t n) {
   const std::span<std::int32_t> acc_h(acc_.data(), n * hidden), acc_dim(acc_.data(), n * dim);
   const auto hid = std::span(hid_).first(n * hidden);
   block_input(f.norm, L.ffn_norm, n);  // xn (n, dim) int8
+  note<std::int8_t>(l, "xn", std::span(xn_).first(n * dim), 8);
   k::matmul_i8(std::span(xn_).first(n * dim), L.w1, acc_h, n, dim, hidden);
   if (f.kind == FfnKind::kSwiGlu) {
     const auto gate = std::span(gate_).first(n * hidden), up = std::span(up_).first(n * hidden);
     k::requantize_i16(acc_h, L.rq_1, gate);                                  // gate int16
     k::matmul_i8(std::span(xn_).first(n * dim), L.w3, acc_h, n, dim, hidden);
     k::requantize_i16(acc_h, L.rq_3, up);                                    // up int16
+    note<std::int16_t>(l, "gate", gate, 16);
+    note<std::int16_t>(l, "up", up, 16);
     k::silu_i16(gate, L.silu_in_rq, L.silu_out_rq, gate);                  // silu(gate) int16
     for (std::size_t i = 0; i < n; ++i) {                                    // silu(gate) * up
       k::mul_i8(gate.subspan(i * hidden, hidden), up.subspan(i * hidden, hidden), L.mul_rq,
@@ -247,10 +266,13 @@ void CpuBackend::ffn_block(std::size_t l, std::size_t n) {
     }
   } else {
     k::requantize_i8(acc_h, L.rq_1, hid);                  // up (n, hidden) int8 (+ bias)
+    note<std::int8_t>(l, "up", hid, 8);
     k::gelu_i8(hid, L.gelu_in_rq, L.gelu_out_rq, hid);    // gelu(up) int8
   }
+  note<std::int8_t>(l, "hidden", hid, 8);
   k::matmul_i8(hid, L.w2, acc_dim, n, hidden, dim);  // down (n, dim) -> int16 residual branch
   k::requantize_i16(acc_dim, L.rq_2, std::span(branch_).first(n * dim));
+  note<std::int16_t>(l, "down", std::span(branch_).first(n * dim), 16);
   k::add_i16(std::span(x_).first(n * dim), std::span(branch_).first(n * dim),
              std::span(x_).first(n * dim));
   post_norm(f.norm, L.ffn_norm, n);  // x (n, dim) int16

@@ -60,6 +60,14 @@ class CpuBackend final : public Backend {
   /// (layer -1) and after every layer (0 .. n_layers - 1); empty to switch off.
   using ResidualObserver = std::function<void(int layer, std::span<const std::int16_t> x)>;
   void set_residual_observer(ResidualObserver obs) { residual_observer_ = std::move(obs); }
+  /// Called after each requantised activation of a forward with how many of its values sit at
+  /// the limits of their width (saturated, or there by chance) and how many it has: per layer,
+  /// the int8 block inputs "xn" (both blocks), "q" and "k" (kQkBits), "v" (int8), "o" (the
+  /// attention branch, int16), "gate" and "up" (int16, SwiGLU; "up" int8 with GELU), "hidden"
+  /// (int8), "down" (the FFN branch, int16). Empty to switch off (no counting then).
+  using SaturationObserver = std::function<void(int layer, std::string_view tensor,
+                                                std::size_t at_limit, std::size_t values)>;
+  void set_saturation_observer(SaturationObserver obs) { saturation_observer_ = std::move(obs); }
 
  private:
   void embed(std::span<const int> tokens, std::size_t pos);
@@ -72,6 +80,9 @@ class CpuBackend final : public Backend {
   void ffn_block(std::size_t l, std::size_t n);
   void head(std::size_t n);
   void observe(int layer, std::size_t n);
+  /// Counts `v`'s values at the limits of a signed `bits`-bit type for the saturation observer.
+  template <typename T>
+  void note(std::size_t layer, std::string_view tensor, std::span<const T> v, int bits);
 
   const QuantModel& model_;
   ModelDesc desc_;
@@ -97,6 +108,7 @@ class CpuBackend final : public Backend {
   bool capture_ = false;
   int last_pos_ = 0;
   ResidualObserver residual_observer_;
+  SaturationObserver saturation_observer_;
 };
 
 }  // namespace passim
