@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The `passim` command line driven in-process: exact run.c text on stdout, JSON reports,
 // exit codes and messages for bad input, and the quantize -> run --backend cpu path.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -837,15 +838,40 @@ TEST(CliAccuracy, BuiltInModelPerLayerTableAndReport) {
 }
 
 // A .psm has no float weights to compare with: named error, exit 1.
-TEST(CliAccuracy, QuantisedModelIsRejected) {
+// A .psm has no float model: accuracy shows its layers' saturated and zero shares alone, and
+// a .psm whose block 2 has FFN steps 4x too large (their shift lowered by 2, the checksum
+// rewritten) is named there, and by run's self-check; it used to run silently, with degraded
+// text.
+TEST(CliAccuracy, QuantisedModelShowsItsLayersAndAWrongScaleIsNamed) {
   PASSIM_REQUIRE_DATA();
   const ScratchDir dir;
   const auto psm = dir / "s.psm";
   ASSERT_EQ(run_cli({"quantize", "-m", model(), "-z", tokenizer(), "-o", psm.string()}).code, 0);
-  const auto r = run_cli({"accuracy", "-m", psm.string(), "-z", tokenizer(), "--text",
-                          passim::test::sample_text_path().string()});
-  EXPECT_EQ(r.code, 1);
-  EXPECT_TRUE(contains_all(r.err, {psm.string(), "float model"})) << r.err;
+  const std::string text = passim::test::sample_text_path().string();
+  const auto good = run_cli({"accuracy", "-m", psm.string(), "-z", tokenizer(), "--text", text});
+  EXPECT_EQ(good.code, 0) << good.err;
+  EXPECT_TRUE(contains_all(good.out, {"alone (a .psm has no float model)", "3 block 2 output",
+                                      "perplexity: int8"})) << good.out;
+  EXPECT_EQ(good.err.find("saturated"), std::string::npos) << good.err;
+  const auto run_good = run_cli({"run", "-m", psm.string(), "-z", tokenizer(), "-n", "8"});
+  EXPECT_EQ(run_good.err.find("self-check"), std::string::npos) << run_good.err;
+
+  passim::QuantModel q = passim::load_psm(psm);
+  for (auto* steps : {&q.layers[2].rq_1, &q.layers[2].rq_3}) {
+    for (passim::Requant& r : *steps) {
+      r.shift = std::max(r.shift - 2, 0);
+    }
+  }
+  const auto broken = dir / "broken.psm";
+  passim::save_psm(q, broken);
+  const auto bad = run_cli({"accuracy", "-m", broken.string(), "-z", tokenizer(), "--text", text});
+  EXPECT_EQ(bad.code, 0) << bad.err;
+  EXPECT_TRUE(contains_all(bad.err, {"layer 3 (block 2)", "of its up values are saturated"}))
+      << bad.err;
+  const auto run_bad = run_cli({"run", "-m", broken.string(), "-z", tokenizer(), "-n", "8"});
+  EXPECT_EQ(run_bad.code, 0) << run_bad.err;
+  EXPECT_TRUE(contains_all(run_bad.err, {"self-check", "layer 3 (block 2)", "saturated"}))
+      << run_bad.err;
 }
 
 // Character-model options on a llama model, and BatchNorm options on a LayerNorm model, are

@@ -34,11 +34,19 @@ json print_accuracy(const AccuracyResult& r, std::ostream& out) {
   for (std::size_t l = 0; l < r.layers.size(); ++l) {
     const TensorError& e = r.layers[l];
     const std::string label = accuracy_layer_label(l);
-    fmt::print(out, "{:<26} {:>14.1f} {:>10.6f} {:>10.2f}% {:>8.2f}%\n", label, e.max_abs_lsb,
-               e.cosine(), 100 * e.saturated_share(), 100 * e.zero_share());
+    const json err_lsb = r.has_float ? json(e.max_abs_lsb) : json(nullptr);
+    const json cosine = r.has_float ? json(e.cosine()) : json(nullptr);
+    fmt::print(out, "{:<26} {:>14} {:>10} {:>10.2f}% {:>8.2f}%\n", label,
+               r.has_float ? fmt::format("{:.1f}", e.max_abs_lsb) : "-",
+               r.has_float ? fmt::format("{:.6f}", e.cosine()) : "-", 100 * e.saturated_share(),
+               100 * e.zero_share());
     jl.push_back({{"layer", l}, {"name", label}, {"tensor", "residual int16"},
-                  {"max_abs_err_lsb", e.max_abs_lsb}, {"cosine", e.cosine()},
+                  {"max_abs_err_lsb", err_lsb}, {"cosine", cosine},
                   {"saturated_share", e.saturated_share()}, {"zero_share", e.zero_share()}});
+  }
+  if (!r.has_float) {
+    fmt::print(out, "perplexity: int8 {:.4f} (no float model: a .psm)\n", r.int8.perplexity());
+    return jl;
   }
   fmt::print(out, "{:<26} {:>14.1f} {:>10.6f}\n", "logits (Q.16)", r.logits.max_abs_lsb,
              r.logits.cosine());
@@ -69,14 +77,16 @@ json accuracy_report(const AccuracyOptions& o, const LoadedModel& m, const Accur
   }
   j["text"] = {{"path", o.text.path}, {"split", o.text.split}, {"positions", r.int8.predicted}};
   j["layers"] = std::move(layers);
-  j["logits"] = {{"max_abs_err_lsb", r.logits.max_abs_lsb}, {"cosine", r.logits.cosine()},
-                 {"lsb", "2^-16"}};
+  j["logits"] = r.has_float ? json{{"max_abs_err_lsb", r.logits.max_abs_lsb},
+                                   {"cosine", r.logits.cosine()}, {"lsb", "2^-16"}}
+                            : json(nullptr);
   const bool float_ok = r.float32.predicted > 0;
   j["perplexity"] = {{"float", float_ok ? json(r.float32.perplexity()) : json(nullptr)},
                      {"int8", r.int8.perplexity()},
                      {"float_mean_nll", float_ok ? json(r.float32.mean_nll()) : json(nullptr)},
                      {"int8_mean_nll", r.int8.mean_nll()}};
-  j["float_reference"] = {{"valid", r.float_error.empty()},
+  j["float_reference"] = {{"present", r.has_float},
+                          {"valid", r.has_float && r.float_error.empty()},
                           {"failed_positions", r.float_failed_positions},
                           {"error", r.float_error}};
   j["warnings"] = r.warnings;
@@ -85,22 +95,21 @@ json accuracy_report(const AccuracyOptions& o, const LoadedModel& m, const Accur
 
 int cmd_accuracy(const AccuracyOptions& o, std::ostream& out, std::ostream& err) {
   check_text_report_path(o.report, o.model, o.text);
-  if (!o.model.model.empty() && is_psm_file(o.model.model)) {
-    throw std::runtime_error(fmt::format(
-        "{}: accuracy compares int8 with float and needs the float model (llama2.c .bin or "
-        "GGUF), found a quantised .psm model", o.model.model));
-  }
-  const LoadedModel m = load(o.model, true, true, err, &o.text);
+  const bool psm = !o.model.model.empty() && is_psm_file(o.model.model);
+  const LoadedModel m = load(o.model, !psm, true, err, &o.text);
   const std::string name = model_name(o.model);
   const auto t0 = std::chrono::steady_clock::now();
-  const AccuracyResult r =
-      compare_int8_float(*m.float_model, *m.quant_model, [&](Backend& backend) {
-        return evaluate_text(backend, *m.tokenizer, o.text, name);
-      });
+  const auto evaluate = [&](Backend& backend) {
+    return evaluate_text(backend, *m.tokenizer, o.text, name);
+  };
+  // A .psm has no float model: its layers' saturated and zero shares still show a broken one.
+  const AccuracyResult r = psm ? inspect_int8(*m.quant_model, evaluate)
+                               : compare_int8_float(*m.float_model, *m.quant_model, evaluate);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const ModelConfig& c = m.config;
-  fmt::print(out, "accuracy of {} ({} {}, {} layers), int8 (cpu) vs float, {} positions\n", name,
-             arch_name(c.arch), norm_name(c.norm), c.n_layers, r.int8.predicted);
+  fmt::print(out, "accuracy of {} ({} {}, {} layers), int8 (cpu){}, {} positions\n", name,
+             arch_name(c.arch), norm_name(c.norm), c.n_layers,
+             r.has_float ? " vs float" : " alone (a .psm has no float model)", r.int8.predicted);
   json layers = print_accuracy(r, out);
   for (const auto& w : r.warnings) {
     fmt::print(err, "warning: {}\n", w);

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // `passim run`: generate text with run.c's semantics on the float, cpu or rtl backend; on rtl
 // the cycle tables follow, and --report writes the JSON report (docs/reports.md).
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
@@ -16,6 +18,7 @@
 #include "options.hpp"
 #include "passim/compiler/compiler.hpp"
 #include "passim/device/device_backend.hpp"
+#include "passim/eval/accuracy.hpp"
 #include "passim/eval/generate.hpp"
 #include "report.hpp"
 
@@ -194,6 +197,30 @@ json run_report(const RunOptions& o, const LoadedModel& m, const Backend& backen
   return j;
 }
 
+/// Positions the self-check of an integer model runs (the prompt's first ones, BOS first).
+constexpr int kSelfCheckPositions = 16;
+
+/// Warns, naming the layer, when the integer model's int16 residual is saturated or collapsed
+/// over its first positions on the cpu backend (eval/accuracy.hpp `self_check`): the symptom
+/// of a wrong scale in a .psm, which would otherwise run and print degraded text.
+void run_self_check(const RunOptions& o, const LoadedModel& m, std::ostream& err) {
+  if (!m.quant_model || !m.tokenizer) {
+    return;
+  }
+  std::vector<int> tokens;
+  try {
+    tokens = m.tokenizer->encode(o.prompt, true, false);
+  } catch (const std::runtime_error&) {
+    return;  // the run itself reports a prompt it cannot encode
+  }
+  for (const std::string& w : self_check(*m.quant_model, tokens, kSelfCheckPositions)) {
+    fmt::print(err,
+               "warning: {}: self-check over {} positions (the prompt, then greedy): {} (a "
+               "wrong scale? passim accuracy shows every layer)\n",
+               model_name(o.model), std::min(kSelfCheckPositions, m.config.seq_len), w);
+  }
+}
+
 /// The cycle tables (rtl) on `err` and the --report file; a run the watchdog stopped
 /// (`stopped` holds its message) gets both, its report marked "partial".
 void write_run_outputs(const RunOptions& o, const LoadedModel& m, RunBackend& b,
@@ -234,6 +261,7 @@ int cmd_run(const RunOptions& o, std::ostream& out, std::ostream& err, const Rtl
                                                               : kernels::SoftmaxMode::kThreePass,
                                         hw_cfg->lanes};
   const LoadedModel m = load(o.model, is_float, !is_float, err);
+  run_self_check(o, m, err);
   RunBackend b;
   if (o.model.backend == "rtl") {
     start_session(o, m, *hw_cfg, softmax.mode, rtl, b, err);

@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <utility>
 
 #include <fmt/format.h>
 
+#include "passim/eval/sampler.hpp"
 #include "passim/model/float_backend.hpp"
 #include "passim/quant/cpu_backend.hpp"
 
@@ -22,6 +24,14 @@ void TensorError::add(std::span<const float> f, std::span<const std::int16_t> q,
     ni += qi * qi;
     saturated += (q[i] == 32767 || q[i] == -32768) ? 1 : 0;
     zeros += q[i] == 0 ? 1 : 0;
+    ++values;
+  }
+}
+
+void TensorError::add_int(std::span<const std::int16_t> q) {
+  for (const std::int16_t v : q) {
+    saturated += (v == 32767 || v == -32768) ? 1 : 0;
+    zeros += v == 0 ? 1 : 0;
     ++values;
   }
 }
@@ -107,16 +117,18 @@ class Pair final : public Backend {
   bool float_ok_ = true;
 };
 
-std::vector<std::string> layer_warnings(const std::vector<TensorError>& layers) {
+std::vector<std::string> layer_warnings(const std::vector<TensorError>& layers,
+                                        double saturated_warn = kSaturatedWarn,
+                                        double collapsed_warn = kCollapsedWarn) {
   std::vector<std::string> warnings;
   for (std::size_t l = 0; l < layers.size(); ++l) {
     const TensorError& e = layers[l];
     const std::string label = accuracy_layer_label(l);
-    if (e.saturated_share() > kSaturatedWarn) {
+    if (e.saturated_share() > saturated_warn) {
       warnings.push_back(fmt::format("layer {} ({}): {:.1f}% of its int16 outputs are saturated",
                                      l, label, 100 * e.saturated_share()));
     }
-    if (e.zero_share() > kCollapsedWarn || e.cosine() < kCosineWarn) {
+    if (e.zero_share() > collapsed_warn || e.cosine() < kCosineWarn) {
       warnings.push_back(fmt::format(
           "layer {} ({}): collapsed ({:.1f}% zeros, cosine {:.3f} with float)", l, label,
           100 * e.zero_share(), e.cosine()));
@@ -160,6 +172,90 @@ AccuracyResult compare_int8_float(const FloatModel& fm, const QuantModel& qm,
         r.float_failed_positions, r.int8.predicted, r.float_error));
   }
   return r;
+}
+
+namespace {
+
+/// Values at the limits of their width per (layer, requantised tensor) of a cpu forward, from
+/// CpuBackend's saturation observer, in order of first appearance.
+class SaturationTally {
+ public:
+  void attach(CpuBackend& qb) {
+    qb.set_saturation_observer([this](int layer, std::string_view t, std::size_t at_limit,
+                                      std::size_t values) {
+      auto it = std::find_if(rows_.begin(), rows_.end(),
+                             [&](const Row& r) { return r.layer == layer && r.tensor == t; });
+      if (it == rows_.end()) {
+        it = rows_.insert(rows_.end(), Row{layer, std::string(t), 0, 0});
+      }
+      it->at_limit += at_limit;
+      it->values += values;
+    });
+  }
+  /// "layer l (block b): P% of its <tensor> values are saturated" above `share`.
+  [[nodiscard]] std::vector<std::string> warnings(double share) const {
+    std::vector<std::string> out;
+    for (const Row& r : rows_) {
+      const double s = r.values ? double(r.at_limit) / double(r.values) : 0;
+      if (s > share) {
+        out.push_back(fmt::format("layer {} (block {}): {:.1f}% of its {} values are saturated",
+                                  r.layer + 1, r.layer, 100 * s, r.tensor));
+      }
+    }
+    return out;
+  }
+
+ private:
+  struct Row {
+    int layer;
+    std::string tensor;
+    std::size_t at_limit, values;
+  };
+  std::vector<Row> rows_;
+};
+
+/// `a` followed by `b`.
+std::vector<std::string> joined(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+}  // namespace
+
+AccuracyResult inspect_int8(const QuantModel& qm,
+                            const std::function<PerplexityResult(Backend&)>& evaluate) {
+  AccuracyResult r;
+  r.has_float = false;
+  r.layers.resize(std::size_t(qm.config.n_layers) + 1);
+  CpuBackend qb(qm);
+  qb.set_residual_observer([&](int layer, std::span<const std::int16_t> x) {
+    r.layers[std::size_t(layer + 1)].add_int(x);
+  });
+  SaturationTally tally;
+  tally.attach(qb);
+  r.int8 = evaluate(qb);
+  r.warnings = joined(layer_warnings(r.layers), tally.warnings(kSelfCheckSaturatedWarn));
+  return r;
+}
+
+std::vector<std::string> self_check(const QuantModel& qm, std::span<const int> tokens,
+                                    int positions) {
+  std::vector<TensorError> layers(std::size_t(qm.config.n_layers) + 1);
+  CpuBackend qb(qm);
+  qb.set_residual_observer([&](int layer, std::span<const std::int16_t> x) {
+    layers[std::size_t(layer + 1)].add_int(x);
+  });
+  SaturationTally tally;
+  tally.attach(qb);
+  const int n = std::min(positions, qm.config.seq_len);
+  int token = tokens.empty() ? qm.config.bos_token : tokens[0];
+  for (int t = 0; t < n; ++t) {
+    qb.forward(token, t);
+    // The next given token, else the model's own greedy choice.
+    token = std::size_t(t) + 1 < tokens.size() ? tokens[std::size_t(t) + 1] : argmax(qb.logits());
+  }
+  return joined(layer_warnings(layers, kSelfCheckSaturatedWarn, kSelfCheckCollapsedWarn),
+                tally.warnings(kSelfCheckSaturatedWarn));
 }
 
 }  // namespace passim

@@ -24,6 +24,9 @@ struct TensorError {
 
   /// Adds one position: float values `f`, int16 values `q` of scale `scale`.
   void add(std::span<const float> f, std::span<const std::int16_t> q, double scale);
+  /// Adds one position's int16 values only (no float reference): the saturated and zero
+  /// counts; the error and cosine stay those of no comparison (0 and 1).
+  void add_int(std::span<const std::int16_t> q);
   [[nodiscard]] double cosine() const;
   [[nodiscard]] double saturated_share() const;
   [[nodiscard]] double zero_share() const;
@@ -33,6 +36,12 @@ struct TensorError {
 inline constexpr double kSaturatedWarn = 0.5;
 inline constexpr double kCollapsedWarn = 0.5;
 inline constexpr double kCosineWarn = 0.9;
+/// The self-check's thresholds (no float reference, a few positions): a calibrated model
+/// saturates almost none of its activations (stories260K: at most 0.012 % of a layer's
+/// residual and 0.4 % of a requantised tensor, 0.6 % zeros), while steps 4x too large in its
+/// block 2 saturate 17-30 % of that block's q, k and v, or of its gate, up and hidden.
+inline constexpr double kSelfCheckSaturatedWarn = 0.02;
+inline constexpr double kSelfCheckCollapsedWarn = 0.25;
 
 /// What `compare_int8_float` measured.
 struct AccuracyResult {
@@ -48,6 +57,7 @@ struct AccuracyResult {
   /// `layers` and `logits`, and `float32` is then empty (predicted == 0).
   std::string float_error;
   long float_failed_positions = 0;  ///< paired positions whose float forward failed
+  bool has_float = true;  ///< false from `inspect_int8`: no float model, int-only statistics
 };
 
 /// "0 input quantisation" for entry 0 of AccuracyResult::layers, "l block l-1 output" after.
@@ -61,5 +71,24 @@ struct AccuracyResult {
 [[nodiscard]] AccuracyResult compare_int8_float(
     const FloatModel& fm, const QuantModel& qm,
     const std::function<PerplexityResult(Backend&)>& evaluate);
+
+/// The integer model alone (a `.psm`, whose float model is not at hand): every layer's
+/// saturated and zero shares (no error, no cosine: `has_float` is false), the int8 perplexity
+/// from `evaluate` (called once, on the cpu backend), the warnings of `compare_int8_float`, and
+/// one for each requantised tensor (CpuBackend::set_saturation_observer) of which more than
+/// kSelfCheckSaturatedWarn of the values are saturated.
+[[nodiscard]] AccuracyResult inspect_int8(
+    const QuantModel& qm, const std::function<PerplexityResult(Backend&)>& evaluate);
+
+/// The self-check of an integer model without its float reference: runs `qm` on the cpu
+/// backend for `positions` positions (at most seq_len), feeding `tokens` and then the model's
+/// own greedy continuation (BOS first when `tokens` is empty), and returns a warning for each
+/// layer whose int16 residual output is saturated or collapsed beyond kSelfCheckSaturatedWarn
+/// or kSelfCheckCollapsedWarn (worded as `compare_int8_float`'s warnings), and for each
+/// requantised tensor saturated beyond kSelfCheckSaturatedWarn, e.g. after a wrong scale.
+/// Empty when every layer looks sane. (A residual-side step that is too large saturates
+/// nothing and goes unseen: only the float reference, `compare_int8_float`, shows it.)
+[[nodiscard]] std::vector<std::string> self_check(const QuantModel& qm,
+                                                  std::span<const int> tokens, int positions);
 
 }  // namespace passim
