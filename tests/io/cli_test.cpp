@@ -253,6 +253,40 @@ TEST(CliRun, StepsZeroMeansSeqLen) {
   EXPECT_EQ(read_json(report).at("sampling").at("steps"), 512);
 }
 
+// Whole-number options are decimal: CLI11 alone read "010" as octal eight and "0x10" as hex,
+// and a --steps past int range wrapped. Leading zeros are dropped, anything else is a usage
+// error naming the option and its range. (The built-in model: no files needed.)
+TEST(CliRun, IntegerOptionsAreDecimal) {
+  if (passim::app::default_model_bytes().empty()) {
+    GTEST_SKIP() << "built without the default model";
+  }
+  const ScratchDir dir;
+  const auto report = dir / "decimal.json";
+  const auto r = run_cli({"run", "-b", "cpu", "-n", "010", "--seed", "007", "-t", "0.5",
+                          "--report", report.string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = read_json(report);
+  EXPECT_EQ(j.at("sampling").at("steps"), 10);
+  EXPECT_EQ(j.at("sampling").at("seed"), 7);
+  const auto neg = run_cli({"run", "-b", "cpu", "-n", "-010", "--report", report.string()});
+  ASSERT_EQ(neg.code, 0) << neg.err;
+  EXPECT_TRUE(contains_all(neg.err, {"--steps -10 is outside"})) << neg.err;
+  for (const auto& [args, expected] :
+       std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"-n", "0x10"}, "--steps"},
+           {{"-n", "2147483648"}, "-2147483648..2147483647"},
+           {{"-n", "+5"}, "--steps"},
+           {{"--seed", "0x10"}, "--seed"},
+           {{"--seed", "18446744073709551616"}, "--seed"},
+           {{"--max-cycles", "1e6"}, "--max-cycles"}}) {
+    std::vector<std::string> argv = {"run", "-b", "cpu"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const auto bad = run_cli(argv);
+    EXPECT_EQ(bad.code, 2) << args[0] << " " << args[1] << ": " << bad.err;
+    EXPECT_TRUE(contains_all(bad.err, {expected})) << bad.err;
+  }
+}
+
 TEST(CliRun, TruncatedModelFails) {
   PASSIM_REQUIRE_DATA();
   const ScratchDir dir;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -331,6 +332,8 @@ void add_generation_options(CLI::App* cmd, RunOptions& o) {
   cmd->add_option("--prompt,-i", o.prompt, "prompt text (default: empty)");
   cmd->add_option("--steps,-n", o.steps,
                   "positions including the prompt; 0 or > seq_len means seq_len")
+      ->transform(signed_decimal_in(std::numeric_limits<int>::min(),
+                                    std::numeric_limits<int>::max()))
       ->capture_default_str();
   cmd->add_option("--temperature,-t", o.temperature, "0 = greedy")
       ->check(kFinite & CLI::Range(0.0f, 100.0f))
@@ -339,6 +342,7 @@ void add_generation_options(CLI::App* cmd, RunOptions& o) {
       ->check(kFinite & CLI::Range(0.0f, 1.0f))
       ->capture_default_str();
   cmd->add_option("--seed,-s", o.seed, "RNG seed, non-zero")
+      ->transform(decimal_in(0, std::numeric_limits<std::uint64_t>::max()))
       ->check(kNonzeroSeed)
       ->capture_default_str();
 }

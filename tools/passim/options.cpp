@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <new>
 
 #include <unistd.h>
@@ -57,7 +58,7 @@ void add_text_options(CLI::App* cmd, TextOptions& t) {
       ->capture_default_str();
   cmd->add_option("--max-windows", t.max_windows,
                   "character models: evaluate at most this many windows (0 = all)")
-      ->check(CLI::Range(std::size_t{0}, std::size_t{1} << 40))
+      ->transform(decimal_in(0, std::uint64_t{1} << 40))
       ->capture_default_str();
 }
 
@@ -267,6 +268,36 @@ CLI::Validator decimal_in(std::uint64_t lo, std::uint64_t hi) {
         }
         const std::uint64_t v = std::stoull(s);
         return v < lo || v > hi ? range : std::string();
+      },
+      fmt::format("INT in [{} - {}]", lo, hi));
+}
+
+CLI::Validator signed_decimal_in(std::int64_t lo, std::int64_t hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& s) {
+        const std::string range = fmt::format("must be a decimal integer in {}..{}", lo, hi);
+        const bool negative = !s.empty() && s[0] == '-';
+        std::string digits = negative ? s.substr(1) : s;
+        if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) {
+          return range;
+        }
+        digits = digits.substr(std::min(digits.find_first_not_of('0'), digits.size() - 1));
+        if (digits.size() > 19) {
+          return range;
+        }
+        const std::uint64_t mag = std::stoull(digits);  // < 10^19 < 2^64
+        constexpr std::uint64_t kMinMag = std::uint64_t{1} << 63;  // |INT64_MIN|
+        if (mag > (negative ? kMinMag : kMinMag - 1)) {
+          return range;
+        }
+        const std::int64_t v = !negative      ? std::int64_t(mag)
+                               : mag == kMinMag ? std::numeric_limits<std::int64_t>::min()
+                                                : -std::int64_t(mag);
+        if (v < lo || v > hi) {
+          return range;
+        }
+        s = (negative && mag != 0 ? "-" : "") + digits;
+        return std::string();
       },
       fmt::format("INT in [{} - {}]", lo, hi));
 }

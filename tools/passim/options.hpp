@@ -100,6 +100,10 @@ void write_json(const std::string& path, const nlohmann::json& j);
 /// and names the range when the value is outside it.
 [[nodiscard]] CLI::Validator decimal_in(std::uint64_t lo, std::uint64_t hi);
 
+/// As decimal_in, with an optional leading '-': a signed whole number in [lo, hi] ("-010" is
+/// minus ten).
+[[nodiscard]] CLI::Validator signed_decimal_in(std::int64_t lo, std::int64_t hi);
+
 /// `--max-cycles`: a watchdog in cycles per program, 0 (none) up to 10^15 - 1.
 [[nodiscard]] CLI::Validator cycles_validator();
 
