@@ -287,6 +287,19 @@ TEST(CliRun, IntegerOptionsAreDecimal) {
   }
 }
 
+// An empty value is a usage error naming the option: --model "" used to run the built-in
+// model and --report "" to write no report, silently.
+TEST(CliRun, EmptyValuesAreRefused) {
+  for (const std::string opt : {"--model", "--report", "--tokenizer", "--trace"}) {
+    const auto r = run_cli({"run", "-b", "cpu", "-n", "2", opt, ""});
+    EXPECT_EQ(r.code, 2) << opt << ": " << r.err;
+    EXPECT_TRUE(contains_all(r.err, {opt, "expected a value, found an empty string"})) << r.err;
+  }
+  if (!passim::app::default_model_bytes().empty()) {  // an empty prompt is run.c's default
+    EXPECT_EQ(run_cli({"run", "-b", "cpu", "-n", "2", "--prompt", ""}).code, 0);
+  }
+}
+
 TEST(CliRun, TruncatedModelFails) {
   PASSIM_REQUIRE_DATA();
   const ScratchDir dir;

@@ -16,6 +16,29 @@
 
 namespace passim::app {
 
+namespace {
+
+/// Every option of the chosen command but --prompt takes a non-empty value: `--model ""`
+/// would fall back to the built-in model and `--report ""` would write nothing, both
+/// silently. Throws UsageError naming the option.
+void refuse_empty_values(const CLI::App& app) {
+  for (const CLI::App* cmd : app.get_subcommands()) {
+    for (const CLI::Option* opt : cmd->get_options()) {
+      if (opt->get_type_size() == 0 || opt->count() == 0 || opt->check_name("--prompt")) {
+        continue;  // a flag, not given, or the prompt (empty is run.c's default)
+      }
+      for (const std::string& v : opt->results()) {
+        if (v.empty()) {
+          throw UsageError(
+              fmt::format("{}: expected a value, found an empty string", opt->get_name()));
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
 int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
             const RtlFactory& rtl) {
   CLI::App app{"passim: a fixed-point Transformer runtime and the accelerator that runs it",
@@ -38,6 +61,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     return code == 0 ? 0 : 2;
   }
   try {
+    refuse_empty_values(app);
     for (const Command& c : commands) {
       if (c.chosen()) {
         return c.run(out, err);
