@@ -1124,6 +1124,17 @@ TEST(CliRun, CalibTextWithAPsmModelIsAUsageError) {
   EXPECT_TRUE(contains_all(r.err, {"--calib-text", psm, "already quantised"})) << r.err;
 }
 
+// A calibration text that cannot be read is named as the option's fault, not the model's
+// ("cannot quantise this model" used to blame the model).
+TEST(CliRun, MissingCalibTextNamesTheOption) {
+  PASSIM_REQUIRE_DATA();
+  const auto r = run_cli({"run", "-b", "cpu", "-m", model(), "-z", tokenizer(), "--calib-text",
+                          "/nonexistent/calib.txt", "-n", "4"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_TRUE(contains_all(r.err, {"--calib-text", "/nonexistent/calib.txt"})) << r.err;
+  EXPECT_EQ(r.err.find("cannot quantise"), std::string::npos) << r.err;
+}
+
 // ---- out of memory --------------------------------------------------------------------------
 
 namespace {

@@ -157,10 +157,20 @@ void quantise_in_memory(LoadedModel& m, const std::string& calib_text, BatchNorm
   out_of_memory_as_error(fmt::format("quantising the model {}", m.name), [&] {
     QuantOptions qo;
     qo.batchnorm = batchnorm;
+    // The calibration text is read first: a text that cannot be read is not the model's fault.
+    Calibration calib;
     try {
-      m.quant_model = quantize(*m.float_model,
-                               calibration_for(*m.float_model, *m.tokenizer, calib_text, notice),
-                               qo);
+      calib = calibration_for(*m.float_model, *m.tokenizer, calib_text, notice);
+    } catch (const std::bad_alloc&) {
+      throw;
+    } catch (const std::exception& e) {
+      if (calib_text.empty()) {
+        throw;
+      }
+      throw std::runtime_error(fmt::format("--calib-text: {}", e.what()));
+    }
+    try {
+      m.quant_model = quantize(*m.float_model, calib, qo);
     } catch (const std::bad_alloc&) {
       throw;  // not the model's fault
     } catch (const std::exception& e) {
