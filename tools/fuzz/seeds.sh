@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Builds the seed folder of one fuzz target (tests/fuzz/README.md) at run time, from the shared
+# data and the repository's own models. Nothing it writes is committed.
+#
+#   bash tools/fuzz/seeds.sh <target> <out dir>    # target: llama2c
+#
+#   PASSIM_DATA              the shared data folder (default: ../shared/data next to the repository)
+#   PASSIM_FUZZ_SEED_BYTES   longer data files are cut to their first bytes (default 65536)
+set -euo pipefail
+
+target=$1
+out=$2
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+data=${PASSIM_DATA:-$repo/../shared/data}
+[[ $data == /* ]] || data=$repo/$data
+cut_bytes=${PASSIM_FUZZ_SEED_BYTES:-65536}
+mkdir -p "$out"
+
+# cut_seed <file> [prefix bytes (printf escapes)]: the file's first $cut_bytes bytes as a seed.
+cut_seed() {
+  local file=$1 prefix=${2:-}
+  if [[ ! -f $file ]]; then
+    echo "seeds: $file not found, left out (set PASSIM_DATA)" >&2
+    return 0
+  fi
+  local name
+  name=$(basename "$(dirname "$file")")-$(basename "$file")  # models-tok512.bin
+  { printf "$prefix"; head -c "$cut_bytes" "$file"; } >"$out/$name"
+}
+
+case $target in
+  llama2c)
+    cut_seed "$data/models/stories260K.bin"
+    cut_seed "$data/models/stories260K_q80_gs4.bin"
+    ;;
+  *)
+    echo "seeds: unknown target '$target' (llama2c)" >&2
+    exit 2
+    ;;
+esac
+echo "seeds: $target: $(ls "$out" | wc -l) files in $out"
