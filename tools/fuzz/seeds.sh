@@ -3,7 +3,7 @@
 # Builds the seed folder of one fuzz target (tests/fuzz/README.md) at run time, from the shared
 # data and the repository's own models. Nothing it writes is committed.
 #
-#   bash tools/fuzz/seeds.sh <target> <out dir>    # target: llama2c
+#   bash tools/fuzz/seeds.sh <target> <out dir>    # target: llama2c tokenizer
 #
 #   PASSIM_DATA              the shared data folder (default: ../shared/data next to the repository)
 #   PASSIM_FUZZ_SEED_BYTES   longer data files are cut to their first bytes (default 65536)
@@ -29,13 +29,24 @@ cut_seed() {
   { printf "$prefix"; head -c "$cut_bytes" "$file"; } >"$out/$name"
 }
 
+# le32 <n>: the printf escapes of n as a little-endian int32.
+le32() {
+  local n=$1
+  printf '\\x%02x\\x%02x\\x%02x\\x%02x' $((n & 255)) $((n >> 8 & 255)) $((n >> 16 & 255)) \
+    $((n >> 24 & 255))
+}
+
 case $target in
   llama2c)
     cut_seed "$data/models/stories260K.bin"
     cut_seed "$data/models/stories260K_q80_gs4.bin"
     ;;
+  tokenizer)  # the target reads vocab_size (int32) first, then the file
+    cut_seed "$data/models/tok512.bin" "$(le32 512)"
+    cut_seed "$data/models/llama2c-tok32k/tokenizer.bin" "$(le32 32000)"
+    ;;
   *)
-    echo "seeds: unknown target '$target' (llama2c)" >&2
+    echo "seeds: unknown target '$target' (llama2c tokenizer)" >&2
     exit 2
     ;;
 esac
