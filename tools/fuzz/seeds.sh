@@ -3,7 +3,7 @@
 # Builds the seed folder of one fuzz target (tests/fuzz/README.md) at run time, from the shared
 # data and the repository's own models. Nothing it writes is committed.
 #
-#   bash tools/fuzz/seeds.sh <target> <out dir>    # target: llama2c tokenizer
+#   bash tools/fuzz/seeds.sh <target> <out dir>    # target: llama2c tokenizer gguf
 #
 #   PASSIM_DATA              the shared data folder (default: ../shared/data next to the repository)
 #   PASSIM_FUZZ_SEED_BYTES   longer data files are cut to their first bytes (default 65536)
@@ -45,8 +45,13 @@ case $target in
     cut_seed "$data/models/tok512.bin" "$(le32 512)"
     cut_seed "$data/models/llama2c-tok32k/tokenizer.bin" "$(le32 32000)"
     ;;
+  gguf)
+    cut_seed "$data/models/stories260K.gguf"
+    cut_seed "$repo/models/ln-gpt/ln-gpt.gguf"
+    cut_seed "$repo/models/bn-gpt/bn-gpt.gguf"
+    ;;
   *)
-    echo "seeds: unknown target '$target' (llama2c tokenizer)" >&2
+    echo "seeds: unknown target '$target' (llama2c tokenizer gguf)" >&2
     exit 2
     ;;
 esac
