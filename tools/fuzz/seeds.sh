@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Builds the seed folder of one fuzz target (tests/fuzz/README.md) at run time, from the shared
-# data and the repository's own models. Nothing it writes is committed.
+# data, the repository's own models and, when given, a built `passim`. Nothing it writes is
+# committed.
 #
-#   bash tools/fuzz/seeds.sh <target> <out dir>    # target: llama2c tokenizer gguf
+#   bash tools/fuzz/seeds.sh <target> <out dir>    # target: llama2c tokenizer gguf psm
 #
 #   PASSIM_DATA              the shared data folder (default: ../shared/data next to the repository)
+#   PASSIM_FUZZ_PASSIM       a built `passim`: .psm seeds made by `passim quantize`
 #   PASSIM_FUZZ_SEED_BYTES   longer data files are cut to their first bytes (default 65536)
 set -euo pipefail
 
@@ -15,6 +17,7 @@ repo=$(cd "$(dirname "$0")/../.." && pwd)
 data=${PASSIM_DATA:-$repo/../shared/data}
 [[ $data == /* ]] || data=$repo/$data
 cut_bytes=${PASSIM_FUZZ_SEED_BYTES:-65536}
+passim=${PASSIM_FUZZ_PASSIM:-}
 mkdir -p "$out"
 
 # cut_seed <file> [prefix bytes (printf escapes)]: the file's first $cut_bytes bytes as a seed.
@@ -36,6 +39,19 @@ le32() {
     $((n >> 24 & 255))
 }
 
+# quantize <name> <passim quantize options...>: a .psm seed from the passim tool (whole).
+quantize() {
+  local name=$1
+  shift
+  [[ -x $passim ]] || return 0
+  if ! "$passim" quantize "$@" --out "$out/$name.psm" >"$out/$name.log" 2>&1; then
+    echo "seeds: passim quantize $* failed:" >&2
+    cat "$out/$name.log" >&2
+    return 1
+  fi
+  rm -f "$out/$name.log"
+}
+
 case $target in
   llama2c)
     cut_seed "$data/models/stories260K.bin"
@@ -50,8 +66,15 @@ case $target in
     cut_seed "$repo/models/ln-gpt/ln-gpt.gguf"
     cut_seed "$repo/models/bn-gpt/bn-gpt.gguf"
     ;;
+  psm)
+    if [[ -f $data/models/stories260K.bin ]]; then
+      quantize stories260K --model "$data/models/stories260K.bin" \
+        --tokenizer "$data/models/tok512.bin"
+    fi
+    quantize ln-gpt --model "$repo/models/ln-gpt/ln-gpt.gguf"
+    ;;
   *)
-    echo "seeds: unknown target '$target' (llama2c tokenizer gguf)" >&2
+    echo "seeds: unknown target '$target' (llama2c tokenizer gguf psm)" >&2
     exit 2
     ;;
 esac
