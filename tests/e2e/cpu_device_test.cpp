@@ -380,6 +380,25 @@ TEST(CpuDeviceFuzzInputs, DmaOfZeroLengthRowsIsRefusedAtOnce) {
             "program instruction 0: DMA with rows 65535 and row_len 0 (both must be >= 1)");
 }
 
+// A parameter entry of random DRAM bytes as eps: the sum of squares plus eps had no
+// rsqrt_requant step (an assert; in Release a shift by 64 or more).
+TEST(CpuDeviceFuzzInputs, NormEpsBeyondTheReciprocalSquareRoot) {
+  const std::vector<std::uint8_t> rmsnorm = {
+      0x10, 0x00, 0x35, 0x03, 0xC0, 0x2D, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00,
+      0x00, 0x31, 0x00, 0x73, 0x00, 0x00, 0x00, 0x08, 0x00, 0x04, 0x00, 0x00, 0x00, 0x01, 0x00,
+      0x01, 0x00};
+  EXPECT_EQ(fuzz_target_error(rmsnorm),
+            "program instruction 1: RMSNORM: rmsnorm_i8: sum of squares + eps: expected below "
+            "2^56 (gain_frac_bits 7), found 4844641236429400124");
+  const std::vector<std::uint8_t> layernorm = {
+      0x10, 0x00, 0x35, 0x03, 0x80, 0x20, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x01, 0x00, 0x08,
+      0x00, 0x39, 0x00, 0x63, 0x00, 0x00, 0x00, 0x10, 0x00, 0x08, 0x00, 0x00, 0x00, 0x10, 0x00,
+      0x01, 0x00};
+  EXPECT_EQ(fuzz_target_error(layernorm),
+            "program instruction 1: LAYERNORM: layernorm_i8: sum of squared deviations + eps: "
+            "expected below 2^58 (gain_frac_bits 6), found 9129753949794369849");
+}
+
 TEST(CpuDeviceGpt, PassesOfEveryOpcode) {
   const hw::HwConfig& c = hw::kTiny;
   EXPECT_EQ(instr_passes(vec(hw::Opcode::kLayernorm, 0, 0, 0, 0, 9, 5), c), 15u);

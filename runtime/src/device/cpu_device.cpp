@@ -103,18 +103,24 @@ RunStats CpuDevice::run(std::uint64_t prog_addr, std::uint32_t len) {
 
 void CpuDevice::execute(const hw::Instr& in, std::uint32_t index) {
   const auto op = static_cast<hw::Opcode>(get_field(in, f::kOpcode));
-  switch (hw::unit_of(op)) {
-    case hw::Unit::kDma:
-      return dma(in, op == hw::Opcode::kDmaLoad, index);
-    case hw::Unit::kMatmul:
-      return matmul(in, index);
-    case hw::Unit::kVector:
-      return vector_unit(in, op, index);
-    default:
-      if (op == hw::Opcode::kNop || op == hw::Opcode::kBarrier) {
-        return;  // the units run in program order here: a BARRIER has nothing to wait for
-      }
-      fail(index, fmt::format("unknown opcode {:#x}", get_field(in, f::kOpcode)));
+  try {
+    switch (hw::unit_of(op)) {
+      case hw::Unit::kDma:
+        return dma(in, op == hw::Opcode::kDmaLoad, index);
+      case hw::Unit::kMatmul:
+        return matmul(in, index);
+      case hw::Unit::kVector:
+        return vector_unit(in, op, index);
+      default:
+        if (op == hw::Opcode::kNop || op == hw::Opcode::kBarrier) {
+          return;  // the units run in program order here: a BARRIER has nothing to wait for
+        }
+        fail(index, fmt::format("unknown opcode {:#x}", get_field(in, f::kOpcode)));
+    }
+  } catch (const std::invalid_argument& e) {
+    // A kernel's precondition that the operands broke (e.g. a norm's eps too large for its
+    // reciprocal square root): an invalid instruction, named like the checks above.
+    fail(index, fmt::format("{}: {}", hw::opcode_name(op), e.what()));
   }
 }
 
