@@ -25,10 +25,12 @@ log=$work/logs/$name.log
 rm -rf "$corpus"
 mkdir -p "$corpus" "$artifacts" "$(dirname "$log")"
 
+extra=()
+[[ $name == program ]] && extra=(-max_len=4096)  # tiny's program memory: 256 instructions
 # libFuzzer exits with 77 on a crash by default, which CTest would take for a skip.
 "$fuzzer" -max_total_time="$seconds" -timeout=1 -rss_limit_mb=2048 -error_exitcode=1 \
-  -timeout_exitcode=1 -print_final_stats=1 -artifact_prefix="$artifacts/" "$corpus" "$seeds" \
-  >"$log" 2>&1
+  -timeout_exitcode=1 -print_final_stats=1 -artifact_prefix="$artifacts/" "${extra[@]}" \
+  "$corpus" "$seeds" >"$log" 2>&1
 status=$?
 grep -E '^(INFO: seed corpus|stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb))' \
   "$log"

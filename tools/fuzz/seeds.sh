@@ -4,7 +4,7 @@
 # data, the repository's own models and, when given, a built `passim`. Nothing it writes is
 # committed.
 #
-#   bash tools/fuzz/seeds.sh <target> <out dir>    # target: llama2c tokenizer gguf psm
+#   bash tools/fuzz/seeds.sh <target> <out dir>    # target: llama2c tokenizer gguf psm program
 #
 #   PASSIM_DATA              the shared data folder (default: ../shared/data next to the repository)
 #   PASSIM_FUZZ_PASSIM       a built `passim`: .psm seeds made by `passim quantize`
@@ -73,8 +73,9 @@ case $target in
     fi
     quantize ln-gpt --model "$repo/models/ln-gpt/ln-gpt.gguf"
     ;;
+  program) ;;  # no data file holds programs
   *)
-    echo "seeds: unknown target '$target' (llama2c tokenizer gguf psm)" >&2
+    echo "seeds: unknown target '$target' (llama2c tokenizer gguf psm program)" >&2
     exit 2
     ;;
 esac
