@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Builds the seed folder of one fuzz target (tests/fuzz/README.md) at run time, from the shared
-# data, the repository's own models and, when given, a built `passim`. Nothing it writes is
+# data, the repository's own models and, when given, two built programs. Nothing it writes is
 # committed.
 #
 #   bash tools/fuzz/seeds.sh <target> <out dir>    # target: llama2c tokenizer gguf psm program
 #
 #   PASSIM_DATA              the shared data folder (default: ../shared/data next to the repository)
 #   PASSIM_FUZZ_PASSIM       a built `passim`: .psm seeds made by `passim quantize`
+#   PASSIM_FUZZ_SEED_WRITER  a built `passim_fuzz_seeds`: small whole files, compiled programs
 #   PASSIM_FUZZ_SEED_BYTES   longer data files are cut to their first bytes (default 65536)
 set -euo pipefail
 
@@ -18,6 +19,7 @@ data=${PASSIM_DATA:-$repo/../shared/data}
 [[ $data == /* ]] || data=$repo/$data
 cut_bytes=${PASSIM_FUZZ_SEED_BYTES:-65536}
 passim=${PASSIM_FUZZ_PASSIM:-}
+writer=${PASSIM_FUZZ_SEED_WRITER:-}
 mkdir -p "$out"
 
 # cut_seed <file> [prefix bytes (printf escapes)]: the file's first $cut_bytes bytes as a seed.
@@ -73,10 +75,13 @@ case $target in
     fi
     quantize ln-gpt --model "$repo/models/ln-gpt/ln-gpt.gguf"
     ;;
-  program) ;;  # no data file holds programs
+  program) ;;  # no data file holds programs: the seed writer compiles them
   *)
     echo "seeds: unknown target '$target' (llama2c tokenizer gguf psm program)" >&2
     exit 2
     ;;
 esac
+if [[ -x $writer ]]; then
+  "$writer" "$target" "$out"
+fi
 echo "seeds: $target: $(ls "$out" | wc -l) files in $out"
