@@ -25,6 +25,8 @@ PKGS=(
   yosys nextpnr-ice40 fpga-icestorm
   # plots
   python3 python3-matplotlib
+  # fuzzing (tests/fuzz): clang with libFuzzer, ASan and UBSan
+  clang-14 libfuzzer-14-dev
 )
 if [[ "${PASSIM_SETUP_EXTRA:-0}" == "1" ]]; then
   PKGS+=(iverilog)

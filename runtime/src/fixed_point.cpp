@@ -62,7 +62,7 @@ std::uint64_t isqrt_u64(std::uint64_t x) noexcept {
 }
 
 Requant rsqrt_requant(std::uint64_t x, int extra_shift) noexcept {
-  assert(x >= 1 && x < (std::uint64_t{1} << 62));
+  assert(x >= 1 && x < (std::uint64_t{1} << rsqrt_limit_bits(extra_shift)));
   const int bits = static_cast<int>(std::bit_width(x));
   const int k = (62 - bits) / 2;                     // x << 2k lands in [2^60, 2^62)
   const std::uint64_t s = isqrt_u64(x << (2 * k));   // [2^30, 2^31)

@@ -317,6 +317,88 @@ TEST(CpuDeviceGpt, BadOperandsNameTheInstruction) {
   EXPECT_NO_THROW(run(dev, {load}));
 }
 
+// A DMA must stay inside the DRAM, checked before any row moves; it used to throw
+// std::out_of_range out of run(), naming no instruction, after moving the rows that fit.
+TEST(CpuDeviceGpt, DmaOutsideTheDramNamesTheInstruction) {
+  CpuDevice dev(hw::kTiny, kDram);
+  expect_error(dev, {dma(true, hw::Mem::kInput, 0, kDram - 2, 0, 1, 4)}, 0,
+               "DMA from DRAM byte 0xffffe (rows 1, 4 bytes each, 4 bytes apart) ends at byte "
+               "0x100002, past the 1048576-byte DRAM");
+  put(dev, kIn, std::vector<std::int8_t>(8, 7));
+  const std::uint32_t last_row_out = std::uint32_t(kDram) - 4 * 300;  // rows 4 bytes apart
+  expect_error(dev,
+               {dma(true, hw::Mem::kVector, 0, kIn, 0, 1, 8),
+                dma(false, hw::Mem::kVector, 0, last_row_out, 0, 301, 4)},
+               1, "past the 1048576-byte DRAM");
+  EXPECT_EQ(get<std::int8_t>(dev, last_row_out, 4), std::vector<std::int8_t>(4, 0))
+      << "no row of a refused DMA_STORE is written";
+}
+
+// ---- inputs found by tests/fuzz/program_fuzz.cpp, run as the target runs them ---------------
+
+/// The error of `program` on the fuzz target's device: `tiny`, a 256 KiB DRAM of fixed LCG
+/// bytes, the program in the last prog_depth instructions; "" when it runs cleanly.
+std::string fuzz_target_error(const std::vector<std::uint8_t>& program) {
+  constexpr std::uint64_t kFuzzDram = std::uint64_t{1} << 18;
+  std::vector<std::uint8_t> image(kFuzzDram);
+  std::uint32_t state = 12345;
+  for (std::uint8_t& b : image) {
+    state = state * 1664525u + 1013904223u;
+    b = static_cast<std::uint8_t>(state >> 24);
+  }
+  CpuDevice dev(hw::kTiny, kFuzzDram);
+  dev.write_dram(0, image);
+  const std::uint64_t at = kFuzzDram - hw::kTiny.prog_depth * 16;
+  dev.write_dram(at, program);
+  try {
+    (void)dev.run(at, std::uint32_t(program.size() / 16));
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// DMA_LOAD of 6 rows of 0 elements from DRAM byte 0x80001 (past the DRAM): std::out_of_range
+// escaped run(). Rows and row_len of 0 are bad operands, as in rtl/top/psm_instr_check.sv.
+TEST(CpuDeviceFuzzInputs, DmaOfEmptyRowsPastTheDram) {
+  const std::vector<std::uint8_t> program = {0x10, 0x00, 0x01, 0x00, 0x01, 0x00, 0x08, 0x00,
+                                             0x02, 0x00, 0x06, 0x00, 0x00, 0x00, 0x00, 0x00};
+  EXPECT_EQ(fuzz_target_error(program),
+            "program instruction 0: DMA with rows 6 and row_len 0 (both must be >= 1)");
+}
+
+// 255 DMA_LOADs of 65535 rows of 0 elements, then END: 16.7 M empty row moves took over 1 s.
+TEST(CpuDeviceFuzzInputs, DmaOfZeroLengthRowsIsRefusedAtOnce) {
+  const std::vector<std::uint8_t> load = {0x10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 0, 0, 0, 0};
+  std::vector<std::uint8_t> program;
+  for (int i = 0; i < 255; ++i) {
+    program.insert(program.end(), load.begin(), load.end());
+  }
+  const std::vector<std::uint8_t> end = {0x01, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  program.insert(program.end(), end.begin(), end.end());
+  EXPECT_EQ(fuzz_target_error(program),
+            "program instruction 0: DMA with rows 65535 and row_len 0 (both must be >= 1)");
+}
+
+// A parameter entry of random DRAM bytes as eps: the sum of squares plus eps had no
+// rsqrt_requant step (an assert; in Release a shift by 64 or more).
+TEST(CpuDeviceFuzzInputs, NormEpsBeyondTheReciprocalSquareRoot) {
+  const std::vector<std::uint8_t> rmsnorm = {
+      0x10, 0x00, 0x35, 0x03, 0xC0, 0x2D, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00,
+      0x00, 0x31, 0x00, 0x73, 0x00, 0x00, 0x00, 0x08, 0x00, 0x04, 0x00, 0x00, 0x00, 0x01, 0x00,
+      0x01, 0x00};
+  EXPECT_EQ(fuzz_target_error(rmsnorm),
+            "program instruction 1: RMSNORM: rmsnorm_i8: sum of squares + eps: expected below "
+            "2^56 (gain_frac_bits 7), found 4844641236429400124");
+  const std::vector<std::uint8_t> layernorm = {
+      0x10, 0x00, 0x35, 0x03, 0x80, 0x20, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x01, 0x00, 0x08,
+      0x00, 0x39, 0x00, 0x63, 0x00, 0x00, 0x00, 0x10, 0x00, 0x08, 0x00, 0x00, 0x00, 0x10, 0x00,
+      0x01, 0x00};
+  EXPECT_EQ(fuzz_target_error(layernorm),
+            "program instruction 1: LAYERNORM: layernorm_i8: sum of squared deviations + eps: "
+            "expected below 2^58 (gain_frac_bits 6), found 9129753949794369849");
+}
+
 TEST(CpuDeviceGpt, PassesOfEveryOpcode) {
   const hw::HwConfig& c = hw::kTiny;
   EXPECT_EQ(instr_passes(vec(hw::Opcode::kLayernorm, 0, 0, 0, 0, 9, 5), c), 15u);

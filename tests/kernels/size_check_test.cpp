@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include "passim/fixed_point.hpp"
 #include "passim/kernels/attn.hpp"
 #include "passim/kernels/batchnorm.hpp"
 #include "passim/kernels/eltwise.hpp"
@@ -91,6 +92,28 @@ TEST(KernelSizeChecks, NormsRejectEmptyRowsAndMismatchedParams) {
   expect_rejected([&] { k::batchnorm_i8(x2, bp, out); }, "batchnorm_i8: gain");
   bp.rq.bias = 3;
   expect_rejected([&] { k::batchnorm_i8(x3, bp, out); }, "batchnorm_i8: rq.bias");
+}
+
+// A sum of squares plus eps at or above 2^min(62, 70 - 2 * gain_frac_bits) has no
+// rsqrt_requant step (its shift would pass 63): an eps that large used to trip an assert, or in
+// Release shift by 64 or more. Found by tests/fuzz (passim_fuzz_program).
+TEST(KernelSizeChecks, NormsRejectAnEpsBeyondTheReciprocalSquareRoot) {
+  std::vector<std::int16_t> x = {0, 0, 0}, gain = {1, 1, 1}, bias = {0, 0, 0};
+  std::vector<std::int8_t> out(3);
+  EXPECT_EQ(passim::rsqrt_limit_bits(0), 62);
+  EXPECT_EQ(passim::rsqrt_limit_bits(13), 44);
+  const std::uint64_t limit13 = std::uint64_t{1} << 44;
+  k::RmsNormParams rp{gain, 13, limit13 - 1};
+  EXPECT_NO_THROW(k::rmsnorm_i8(x, rp, out));
+  rp.eps = limit13;
+  expect_rejected([&] { k::rmsnorm_i8(x, rp, out); },
+                  "rmsnorm_i8: sum of squares + eps: expected below 2^44 (gain_frac_bits 13), "
+                  "found 17592186044416");
+  k::LayerNormParams lp{gain, bias, 0, (std::uint64_t{1} << 62) - 1};
+  EXPECT_NO_THROW(k::layernorm_i8(x, lp, out));
+  lp.eps = std::uint64_t{1} << 62;
+  expect_rejected([&] { k::layernorm_i8(x, lp, out); },
+                  "layernorm_i8: sum of squared deviations + eps: expected below 2^62");
 }
 
 TEST(KernelSizeChecks, ElementwiseAndActivationsRejectShortOperands) {

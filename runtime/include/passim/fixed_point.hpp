@@ -78,7 +78,14 @@ inline constexpr int kRequantBiasBits = 26;
 /// when x has k >= extra_shift - 4 (the quantiser guarantees it: dim <= 4096, eps < 2^40).
 /// `extra_shift` lets the caller fold a power-of-two scale into the same step.
 /// Relative error <= 2^-28 from the two floors. RTL twin: rtl/common/psm_rsqrt.sv.
+/// Callers check x < 2^rsqrt_limit_bits(extra_shift) first.
 [[nodiscard]] Requant rsqrt_requant(std::uint64_t x, int extra_shift) noexcept;
+
+/// Bits of the largest `x` that rsqrt_requant(x, extra_shift) takes: x < 2^62 and shift <= 63,
+/// so x < 2^min(62, 70 - 2 * extra_shift) (44 bits for the norms' gain_frac_bits of 13).
+[[nodiscard]] constexpr int rsqrt_limit_bits(int extra_shift) noexcept {
+  return 70 - 2 * extra_shift < 62 ? 70 - 2 * extra_shift : 62;
+}
 
 // ---------------------------------------------------------------------------------------------
 // Integer exponential (I-BERT Alg. 2, "i-exp"), with a FIXED input format.

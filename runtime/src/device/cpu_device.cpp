@@ -103,18 +103,24 @@ RunStats CpuDevice::run(std::uint64_t prog_addr, std::uint32_t len) {
 
 void CpuDevice::execute(const hw::Instr& in, std::uint32_t index) {
   const auto op = static_cast<hw::Opcode>(get_field(in, f::kOpcode));
-  switch (hw::unit_of(op)) {
-    case hw::Unit::kDma:
-      return dma(in, op == hw::Opcode::kDmaLoad, index);
-    case hw::Unit::kMatmul:
-      return matmul(in, index);
-    case hw::Unit::kVector:
-      return vector_unit(in, op, index);
-    default:
-      if (op == hw::Opcode::kNop || op == hw::Opcode::kBarrier) {
-        return;  // the units run in program order here: a BARRIER has nothing to wait for
-      }
-      fail(index, fmt::format("unknown opcode {:#x}", get_field(in, f::kOpcode)));
+  try {
+    switch (hw::unit_of(op)) {
+      case hw::Unit::kDma:
+        return dma(in, op == hw::Opcode::kDmaLoad, index);
+      case hw::Unit::kMatmul:
+        return matmul(in, index);
+      case hw::Unit::kVector:
+        return vector_unit(in, op, index);
+      default:
+        if (op == hw::Opcode::kNop || op == hw::Opcode::kBarrier) {
+          return;  // the units run in program order here: a BARRIER has nothing to wait for
+        }
+        fail(index, fmt::format("unknown opcode {:#x}", get_field(in, f::kOpcode)));
+    }
+  } catch (const std::invalid_argument& e) {
+    // A kernel's precondition that the operands broke (e.g. a norm's eps too large for its
+    // reciprocal square root): an invalid instruction, named like the checks above.
+    fail(index, fmt::format("{}: {}", hw::opcode_name(op), e.what()));
   }
 }
 
@@ -146,6 +152,9 @@ void CpuDevice::dma(const hw::Instr& in, bool load, std::uint32_t index) {
   const std::size_t rows = get_field(in, f::dma_load::kRows);
   const std::size_t row_len = get_field(in, f::dma_load::kRowLen);
   const std::uint64_t stride = get_field(in, f::dma_load::kDramStride);
+  if (rows == 0 || row_len == 0) {  // psm_instr_check.sv: a bad operand
+    fail(index, fmt::format("DMA with rows {} and row_len {} (both must be >= 1)", rows, row_len));
+  }
   // DMA_STORE `requant`: each element becomes requantize(lane, param[0], 8 << elem_size), the
   // entry's mult and shift only (docs/isa.md).
   const bool requant = !load && get_field(in, f::dma_store::kRequant) != 0;
@@ -155,6 +164,7 @@ void CpuDevice::dma(const hw::Instr& in, bool load, std::uint32_t index) {
                             int(mem), get_field(in, f::dma_load::kElemSize)));
   }
   const Requant store_rq = requant ? param_rq(0, index) : Requant{};
+  check_dram_rows(dram, rows, row_len * esize, stride, index);
   const auto [per_word, depth] = geometry(mem, index);
   const std::size_t words = ceil_div(row_len, per_word);
   if (spad + rows * words > depth) {
@@ -184,6 +194,17 @@ void CpuDevice::dma(const hw::Instr& in, bool load, std::uint32_t index) {
       std::memcpy(bytes.data() + i * esize, &v, esize);  // truncates (little-endian)
     }
     write_dram(dram + r * stride, bytes);
+  }
+}
+
+void CpuDevice::check_dram_rows(std::uint64_t addr, std::size_t rows, std::size_t row_bytes,
+                                std::uint64_t stride, std::uint32_t index) const {
+  // rows >= 1, and every operand is at most 32 bits wide: the last row's end fits 64 bits.
+  const std::uint64_t end = addr + (rows - 1) * stride + row_bytes;
+  if (end > dram_.size()) {
+    fail(index, fmt::format("DMA from DRAM byte {:#x} (rows {}, {} bytes each, {} bytes apart) "
+                            "ends at byte {:#x}, past the {}-byte DRAM",
+                            addr, rows, row_bytes, stride, end, dram_.size()));
   }
 }
 

@@ -49,6 +49,14 @@ void layernorm_i8(std::span<const std::int16_t> x, const LayerNormParams& p,
   if (ssd == 0) {
     ssd = 1;  // constant row with eps = 0: every d is 0, so the output is the bias
   }
+  const int limit = rsqrt_limit_bits(p.gain_frac_bits);  // a large eps can break it
+  if (ssd >= (std::uint64_t{1} << limit)) {
+    throw_precondition("layernorm_i8",
+                       "sum of squared deviations + eps: expected below 2^" +
+                           std::to_string(limit) + " (gain_frac_bits " +
+                           std::to_string(p.gain_frac_bits) + "), found " +
+                           std::to_string(ssd));
+  }
   const Requant r = rsqrt_requant(ssd, p.gain_frac_bits);
   // Pass 3: normalise. |d * gain| <= 65535 * 32768 < 2^31 fits int32; d^2 <=
   // ssd bounds the rounded value by 32768 (1 + 2^-28), and the integer bias

@@ -23,6 +23,13 @@ void rmsnorm_i8(std::span<const std::int16_t> x, const RmsNormParams& p,
   if (ss == 0) {
     ss = 1;  // an all-zero row with eps = 0: output is 0 whatever the scale
   }
+  const int limit = rsqrt_limit_bits(p.gain_frac_bits);  // a large eps can break it
+  if (ss >= (std::uint64_t{1} << limit)) {
+    throw_precondition("rmsnorm_i8",
+                       "sum of squares + eps: expected below 2^" + std::to_string(limit) +
+                           " (gain_frac_bits " + std::to_string(p.gain_frac_bits) +
+                           "), found " + std::to_string(ss));
+  }
   const Requant r = rsqrt_requant(ss, p.gain_frac_bits);
   // Pass 2: normalise. x * gain < 2^30 fits int32; one rounding inside requantize().
   for (std::size_t i = 0; i < x.size(); ++i) {

@@ -42,6 +42,10 @@ class CpuDevice final : public Device {
   void execute(const hw::Instr& in, std::uint32_t index);
   // rtl/top/psm_dma.sv: DMA_LOAD, DMA_STORE.
   void dma(const hw::Instr& in, bool load, std::uint32_t index);
+  /// Fails unless `rows` (>= 1) rows of `row_bytes`, `stride` bytes apart from DRAM byte
+  /// `addr`, all lie inside the DRAM (checked before the first row moves).
+  void check_dram_rows(std::uint64_t addr, std::size_t rows, std::size_t row_bytes,
+                       std::uint64_t stride, std::uint32_t index) const;
   /// Elements per word and words of a DMA-reachable memory.
   struct Geometry {
     std::size_t per_word, depth;

@@ -30,7 +30,8 @@ struct LayerNormParams {
 /// The input scale cancels: out = g * (x - mean) / sqrt(var + eps) / s_out + beta / s_out,
 /// with the mean rounded to an integer LSB (docs/numerics.md gives the effect).
 /// RTL twin: rtl/layernorm/psm_layernorm.sv (LAYERNORM, `mode_i` = 0).
-/// Precondition: ssd < 2^(70 - 2 * gain_frac_bits) (see rsqrt_requant).
+/// Precondition: ssd < 2^rsqrt_limit_bits(gain_frac_bits), i.e. below
+/// 2^min(62, 70 - 2 * gain_frac_bits) (see rsqrt_requant); else std::invalid_argument.
 ///   x: (n) int16, n >= 1   out: (n) int8
 void layernorm_i8(std::span<const std::int16_t> x, const LayerNormParams& p,
                   std::span<std::int8_t> out);

@@ -23,7 +23,8 @@ struct RmsNormParams {
 /// Between passes: r = rsqrt_requant(ss, gain_frac_bits) (integer Newton square root).
 /// Pass 2: out[i] = requantize(x[i] * gain[i], r, 8).
 /// The input scale cancels: out = g * x / rms(x) / s_out.  RTL twin: rtl/rmsnorm/psm_rmsnorm.sv.
-/// Precondition: sum(x^2) + eps < 2^(70 - 2 * gain_frac_bits) (see rsqrt_requant).
+/// Precondition: sum(x^2) + eps < 2^rsqrt_limit_bits(gain_frac_bits), i.e. below
+/// 2^min(62, 70 - 2 * gain_frac_bits) (see rsqrt_requant); else std::invalid_argument.
 ///   x: (n) int16   out: (n) int8
 void rmsnorm_i8(std::span<const std::int16_t> x, const RmsNormParams& p,
                 std::span<std::int8_t> out);
