@@ -3,8 +3,6 @@
 // RTL twin: rtl/layernorm/psm_layernorm.sv.
 #include "passim/kernels/layernorm.hpp"
 
-#include <string>
-
 #include "passim/kernels/require.hpp"
 
 namespace passim::kernels {
@@ -31,8 +29,6 @@ void layernorm_i8(std::span<const std::int16_t> x, const LayerNormParams& p,
   require_equal("layernorm_i8", "gain", x.size(), p.gain.size());
   require_equal("layernorm_i8", "bias", x.size(), p.bias.size());
   require_at_least("layernorm_i8", "out", x.size(), out.size());
-  require(p.gain_frac_bits >= 0 && p.gain_frac_bits <= 13, "layernorm_i8",
-          "gain_frac_bits: expected 0..13, found " + std::to_string(p.gain_frac_bits));
   // Pass 1: mean. |sum| < 2^15 * n, exact in int64.
   std::int64_t sum = 0;
   for (const std::int16_t v : x) {
@@ -49,15 +45,8 @@ void layernorm_i8(std::span<const std::int16_t> x, const LayerNormParams& p,
   if (ssd == 0) {
     ssd = 1;  // constant row with eps = 0: every d is 0, so the output is the bias
   }
-  const int limit = rsqrt_limit_bits(p.gain_frac_bits);  // a large eps can break it
-  if (ssd >= (std::uint64_t{1} << limit)) {
-    throw_precondition("layernorm_i8",
-                       "sum of squared deviations + eps: expected below 2^" +
-                           std::to_string(limit) + " (gain_frac_bits " +
-                           std::to_string(p.gain_frac_bits) + "), found " +
-                           std::to_string(ssd));
-  }
-  const Requant r = rsqrt_requant(ssd, p.gain_frac_bits);
+  const Requant r =
+      checked_rsqrt("layernorm_i8", "sum of squared deviations + eps", ssd, p.gain_frac_bits);
   // Pass 3: normalise. |d * gain| <= 65535 * 32768 < 2^31 fits int32; d^2 <=
   // ssd bounds the rounded value by 32768 (1 + 2^-28), and the integer bias
   // adds no second rounding.

@@ -9,7 +9,10 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string_view>
+
+#include "passim/fixed_point.hpp"
 
 namespace passim::kernels {
 
@@ -44,5 +47,12 @@ inline void require(bool ok, std::string_view kernel, std::string_view what) {
     throw_precondition(kernel, what);
   }
 }
+
+/// The norms' reciprocal square root: `gain_frac_bits` in 0..13, and rsqrt_requant(x,
+/// gain_frac_bits) when x (the sum `what`, e.g. "sum of squares + eps") is below
+/// 2^rsqrt_limit_bits(gain_frac_bits); otherwise throws "<kernel>: <what>: expected below 2^L
+/// (gain_frac_bits F), found x" (a large eps breaks it). RTL twin: rtl/common/psm_rsqrt.sv.
+[[nodiscard]] Requant checked_rsqrt(std::string_view kernel, std::string_view what,
+                                    std::uint64_t x, int gain_frac_bits);
 
 }  // namespace passim::kernels
