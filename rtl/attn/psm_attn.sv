@@ -123,6 +123,7 @@ module psm_attn #(
   logic signed [31:0]      dot;         // SCORE: sum of the products of one word, wraps
   logic signed [31:0]      score_acc_q; // SCORE: q . k_t so far, wraps like the golden uint32
   logic [Lanes*32-1:0]     lane_out;    // requantiser outputs, sign-extended
+  logic [Lanes-1:0]        lane_sat;    // ... clamped (to 32 bits for a score, else 8)
   logic                    acc_clear;   // zero the accumulators (start of a dot product)
 
   logic signed [15:0] p_t;  // p[t] for the arriving v_t word
@@ -165,7 +166,8 @@ module psm_attn #(
     // Inputs are sampled in StRound; the result arrives in StScore / StValueWrite.
     psm_requant u_requant (.clk_i, .en_i(busy_o), .x_i(rq_x), .bias_i(26'sd0),
                            .mult_i(rq_mult_q), .shift_i(rq_shift_q),
-                           .out_bits_i(is_score ? 6'd32 : 6'd8), .y_o(rq_y));
+                           .out_bits_i(is_score ? 6'd32 : 6'd8), .y_o(rq_y),
+                           .sat_o(lane_sat[l]));
     assign lane_out[l*32 +: 32] = rq_y;
 
     // The upper bits of each lane are the sign extension of a 16-bit value.
@@ -185,6 +187,7 @@ module psm_attn #(
 
   // The output word of ATTN_SCORE: lane t % Lanes takes s[t] in StScore.
   logic [Lanes*32-1:0] scores_q;
+  logic [Lanes-1:0]    scores_sat_q;  // lane t % Lanes: s[t] was clamped
 
   always_ff @(posedge clk_i) begin  // datapath: no reset
     if (busy_o) begin
@@ -197,7 +200,10 @@ module psm_attn #(
         rq_shift_q <= prm_rdata_i[psm_pkg::PARAM_RQ_SHIFT_LSB +: 6];
       end
       if (state_q == StValueV) v_lane_q <= pos_lane_q;
-      if (state_q == StScore)  scores_q[pos_lane_q*32 +: 32] <= lane_out[31:0];
+      if (state_q == StScore) begin
+        scores_q[pos_lane_q*32 +: 32] <= lane_out[31:0];
+        scores_sat_q[pos_lane_q]      <= lane_sat[0];
+      end
     end
   end
 
@@ -309,6 +315,7 @@ module psm_attn #(
   assign prm_req_o   = (state_q == StParam);
   assign prm_addr_o  = prm_base_q;
   assign mem_wdata_o = (state_q == StScoreWrite) ? scores_q : lane_out;
+  assign mem_wsat_o  = (state_q == StScoreWrite) ? scores_sat_q : lane_sat;
 
   always_ff @(posedge clk_i) begin  // control: reset
     if (rst_i) begin

@@ -79,6 +79,7 @@ module psm_batchnorm #(
   //////////////////////////////////////////////////////////////////////////////////////////////
 
   logic [Lanes*32-1:0] lane_out;
+  logic [Lanes-1:0]    lane_sat;  // the write's result was clamped to int8
 
   for (genvar l = 0; l < Lanes; l++) begin : g_lane
     logic               use_lane;  // this lane of mem_rdata_i is a row element
@@ -90,6 +91,7 @@ module psm_batchnorm #(
     logic signed [31:0] scaled;    // requantize(d * gain, rq, 32)
     logic signed [32:0] biased;    // scaled + bias: |scaled| <= 2^15 (1 + 2^-28) (numerics)
     logic signed [7:0]  y;
+    logic               unused_scaled_sat;  // the int32 step: not a result
 
     assign use_lane = active && rd_mask[l];
     assign rd       = mem_rdata_i[l*32 +: 16];
@@ -108,15 +110,17 @@ module psm_batchnorm #(
 
     psm_requant u_requant (.clk_i, .en_i(state_q == StReadB), .x_i(dg), .bias_i(26'sd0),
                            .mult_i(rq_mult_q), .shift_i(rq_shift_q), .out_bits_i(6'd32),
-                           .y_o(scaled));
+                           .y_o(scaled), .sat_o(unused_scaled_sat));
 
     // The bias is an integer, so adding it after the one rounding adds no second rounding.
     // Only the write uses the result (0 in the other states).
     always_comb begin
-      biased = '0;
-      y      = '0;
+      biased      = '0;
+      y           = '0;
+      lane_sat[l] = 1'b0;
       if (state_q == StWrite) begin
-        biased = 33'(scaled) + 33'(bias_q);
+        biased      = 33'(scaled) + 33'(bias_q);
+        lane_sat[l] = (biased > 33'sd127) || (biased < -33'sd128);
         if (biased > 33'sd127)       y = 8'sd127;
         else if (biased < -33'sd128) y = -8'sd128;
         else                         y = biased[7:0];
@@ -172,6 +176,7 @@ module psm_batchnorm #(
   assign mem_we_o    = write;
   assign mem_wdata_o = lane_out;
   assign mem_wmask_o = write ? word_mask : '0;
+  assign mem_wsat_o  = lane_sat;
 
   always_ff @(posedge clk_i) begin  // control: reset
     done_o <= !rst_i && write && last_word;

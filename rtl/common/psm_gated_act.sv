@@ -41,6 +41,7 @@ module psm_gated_act #(
   output logic [5:0]           rq_shift_o,
   output logic [5:0]           rq_bits_o,
   input  logic [Lanes*32-1:0]  lane_out_i,     // the requantisers' y: the results in StWrite
+  input  logic [Lanes-1:0]     lane_sat_i,     // the requantisers' sat: clamped, in StWrite
   `PSM_VEC_MEM_REQ_PORTS                       // (the read data goes to the lanes)
 );
   typedef enum logic [2:0] {
@@ -126,6 +127,7 @@ module psm_gated_act #(
   assign mem_addr_o  = (write ? dst_q : src_q) + row_off + word;
   assign mem_wdata_o = lane_out_i;
   assign mem_wmask_o = write ? word_mask : '0;
+  assign mem_wsat_o  = lane_sat_i;
 
   always_ff @(posedge clk_i) begin  // control: reset
     done_o <= !rst_i && write && last_word && last_row;

@@ -19,7 +19,8 @@ module psm_gated_lane #(
   input  logic        [30:0]      rq_mult_i,
   input  logic        [5:0]       rq_shift_i,
   input  logic        [5:0]       rq_bits_i,
-  output logic signed [31:0]      y_o          // t, then out (sign-extended)
+  output logic signed [31:0]      y_o,         // t, then out (sign-extended)
+  output logic                    sat_o        // with out: it was clamped to rq_bits_i
 );
   logic signed [XBits-1:0] x_q;   // kept for x * g
   logic signed [31:0]      rq_x;  // x, or x * g (exact)
@@ -32,7 +33,7 @@ module psm_gated_lane #(
 
   psm_requant u_requant (.clk_i, .en_i(load_i || scale_i), .x_i(rq_x), .bias_i(26'sd0),
                          .mult_i(rq_mult_i), .shift_i(rq_shift_i), .out_bits_i(rq_bits_i),
-                         .y_o);
+                         .y_o, .sat_o);
 
   always_ff @(posedge clk_i) begin  // datapath: no reset
     if (load_i) x_q <= x_i;

@@ -3,7 +3,9 @@
 // Golden model: passim::requantize() in runtime/include/passim/fixed_point.hpp.
 //
 // Latency: 2 cycles (two register stages), fully pipelined (a new x every cycle): inputs
-// presented with en_i high in cycle t appear on y_o in cycle t + 2. Datapath only: no reset.
+// presented with en_i high in cycle t appear on y_o (and sat_o) in cycle t + 2. sat_o feeds
+// the `saturated` counter where y_o is a unit's result; elsewhere it is left open.
+// Datapath only: no reset.
 // The user delays its own valid bit by 2 cycles alongside. While en_i is low nothing is
 // sampled, and y_o holds once the last sample has left the pipeline (clock-enable: an idle
 // unit's requantisers do not toggle).
@@ -31,7 +33,8 @@ module psm_requant (
   input  logic        [30:0] mult_i,      // unsigned 31-bit multiplier, M ~= mult / 2^shift
   input  logic        [5:0]  shift_i,     // 0..63
   input  logic        [5:0]  out_bits_i,  // 2..32 (any other value saturates to 32)
-  output logic signed [31:0] y_o          // saturated, sign-extended to 32 bits
+  output logic signed [31:0] y_o,         // saturated, sign-extended to 32 bits
+  output logic               sat_o        // y_o was clamped to the range of out_bits
 );
   //////////////////////////////////////////////////////////////////////////////////////////////
   // Stage 1: exact product                                                                   //
@@ -61,9 +64,10 @@ module psm_requant (
 
   // round_shift() and saturate() of fixed_point.hpp, exact on 64 bits (see Widths above). A
   // 65-bit sum would be multi-word arithmetic in every simulated cycle of a busy requantiser.
-  function automatic logic signed [31:0] round_sat(input logic signed [63:0] prod,
-                                                   input logic        [5:0]  shift,
-                                                   input logic        [5:0]  bits);
+  // Returns {clamped, y}.
+  function automatic logic [32:0] round_sat(input logic signed [63:0] prod,
+                                            input logic        [5:0]  shift,
+                                            input logic        [5:0]  bits);
     logic signed [63:0] shifted, hi, lo;
     logic        [5:0]  b;
     // Arithmetic shifts: floor division. |prod >>> (shift - 1)| < 2^62 + 2^56, so the
@@ -73,16 +77,18 @@ module psm_requant (
     b       = (bits >= 6'd2 && bits <= 6'd32) ? bits : 6'd32;
     hi      = (64'sd1 <<< (b - 6'd1)) - 64'sd1;
     lo      = -hi - 64'sd1;
-    if (shifted > hi)      round_sat = hi[31:0];
-    else if (shifted < lo) round_sat = lo[31:0];
-    else                   round_sat = shifted[31:0];
+    if (shifted > hi)      round_sat = {1'b1, hi[31:0]};
+    else if (shifted < lo) round_sat = {1'b1, lo[31:0]};
+    else                   round_sat = {1'b0, shifted[31:0]};
   endfunction
 
   logic signed [31:0] y_q;
+  logic               sat_q;
 
   always_ff @(posedge clk_i) begin  // datapath: no reset
-    if (en_q) y_q <= round_sat(prod_q, shift_q, out_bits_q);
+    if (en_q) {sat_q, y_q} <= round_sat(prod_q, shift_q, out_bits_q);
   end
 
-  assign y_o = y_q;
+  assign y_o   = y_q;
+  assign sat_o = sat_q;
 endmodule : psm_requant

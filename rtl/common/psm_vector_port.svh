@@ -27,7 +27,10 @@
 //                           mult [30:0], shift [37:32])
 //   `PSM_VEC_MEM_REQ_PORTS  the vector scratchpad port's requests (docs/accelerator.md):
 //                           mem_req_o, mem_we_o, mem_addr_o, mem_wdata_o (Lanes x 32 bits,
-//                           results sign-extended), mem_wmask_o (one bit per lane)
+//                           results sign-extended), mem_wmask_o (one bit per lane),
+//                           mem_wsat_o (one bit per lane: the lane's result was clamped by
+//                           the unit's final requantise or saturate step; read with the
+//                           write, under mem_wmask_o, for the `saturated` counter)
 //   `PSM_VEC_MEM_PORTS      the whole vector scratchpad port: the requests and mem_rdata_i,
 //                           the data of the read requested in the previous cycle
 `ifndef PSM_VECTOR_PORT_SVH
@@ -69,7 +72,8 @@
   output logic                 mem_we_o, \
   output logic [AddrWidth-1:0] mem_addr_o, \
   output logic [Lanes*32-1:0]  mem_wdata_o, \
-  output logic [Lanes-1:0]     mem_wmask_o
+  output logic [Lanes-1:0]     mem_wmask_o, \
+  output logic [Lanes-1:0]     mem_wsat_o
 
 `define PSM_VEC_MEM_PORTS \
   `PSM_VEC_MEM_REQ_PORTS, \

@@ -43,6 +43,8 @@ module psm_dma #(
   output logic                          pass_o,          // a row starts (its first request)
   output logic                          err_o,           // one cycle: a response had an error
   output logic                          stall_o,         // waiting for the memory port only
+  output logic [15:0]                   saturated_o,     // requant store: lanes clamped, this
+                                                         // cycle (the `saturated` counter)
   // Memory port (DRAM), byte addresses of 8-byte beats
   output logic                          mem_req_valid_o,
   input  logic                          mem_req_ready_i,
@@ -391,6 +393,7 @@ module psm_dma #(
   logic [8:0]  rqb1_q, rqb2_q;   // its bytes (as rd_bytes_q)
   logic [5:0]  st_out_bits;      // 8 << elem_size
   logic [Lanes*32-1:0] st_rq_y;  // the requantised lanes, sign-extended
+  logic [Lanes-1:0]    st_rq_sat;  // ... clamped to st_out_bits
 
   assign prm_phase   = (state_q == StPrmRead) || (state_q == StPrmWait);
   assign st_out_bits = 6'd8 << esize_q;
@@ -425,8 +428,19 @@ module psm_dma #(
       .mult_i    (st_rq_mult_q),
       .shift_i   (st_rq_shift_q),
       .out_bits_i(st_out_bits),
-      .y_o       (st_rq_y[e*32 +: 32])
+      .y_o       (st_rq_y[e*32 +: 32]),
+      .sat_o     (st_rq_sat[e])
     );
+  end
+
+  // Clamped elements of the word leaving the requantisers: its first rqb2_q >> esize lanes.
+  always_comb begin
+    saturated_o = '0;
+    if (rqv2_q) begin
+      for (int e = 0; e < Lanes; e++) begin
+        if (32'(e) < (32'(rqb2_q) >> esize_q)) saturated_o += 16'(st_rq_sat[e]);
+      end
+    end
   end
 
   // The low 2^esize bytes of each requantised element (saturated, so they are its value).

@@ -115,6 +115,7 @@ module psm_eltwise #(
 
   logic [5:0]          out_bits;  // saturation width of the op
   logic [Lanes*32-1:0] lane_out;  // requantised results, sign-extended
+  logic [Lanes-1:0]    lane_sat;  // ... clamped to out_bits
 
   assign out_bits = is_mul ? 6'd8 : 6'd16;
 
@@ -152,7 +153,8 @@ module psm_eltwise #(
 
     // Inputs are sampled in StCalc; the result is on rq_y in StWrite, two cycles later.
     psm_requant u_requant (.clk_i, .en_i(busy_o), .x_i(rq_x), .bias_i(26'sd0), .mult_i(rq_mult),
-                           .shift_i(rq_shift), .out_bits_i(out_bits), .y_o(rq_y));
+                           .shift_i(rq_shift), .out_bits_i(out_bits), .y_o(rq_y),
+                           .sat_o(lane_sat[l]));
     assign lane_out[l*32 +: 32] = rq_y;
 
     always_ff @(posedge clk_i) begin  // datapath: no reset
@@ -229,6 +231,7 @@ module psm_eltwise #(
   assign mem_we_o    = write;
   assign mem_wdata_o = lane_out;
   assign mem_wmask_o = write ? word_mask : '0;
+  assign mem_wsat_o  = lane_sat;
 
   always_ff @(posedge clk_i) begin  // control: reset
     if (rst_i) begin

@@ -37,6 +37,7 @@ module psm_gelu #(
   logic [30:0]         rq_mult;
   logic [5:0]          rq_shift, rq_bits;
   logic [Lanes*32-1:0] lane_out;                 // requantised results, sign-extended
+  logic [Lanes-1:0]    lane_sat;                 // ... clamped to 8 bits
 
   psm_gated_act #(
     .Lanes(Lanes), .AddrWidth(AddrWidth), .LenWidth(LenWidth), .OutBits(8)
@@ -45,7 +46,8 @@ module psm_gelu #(
     .to_q10_shift_i, .out_mult_i(out_rq_mult_i), .out_shift_i(out_rq_shift_i), .busy_o, .done_o,
     .load_o(load), .gate_start_o(gate_start), .gate_valid_i(1'b1), .scale_o(scale),
     .rq_mult_o(rq_mult), .rq_shift_o(rq_shift), .rq_bits_o(rq_bits), .lane_out_i(lane_out),
-    .mem_req_o, .mem_we_o, .mem_addr_o, .mem_wdata_o, .mem_wmask_o
+    .lane_sat_i(lane_sat), .mem_req_o, .mem_we_o, .mem_addr_o, .mem_wdata_o, .mem_wmask_o,
+    .mem_wsat_o
   );
 
   assign pass_o = 2'd0;
@@ -58,7 +60,8 @@ module psm_gelu #(
 
     psm_gated_lane #(.XBits(8)) u_lane (
       .clk_i, .load_i(load), .scale_i(scale), .x_i(mem_rdata_i[l*32 +: 8]), .g_i(phi_q),
-      .rq_mult_i(rq_mult), .rq_shift_i(rq_shift), .rq_bits_i(rq_bits), .y_o(t)
+      .rq_mult_i(rq_mult), .rq_shift_i(rq_shift), .rq_bits_i(rq_bits), .y_o(t),
+      .sat_o(lane_sat[l])
     );
     assign lane_out[l*32 +: 32] = t;
 

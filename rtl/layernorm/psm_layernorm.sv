@@ -265,6 +265,7 @@ module psm_layernorm #(
     .mem_addr_o (bn_addr),
     .mem_wdata_o(bn_wdata),
     .mem_wmask_o(bn_wmask),
+    .mem_wsat_o,  // only psm_batchnorm writes
     .mem_rdata_i
   );
 

@@ -79,6 +79,8 @@ module psm_matmul #(
   // Output buffer read port: data valid the cycle after the address
   input  logic [OutAddrWidth-1:0]       out_addr_i,
   output logic [ArrayCols*32-1:0]       out_rdata_o,   // int32 lanes, sign-extended
+  // The `saturated` counter: results clamped to out_bits, written to the buffer this cycle
+  output logic [15:0]                   saturated_o,
   // Performance counters, cleared by start_i, held after done_o
   output logic [31:0]                   perf_busy_cycles_o,  // cycles with busy_o high
   output logic [31:0]                   perf_mac_cycles_o    // cycles an activation row enters
@@ -377,6 +379,7 @@ module psm_matmul #(
   end
 
   logic [ColBits-1:0]      rq_out;
+  logic [ArrayCols-1:0]    rq_sat;  // per column: clamped to out_bits (never a padding column)
   logic [OutAddrWidth-1:0] out_addr_q, out_addr_q2;
   logic [ColBits-1:0]      out_mem [OutDepth];
   logic [ColBits-1:0]      out_rdata_q;
@@ -420,7 +423,8 @@ module psm_matmul #(
       .mult_i    (mult),
       .shift_i   (shift),
       .out_bits_i(out_bits),
-      .y_o       (rq_out[j*32+:32])
+      .y_o       (rq_out[j*32+:32]),
+      .sat_o     (rq_sat[j])
     );
   end
 
@@ -437,6 +441,13 @@ module psm_matmul #(
   end
 
   assign out_rdata_o = out_rdata_q;
+
+  always_comb begin
+    saturated_o = '0;
+    if (rq_valid_q2) begin
+      for (int j = 0; j < ArrayCols; j++) saturated_o += 16'(rq_sat[j]);
+    end
+  end
 
   //////////////////////////////////////////////////////////////////////////////////////////////
   // Performance counters                                                                     //

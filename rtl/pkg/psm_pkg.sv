@@ -733,7 +733,7 @@ package psm_pkg;
   //////////////////////////
   // CNT_SEL.index
   localparam int CNT_INDEX_WIDTH = 8;
-  localparam int NUM_COUNTERS = 23;
+  localparam int NUM_COUNTERS = 24;
   localparam logic [CNT_INDEX_WIDTH-1:0] CNT_TOTAL_CYCLES = 8'd0;
   localparam logic [CNT_INDEX_WIDTH-1:0] CNT_BUSY_MATMUL = 8'd1;
   localparam logic [CNT_INDEX_WIDTH-1:0] CNT_BUSY_VECTOR = 8'd2;
@@ -757,5 +757,6 @@ package psm_pkg;
   localparam logic [CNT_INDEX_WIDTH-1:0] CNT_INSTRET = 8'd20;
   localparam logic [CNT_INDEX_WIDTH-1:0] CNT_DMA_HIDDEN = 8'd21;
   localparam logic [CNT_INDEX_WIDTH-1:0] CNT_DMA_EXPOSED = 8'd22;
+  localparam logic [CNT_INDEX_WIDTH-1:0] CNT_SATURATED = 8'd23;
 
 endpackage : psm_pkg

@@ -44,10 +44,10 @@ module psm_rmsnorm #(
   // in fixed_point.hpp: exact product, ONE rounding (half up: add 2^(shift-1), arithmetic
   // shift), then saturation to int8; bit-exact with rmsnorm_i8() (tests/sim/rmsnorm_rtl_test.cpp).
   // It is combinational, not the 2-cycle pipeline rtl/common/psm_requant.sv, so pass 1 writes
-  // in the cycle the gain arrives (3 cycles per word).
-  function automatic logic signed [7:0] requantize_i8(input logic signed [31:0] x,
-                                                      input logic [30:0] mult,
-                                                      input logic [5:0] shift);
+  // in the cycle the gain arrives (3 cycles per word). Returns {clamped, y}.
+  function automatic logic [8:0] requantize_i8(input logic signed [31:0] x,
+                                               input logic [30:0] mult,
+                                               input logic [5:0] shift);
     logic signed [63:0] x_wide;
     logic signed [63:0] mult_wide;
     logic signed [63:0] prod;     // |x * mult| < 2^62: exact
@@ -58,9 +58,9 @@ module psm_rmsnorm #(
     prod      = x_wide * mult_wide;
     bias      = (shift == 6'd0) ? 64'sd0 : (64'sd1 <<< (shift - 6'd1));
     shifted   = (prod + bias) >>> shift;
-    if (shifted > 64'sd127)       requantize_i8 = 8'sd127;
-    else if (shifted < -64'sd128) requantize_i8 = -8'sd128;
-    else                          requantize_i8 = shifted[7:0];
+    if (shifted > 64'sd127)       requantize_i8 = {1'b1, 8'sd127};
+    else if (shifted < -64'sd128) requantize_i8 = {1'b1, -8'sd128};
+    else                          requantize_i8 = {1'b0, shifted[7:0]};
   endfunction
 
   //////////////////////////////////////////////////////////////////////////////////////////////
@@ -105,6 +105,7 @@ module psm_rmsnorm #(
   logic [5:0]           rq_shift;
   logic [Lanes*64-1:0]  lane_sumsq;
   logic [Lanes*32-1:0]  lane_out;
+  logic [Lanes-1:0]     lane_sat;  // the write's result was clamped to int8
 
   for (genvar l = 0; l < Lanes; l++) begin : g_lane
     logic               use_lane;  // this lane of mem_rdata_i is a row element
@@ -114,6 +115,7 @@ module psm_rmsnorm #(
     logic signed [15:0] x_q;       // x, held while the gain is read (pass 1)
     logic signed [31:0] xg;        // x * gain, |xg| <= 2^30
     logic signed [7:0]  y;
+    logic               y_sat;     // y was clamped
     logic [63:0]        sumsq_q;   // this lane's sum of squares; exact (wraps mod 2^64 only
                                    // beyond 2^34 elements, like the golden uint64)
 
@@ -126,12 +128,12 @@ module psm_rmsnorm #(
     always_comb begin
       sq = '0;
       xg = '0;
-      y  = '0;
+      {y_sat, y} = '0;
       if (use_lane) begin
         if (state_q == StSumRead) sq = rd_wide * rd_wide;
         if (state_q == StNormWrite) begin
           xg = 32'(x_q) * rd_wide;
-          y  = requantize_i8(xg, rq_mult, rq_shift);
+          {y_sat, y} = requantize_i8(xg, rq_mult, rq_shift);
         end
       end
     end
@@ -151,6 +153,7 @@ module psm_rmsnorm #(
     end
     assign lane_sumsq[l*64 +: 64] = sumsq_q;
     assign lane_out[l*32 +: 32]   = out;
+    assign lane_sat[l]            = y_sat;
 
     // The upper half of a lane is the sign extension of the int16 value (asserted below).
     logic unused_hi;
@@ -227,6 +230,7 @@ module psm_rmsnorm #(
   assign mem_we_o    = norm_write;
   assign mem_wdata_o = lane_out;
   assign mem_wmask_o = norm_write ? rd_mask : '0;
+  assign mem_wsat_o  = lane_sat;
 
   always_ff @(posedge clk_i) begin  // control: reset
     done_o <= !rst_i && norm_write && last_word;

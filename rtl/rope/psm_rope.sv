@@ -56,12 +56,13 @@ module psm_rope #(
   // Twin of saturate(round_shift(r, 14), 12) in fixed_point.hpp: add 2^13, arithmetic shift
   // (ties toward +infinity), clamp to [-2048, 2047]. |r| <= 2^31, so 34 bits hold every step.
   // TODO: move to rtl/common next to psm_requant (its x_i is 32 bits, r needs 33).
-  function automatic logic signed [OutBits-1:0] round_sat(input logic signed [32:0] r);
+  // Returns {clamped, the element}.
+  function automatic logic [OutBits:0] round_sat(input logic signed [32:0] r);
     logic signed [33:0] shifted;
     shifted = (34'(r) + (34'sd1 <<< (FracBits - 1))) >>> FracBits;
-    if (shifted > 34'sd2047)       round_sat = 12'sd2047;
-    else if (shifted < -34'sd2048) round_sat = -12'sd2048;
-    else                           round_sat = shifted[OutBits-1:0];
+    if (shifted > 34'sd2047)       round_sat = {1'b1, 12'sd2047};
+    else if (shifted < -34'sd2048) round_sat = {1'b1, -12'sd2048};
+    else                           round_sat = {1'b0, shifted[OutBits-1:0]};
   endfunction
 
   //////////////////////////////////////////////////////////////////////////////////////////////
@@ -109,6 +110,7 @@ module psm_rope #(
   logic [2*Lanes*16-1:0] v_q;     // elements 2kL .. 2kL + 2L - 1 of the row (words 2k, 2k+1)
   logic [Lanes*16-1:0]   cos_w_q; // cos[kL .. kL + L - 1], Q1.14
   logic [2*Lanes*32-1:0] rot_q;   // rotated elements, sign-extended to 32 bits
+  logic [2*Lanes-1:0]    rot_sat_q;  // ... clamped to 12 bits, one bit per element
 
   for (genvar l = 0; l < Lanes; l++) begin : g_lane
     assign rd16[l*16 +: 16] = mem_rdata_i[l*32 +: 16];
@@ -125,13 +127,16 @@ module psm_rope #(
   // came out as -2^31. |r0| <= 2^31 - 2^15 fits 32 bits, so a 32-bit post-adder would be exact
   // for it. The select works only while Yosys does not prove en = 1 under the register's
   // enable; the iCE40 netlist test (Ice40 RopeRtl, tests/sim/ice40.cmake) checks that it does not.
-  function automatic logic [2*Lanes*32-1:0] rotate(input logic                 en,
+  // Returns the 2 Lanes elements sign-extended to 32 bits, and above them one clamped bit per
+  // element.
+  function automatic logic [2*Lanes*33-1:0] rotate(input logic                 en,
                                                    input logic [2*Lanes*16-1:0] v,
                                                    input logic [Lanes*16-1:0]   cos_w,
                                                    input logic [Lanes*16-1:0]   sin_w);
     logic signed [15:0] v0, v1, c, s;
     logic signed [31:0] v0s, v1c;  // exact: each product is at most 2^30 in magnitude
     logic signed [32:0] r0, r1;
+    logic [OutBits:0]   y0, y1;
     for (int p = 0; p < Lanes; p++) begin
       v0  = v[(2*p)*16 +: 16];
       v1  = v[(2*p+1)*16 +: 16];
@@ -141,8 +146,12 @@ module psm_rope #(
       v1c = en ? 32'(v1) * 32'(c) : 32'sd0;
       r0  = 33'(32'(v0) * 32'(c)) - 33'(32'(v1) * 32'(s));
       r1  = 33'(v0s) + 33'(v1c);
-      rotate[(2*p)*32 +: 32]   = 32'(round_sat(r0));
-      rotate[(2*p+1)*32 +: 32] = 32'(round_sat(r1));
+      y0  = round_sat(r0);
+      y1  = round_sat(r1);
+      rotate[(2*p)*32 +: 32]          = 32'($signed(y0[OutBits-1:0]));
+      rotate[(2*p+1)*32 +: 32]        = 32'($signed(y1[OutBits-1:0]));
+      rotate[2*Lanes*32 + 2*p]        = y0[OutBits];
+      rotate[2*Lanes*32 + 2*p + 1]    = y1[OutBits];
     end
   endfunction
 
@@ -156,7 +165,7 @@ module psm_rope #(
       StReadV0:  v_q[0 +: Lanes*16]        <= rd16;
       StReadV1:  v_q[Lanes*16 +: Lanes*16] <= rd16;
       StReadCos: cos_w_q                   <= rd16;
-      StReadSin: rot_q                     <= rotate(sin_arrives, v_q, cos_w_q, rd16);
+      StReadSin: {rot_sat_q, rot_q}        <= rotate(sin_arrives, v_q, cos_w_q, rd16);
       default: ;  // no read data this cycle
     endcase
   end
@@ -202,6 +211,8 @@ module psm_rope #(
   assign mem_we_o    = (state_q == StWriteV0) || (state_q == StWriteV1);
   assign mem_wdata_o = (state_q == StWriteV1) ? rot_q[Lanes*32 +: Lanes*32]
                                               : rot_q[0 +: Lanes*32];
+  assign mem_wsat_o  = (state_q == StWriteV1) ? rot_sat_q[Lanes +: Lanes]
+                                              : rot_sat_q[0 +: Lanes];
   always_comb begin
     unique case (state_q)
       StWriteV0: mem_wmask_o = step_mask[0 +: Lanes];

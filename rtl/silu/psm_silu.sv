@@ -43,6 +43,7 @@ module psm_silu #(
   logic [5:0]          rq_shift, rq_bits;
   logic [Lanes-1:0]    div_done;                 // the same cycle in every lane
   logic [Lanes*32-1:0] lane_out;                 // requantised results, sign-extended
+  logic [Lanes-1:0]    lane_sat;                 // ... clamped to 16 bits
 
   psm_gated_act #(
     .Lanes(Lanes), .AddrWidth(AddrWidth), .LenWidth(LenWidth), .OutBits(16)
@@ -54,7 +55,8 @@ module psm_silu #(
     .out_shift_i   (out_rq_i[psm_pkg::PARAM_RQ_SHIFT_LSB +: 6]),
     .busy_o, .done_o, .load_o(load), .gate_start_o(gate_start), .gate_valid_i(div_done[0]),
     .scale_o(scale), .rq_mult_o(rq_mult), .rq_shift_o(rq_shift), .rq_bits_o(rq_bits),
-    .lane_out_i(lane_out), .mem_req_o, .mem_we_o, .mem_addr_o, .mem_wdata_o, .mem_wmask_o
+    .lane_out_i(lane_out), .lane_sat_i(lane_sat), .mem_req_o, .mem_we_o, .mem_addr_o,
+    .mem_wdata_o, .mem_wmask_o, .mem_wsat_o
   );
 
   assign pass_o = 2'd0;
@@ -77,7 +79,8 @@ module psm_silu #(
 
     psm_gated_lane #(.XBits(16)) u_lane (
       .clk_i, .load_i(load), .scale_i(scale), .x_i(mem_rdata_i[l*32 +: 16]), .g_i(s),
-      .rq_mult_i(rq_mult), .rq_shift_i(rq_shift), .rq_bits_i(rq_bits), .y_o(t_l)
+      .rq_mult_i(rq_mult), .rq_shift_i(rq_shift), .rq_bits_i(rq_bits), .y_o(t_l),
+      .sat_o(lane_sat[l])
     );
     assign lane_out[l*32 +: 32] = t_l;
 

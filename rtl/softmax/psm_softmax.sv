@@ -281,6 +281,7 @@ module psm_softmax #(
   assign mem_addr_o  = (norm_write ? dst_q : src_q) + word;
   assign mem_wdata_o = lane_prob;
   assign mem_wmask_o = norm_write ? rd_mask : '0;
+  assign mem_wsat_o  = '0;  // p <= 1.0 by construction: nothing to clamp
 
   always_ff @(posedge clk_i) begin  // control: reset
     done_o <= !rst_i && norm_write && last_word;

@@ -68,7 +68,8 @@ module psm_accel #(
   output logic [95:0]                        trace_pc_o,       // instruction index
   output logic [95:0]                        trace_cycles_o,   // busy cycles
   output logic [95:0]                        trace_stall_o,    // stall cycles (DMA: memory)
-  output logic [71:0]                        trace_passes_o
+  output logic [71:0]                        trace_passes_o,
+  output logic [71:0]                        trace_saturated_o  // results clamped
 );
   localparam int unsigned InAddrWidth  = $clog2(InputDepth);
   localparam int unsigned WgtAddrWidth = $clog2(WeightDepth);
@@ -228,6 +229,7 @@ module psm_accel #(
   //////////////////////////////////////////////////////////////////////////////////////////////
 
   logic                 dma_busy, dma_done, dma_pass, dma_stall;
+  logic [15:0]          dma_saturated;
   logic                 dma_req_valid, dma_req_we;
   logic [31:0]          dma_req_addr;
   logic [63:0]          dma_req_wdata;
@@ -264,6 +266,7 @@ module psm_accel #(
     .pass_o         (dma_pass),
     .err_o          (dma_err),
     .stall_o        (dma_stall),
+    .saturated_o    (dma_saturated),
     .mem_req_valid_o(dma_req_valid),
     .mem_req_ready_i(mem_req_ready_q && !fetch_active),
     .mem_req_we_o   (dma_req_we),
@@ -294,7 +297,7 @@ module psm_accel #(
   //////////////////////////////////////////////////////////////////////////////////////////////
 
   logic                    mm_busy;
-  logic [23:0]             mm_passes;
+  logic [23:0]             mm_passes, mm_saturated;
   logic                    mm_in_req, mm_wt_req, mm_pm_req, mm_vs_req;
   logic                    mm_in_gnt, mm_wt_gnt, mm_pm_gnt, mm_vs_gnt;
   logic [InAddrWidth-1:0]  mm_in_addr;
@@ -351,11 +354,12 @@ module psm_accel #(
     .vs_wdata_o(mm_vs_wdata),
     .vs_wmask_o(mm_vs_wmask),
     .vs_gnt_i  (mm_vs_gnt),
-    .passes_o  (mm_passes)
+    .passes_o  (mm_passes),
+    .saturated_o(mm_saturated)
   );
 
   logic                    vec_busy;
-  logic [23:0]             vec_passes;
+  logic [23:0]             vec_passes, vec_saturated;
   logic                    vec_prm_req, vec_mem_req, vec_mem_we;
   logic [PrmAddrWidth-1:0] vec_prm_addr;
   logic [VecAddrWidth-1:0] vec_mem_addr;
@@ -369,6 +373,7 @@ module psm_accel #(
     .instr_i    (instr),
     .busy_o     (vec_busy),
     .passes_o   (vec_passes),
+    .saturated_o(vec_saturated),
     .prm_req_o  (vec_prm_req),
     .prm_addr_o (vec_prm_addr),
     .prm_rdata_i(pm_rdata),
@@ -498,6 +503,7 @@ module psm_accel #(
     .unit_busy_i    (unit_busy),
     .unit_class_i   (unit_class),
     .unit_passes_i  ({vec_passes, mm_passes, 24'(dma_pass)}),
+    .unit_saturated_i({vec_saturated, mm_saturated, 24'(dma_saturated)}),
     .mem_stall_i    (dma_stall || fetch_stall),
     .unit_stall_i   (unit_stall),
     .instret_i      (instret),
@@ -522,11 +528,13 @@ module psm_accel #(
     .unit_pc_i    (unit_pc_o),
     .unit_stall_i ({2'b00, dma_stall}),
     .unit_passes_i({vec_passes, mm_passes, 24'(dma_pass)}),
+    .unit_saturated_i({vec_saturated, mm_saturated, 24'(dma_saturated)}),
     .trace_valid_o,
     .trace_pc_o,
     .trace_cycles_o,
     .trace_stall_o,
-    .trace_passes_o
+    .trace_passes_o,
+    .trace_saturated_o
   );
 
   assign run_busy_o  = run_busy;

@@ -22,6 +22,7 @@ module psm_counters #(
   input  logic [Units-1:0]                    unit_busy_i,
   input  logic [Units*4-1:0]                  unit_class_i,
   input  logic [Units*PassWidth-1:0]          unit_passes_i,  // passes started this cycle
+  input  logic [Units*PassWidth-1:0]          unit_saturated_i,  // results clamped this cycle
   input  logic                                mem_stall_i,
   input  logic                                unit_stall_i,
   input  logic                                instret_i,
@@ -47,6 +48,7 @@ module psm_counters #(
   localparam int unsigned CntInstret   = 32'(psm_pkg::CNT_INSTRET);
   localparam int unsigned CntDmaHidden = 32'(psm_pkg::CNT_DMA_HIDDEN);
   localparam int unsigned CntDmaExposd = 32'(psm_pkg::CNT_DMA_EXPOSED);
+  localparam int unsigned CntSaturated = 32'(psm_pkg::CNT_SATURATED);
   localparam int unsigned ClassControl = 32'(psm_pkg::OpClassControl);
 
   //////////////////////////////////////////////////////////////////////////////////////////////
@@ -63,6 +65,7 @@ module psm_counters #(
       input logic [Units-1:0]            busy,
       input logic [Units*4-1:0]          cls,
       input logic [Units*PassWidth-1:0]  passes,
+      input logic [Units*PassWidth-1:0]  saturated,
       input logic                        mem_stall,
       input logic                        unit_stall,
       input logic                        instret);
@@ -86,11 +89,15 @@ module psm_counters #(
         if (i == FirstCycle + ClassControl && busy == '0) inc = CntWidth'(1);
       end
     end
-    // Passes and retired instructions are events: they count even in the cycle a run ends.
+    // Passes, clamped results and retired instructions are events: they count even in the
+    // cycle a run ends.
     if (i >= FirstPass && i < FirstPass + Classes) begin
       for (int u = 0; u < Units; u++) begin
         if (32'(cls[u*4 +: 4]) == i - FirstPass) inc += CntWidth'(passes[u*PassWidth +: PassWidth]);
       end
+    end
+    if (i == CntSaturated) begin
+      for (int u = 0; u < Units; u++) inc += CntWidth'(saturated[u*PassWidth +: PassWidth]);
     end
     if (i == CntInstret) inc = CntWidth'(instret);
     increment = inc;
@@ -106,7 +113,7 @@ module psm_counters #(
     always_ff @(posedge clk_i) begin  // counters: reset and CTRL.clear_counters; wrap at 2^48
       if (rst_i || clear_i) cnt_q <= '0;
       else cnt_q <= cnt_q + increment(i, active_i, unit_busy_i, unit_class_i, unit_passes_i,
-                                      mem_stall_i, unit_stall_i, instret_i);
+                                      unit_saturated_i, mem_stall_i, unit_stall_i, instret_i);
     end
 
     assign cnt_value[i] = cnt_q;

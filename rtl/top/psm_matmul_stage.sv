@@ -48,7 +48,8 @@ module psm_matmul_stage #(
   output logic [Cfg.lanes-1:0]            vs_wmask_o,
   input  logic                            vs_gnt_i,
   // Counters
-  output logic [23:0]                     passes_o      // passes started this cycle
+  output logic [23:0]                     passes_o,     // passes started this cycle
+  output logic [23:0]                     saturated_o   // results clamped this cycle
 );
   localparam int unsigned ArrayRows      = Cfg.array_rows;
   localparam int unsigned ArrayCols      = Cfg.array_cols;
@@ -127,6 +128,7 @@ module psm_matmul_stage #(
   logic [MmOutAddrWidth-1:0]   mm_out_addr;
   logic [ArrayCols*32-1:0]     mm_out_rdata;
   logic [31:0]                 mm_perf_busy, mm_perf_mac;
+  logic [15:0]                 mm_saturated;
 
   psm_matmul #(
     .ArrayRows(ArrayRows),
@@ -161,6 +163,7 @@ module psm_matmul_stage #(
     .rq_bias_i         ($signed(pm_rdata_i[63:38])),
     .out_addr_i        (mm_out_addr),
     .out_rdata_o       (mm_out_rdata),
+    .saturated_o       (mm_saturated),
     .perf_busy_cycles_o(mm_perf_busy),
     .perf_mac_cycles_o (mm_perf_mac)
   );
@@ -338,7 +341,8 @@ module psm_matmul_stage #(
     endcase
   end
 
-  assign busy_o = (state_q != StIdle);
+  assign busy_o      = (state_q != StIdle);
+  assign saturated_o = 24'(mm_saturated);
 
   // psm_matmul's own counters duplicate the controller's; bit 31 of a step is zero; the input
   // and weight reads are always granted (see the assertions).

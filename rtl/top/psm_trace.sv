@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Per-instruction trace: one record per unit instruction (its index, busy cycles, stall cycles
-// and passes), presented on trace_* for one cycle when the unit's busy falls.
+// Per-instruction trace: one record per unit instruction (its index, busy cycles, stall cycles,
+// passes and clamped results), presented on trace_* for one cycle when the unit's busy falls.
 // Golden model: none; CpuDevice has no timing (RunStats::records stays empty there).
 //
 // One accumulator per unit. It counts the unit's busy cycles, stall cycles and reported
@@ -32,12 +32,14 @@ module psm_trace #(
   input  logic [Units*32-1:0]        unit_pc_i,      // index of the instruction each unit runs
   input  logic [Units-1:0]           unit_stall_i,   // the unit waits (DMA: memory port)
   input  logic [Units*PassWidth-1:0] unit_passes_i,  // passes reported this cycle
+  input  logic [Units*PassWidth-1:0] unit_saturated_i,  // results clamped this cycle
   // One record per unit and instruction, valid for one cycle
   output logic [Units-1:0]           trace_valid_o,
   output logic [Units*32-1:0]        trace_pc_o,      // instruction index
   output logic [Units*32-1:0]        trace_cycles_o,  // busy cycles
   output logic [Units*32-1:0]        trace_stall_o,   // busy cycles with unit_stall_i
-  output logic [Units*PassWidth-1:0] trace_passes_o
+  output logic [Units*PassWidth-1:0] trace_passes_o,
+  output logic [Units*PassWidth-1:0] trace_saturated_o
 );
   logic [Units-1:0] close;  // a busy stretch ended: present the record
 
@@ -46,12 +48,13 @@ module psm_trace #(
   for (genvar u = 0; u < Units; u++) begin : g_unit
     logic                 busy_q;
     logic [31:0]          cycles_q, stall_q;
-    logic [PassWidth-1:0] passes_q;
+    logic [PassWidth-1:0] passes_q, sat_q;
     logic                 busy;
-    logic [PassWidth-1:0] passes;
+    logic [PassWidth-1:0] passes, sat;
 
     assign busy     = unit_busy_i[u];
     assign passes   = unit_passes_i[u*PassWidth +: PassWidth];
+    assign sat      = unit_saturated_i[u*PassWidth +: PassWidth];
     assign close[u] = busy_q && !busy;
 
     always_ff @(posedge clk_i) begin  // counters: reset; wrap at 2^32 and 2^PassWidth
@@ -60,18 +63,21 @@ module psm_trace #(
         cycles_q <= '0;
         stall_q  <= '0;
         passes_q <= '0;
+        sat_q    <= '0;
       end else begin
         busy_q <= busy;
         if (close[u]) begin
           cycles_q <= 32'd0;
           stall_q  <= 32'd0;
           passes_q <= passes;
+          sat_q    <= sat;
         end else begin
           if (busy) begin
             cycles_q <= cycles_q + 32'd1;
             if (unit_stall_i[u]) stall_q <= stall_q + 32'd1;
           end
           if (passes != '0) passes_q <= passes_q + passes;
+          if (sat != '0)    sat_q    <= sat_q + sat;
         end
       end
     end
@@ -79,6 +85,7 @@ module psm_trace #(
     assign trace_cycles_o[u*32 +: 32]               = cycles_q;
     assign trace_stall_o[u*32 +: 32]                = stall_q;
     assign trace_passes_o[u*PassWidth +: PassWidth] = passes_q;
+    assign trace_saturated_o[u*PassWidth +: PassWidth] = sat_q;
   end
 
   assign trace_valid_o = close;
@@ -88,6 +95,8 @@ module psm_trace #(
   for (genvar u = 0; u < Units; u++) begin : g_check
     NoPassAtClose_A: assert property (@(posedge clk_i) disable iff (rst_i)
         close[u] |-> unit_passes_i[u*PassWidth +: PassWidth] == '0);
+    NoSaturatedAtClose_A: assert property (@(posedge clk_i) disable iff (rst_i)
+        close[u] |-> unit_saturated_i[u*PassWidth +: PassWidth] == '0);
   end
 `endif
 endmodule : psm_trace

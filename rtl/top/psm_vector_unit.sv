@@ -28,6 +28,7 @@ module psm_vector_unit #(
   input  logic [psm_pkg::INSTR_WIDTH-1:0] instr_i,
   output logic                            busy_o,
   output logic [23:0]                     passes_o,     // passes started this cycle
+  output logic [23:0]                     saturated_o,  // results clamped, written this cycle
   // Parameter memory port (highest priority: never stalls), data the next cycle
   output logic                            prm_req_o,
   output logic [PrmAddrWidth-1:0]         prm_addr_o,
@@ -148,6 +149,7 @@ module psm_vector_unit #(
   logic [Lanes*32-1:0] wd_softmax, wd_rmsnorm, wd_lnorm, wd_silu, wd_gelu, wd_rope, wd_elt,
                        wd_attn;
   logic [NumUnits*Lanes-1:0]       u_wmask;
+  logic [NumUnits*Lanes-1:0]       u_wsat;   // per lane: the result was clamped
   logic                            elt_prm_req, attn_prm_req;
   logic [PrmAddrWidth-1:0]         elt_prm_addr, attn_prm_addr;
 
@@ -161,7 +163,8 @@ module psm_vector_unit #(
     .len_i(len_q), .online_i(online_q), .busy_o(u_busy[USoftmax]), .done_o(u_done[USoftmax]),
     .pass_o(u_pass[USoftmax*2 +: 2]), .mem_req_o(u_req[USoftmax]), .mem_we_o(u_we[USoftmax]),
     .mem_addr_o(u_addr[USoftmax*VecAddrWidth +: VecAddrWidth]), .mem_wdata_o(wd_softmax),
-    .mem_wmask_o(u_wmask[USoftmax*Lanes +: Lanes]), .mem_rdata_i
+    .mem_wmask_o(u_wmask[USoftmax*Lanes +: Lanes]),
+    .mem_wsat_o(u_wsat[USoftmax*Lanes +: Lanes]), .mem_rdata_i
   );
 
   psm_rmsnorm #(.Lanes(Lanes), .AddrWidth(VecAddrWidth), .LenWidth(16)) u_rmsnorm (
@@ -170,7 +173,8 @@ module psm_vector_unit #(
     .busy_o(u_busy[URmsnorm]), .done_o(u_done[URmsnorm]), .pass_o(u_pass[URmsnorm*2 +: 2]),
     .mem_req_o(u_req[URmsnorm]), .mem_we_o(u_we[URmsnorm]),
     .mem_addr_o(u_addr[URmsnorm*VecAddrWidth +: VecAddrWidth]), .mem_wdata_o(wd_rmsnorm),
-    .mem_wmask_o(u_wmask[URmsnorm*Lanes +: Lanes]), .mem_rdata_i
+    .mem_wmask_o(u_wmask[URmsnorm*Lanes +: Lanes]),
+    .mem_wsat_o(u_wsat[URmsnorm*Lanes +: Lanes]), .mem_rdata_i
   );
 
   // LAYERNORM (mode 0: eps in p0) and BATCHNORM (mode 1: the step's mult and shift in p0). The
@@ -182,7 +186,8 @@ module psm_vector_unit #(
     .busy_o(u_busy[ULnorm]), .done_o(u_done[ULnorm]), .pass_o(u_pass[ULnorm*2 +: 2]),
     .mem_req_o(u_req[ULnorm]), .mem_we_o(u_we[ULnorm]),
     .mem_addr_o(u_addr[ULnorm*VecAddrWidth +: VecAddrWidth]), .mem_wdata_o(wd_lnorm),
-    .mem_wmask_o(u_wmask[ULnorm*Lanes +: Lanes]), .mem_rdata_i
+    .mem_wmask_o(u_wmask[ULnorm*Lanes +: Lanes]),
+    .mem_wsat_o(u_wsat[ULnorm*Lanes +: Lanes]), .mem_rdata_i
   );
 
   psm_silu #(.Lanes(Lanes), .AddrWidth(VecAddrWidth), .LenWidth(16)) u_silu (
@@ -190,7 +195,8 @@ module psm_vector_unit #(
     .len_i(len_q), .rows_i(16'd1), .to_q10_i(p0_q), .out_rq_i(p1_q), .busy_o(u_busy[USilu]),
     .done_o(u_done[USilu]), .pass_o(u_pass[USilu*2 +: 2]), .mem_req_o(u_req[USilu]),
     .mem_we_o(u_we[USilu]), .mem_addr_o(u_addr[USilu*VecAddrWidth +: VecAddrWidth]),
-    .mem_wdata_o(wd_silu), .mem_wmask_o(u_wmask[USilu*Lanes +: Lanes]), .mem_rdata_i
+    .mem_wdata_o(wd_silu), .mem_wmask_o(u_wmask[USilu*Lanes +: Lanes]),
+    .mem_wsat_o(u_wsat[USilu*Lanes +: Lanes]), .mem_rdata_i
   );
 
   psm_gelu #(.Lanes(Lanes), .AddrWidth(VecAddrWidth), .LenWidth(16)) u_gelu (
@@ -199,7 +205,8 @@ module psm_vector_unit #(
     .out_rq_mult_i(p1_q[30:0]), .out_rq_shift_i(p1_q[37:32]), .busy_o(u_busy[UGelu]),
     .done_o(u_done[UGelu]), .pass_o(u_pass[UGelu*2 +: 2]), .mem_req_o(u_req[UGelu]),
     .mem_we_o(u_we[UGelu]), .mem_addr_o(u_addr[UGelu*VecAddrWidth +: VecAddrWidth]),
-    .mem_wdata_o(wd_gelu), .mem_wmask_o(u_wmask[UGelu*Lanes +: Lanes]), .mem_rdata_i
+    .mem_wdata_o(wd_gelu), .mem_wmask_o(u_wmask[UGelu*Lanes +: Lanes]),
+    .mem_wsat_o(u_wsat[UGelu*Lanes +: Lanes]), .mem_rdata_i
   );
 
   psm_rope #(.Lanes(Lanes), .AddrWidth(VecAddrWidth), .LenWidth(16)) u_rope (
@@ -207,7 +214,8 @@ module psm_vector_unit #(
     .dst_addr_i(row_dst), .len_i(len_q), .rows_i(16'd1), .busy_o(u_busy[URope]),
     .done_o(u_done[URope]), .pass_o(u_pass[URope*2 +: 2]), .mem_req_o(u_req[URope]),
     .mem_we_o(u_we[URope]), .mem_addr_o(u_addr[URope*VecAddrWidth +: VecAddrWidth]),
-    .mem_wdata_o(wd_rope), .mem_wmask_o(u_wmask[URope*Lanes +: Lanes]), .mem_rdata_i
+    .mem_wdata_o(wd_rope), .mem_wmask_o(u_wmask[URope*Lanes +: Lanes]),
+    .mem_wsat_o(u_wsat[URope*Lanes +: Lanes]), .mem_rdata_i
   );
 
   // MUL: one step per channel, the same for every row; EMBED: one step per row.
@@ -222,7 +230,8 @@ module psm_vector_unit #(
     .rows_i(16'd1), .busy_o(u_busy[UElt]), .done_o(u_done[UElt]), .pass_o(u_pass[UElt*2 +: 2]),
     .prm_req_o(elt_prm_req), .prm_addr_o(elt_prm_addr), .prm_rdata_i, .mem_req_o(u_req[UElt]),
     .mem_we_o(u_we[UElt]), .mem_addr_o(u_addr[UElt*VecAddrWidth +: VecAddrWidth]),
-    .mem_wdata_o(wd_elt), .mem_wmask_o(u_wmask[UElt*Lanes +: Lanes]), .mem_rdata_i
+    .mem_wdata_o(wd_elt), .mem_wmask_o(u_wmask[UElt*Lanes +: Lanes]),
+    .mem_wsat_o(u_wsat[UElt*Lanes +: Lanes]), .mem_rdata_i
   );
 
   psm_attn #(
@@ -233,7 +242,8 @@ module psm_vector_unit #(
     .busy_o(u_busy[UAttn]), .done_o(u_done[UAttn]), .pass_o(u_pass[UAttn*2 +: 2]),
     .prm_req_o(attn_prm_req), .prm_addr_o(attn_prm_addr), .prm_rdata_i, .mem_req_o(u_req[UAttn]),
     .mem_we_o(u_we[UAttn]), .mem_addr_o(u_addr[UAttn*VecAddrWidth +: VecAddrWidth]),
-    .mem_wdata_o(wd_attn), .mem_wmask_o(u_wmask[UAttn*Lanes +: Lanes]), .mem_rdata_i
+    .mem_wdata_o(wd_attn), .mem_wmask_o(u_wmask[UAttn*Lanes +: Lanes]),
+    .mem_wsat_o(u_wsat[UAttn*Lanes +: Lanes]), .mem_rdata_i
   );
 
   // Only the unit of the current instruction is busy: its port is the vector unit's port.
@@ -351,6 +361,16 @@ module psm_vector_unit #(
   always_ff @(posedge clk_i) begin  // datapath: no reset
     if (state_q == StPrm1) p0_q <= prm_rdata_i;
     if (state_q == StPrm2) p1_q <= prm_rdata_i;
+  end
+
+  // The `saturated` counter: clamped results among the lanes the running unit writes.
+  always_comb begin
+    saturated_o = '0;
+    if (state_q == StRowWait && u_req[unit_q] && u_we[unit_q]) begin
+      for (int l = 0; l < Lanes; l++) begin
+        saturated_o += 24'(u_wsat[32'(unit_q)*Lanes + l] && u_wmask[32'(unit_q)*Lanes + l]);
+      end
+    end
   end
 
   always_comb begin

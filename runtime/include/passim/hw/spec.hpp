@@ -803,8 +803,11 @@ enum class Counter : std::uint8_t {
   /// cycles the DMA engine is busy while the matmul and vector units are idle: DMA nothing hides
   /// (dma_hidden + dma_exposed = busy_dma)
   kDmaExposed = 22,
+  /// results clamped to their output range by the final requantise or saturate step (MATMUL
+  /// columns, vector results, DMA_STORE with requant)
+  kSaturated = 23,
 };
 /// number of counters
-inline constexpr std::size_t kNumCounters = 23;
+inline constexpr std::size_t kNumCounters = 24;
 
 }  // namespace passim::hw
