@@ -200,18 +200,22 @@ class VerilatedAccel final : public AccelModel {
     for (unsigned u = 0; u < 3; ++u) {
       if (((top_->trace_valid_o >> u) & 1u) != 0) {
         records_.push_back({top_->trace_pc_o[u], static_cast<std::uint8_t>(u),
-                            top_->trace_cycles_o[u], top_->trace_stall_o[u], passes_of(u)});
+                            top_->trace_cycles_o[u], top_->trace_stall_o[u],
+                            unit_field(top_->trace_passes_o, u),
+                            unit_field(top_->trace_saturated_o, u)});
       }
     }
   }
 
-  /// trace_passes_o holds 24 bits per unit, packed across 32-bit words.
-  [[nodiscard]] std::uint32_t passes_of(unsigned u) const noexcept {
+  /// Unit u's field of trace_passes_o or trace_saturated_o: 24 bits per unit, packed across
+  /// three 32-bit words.
+  template <typename Words>
+  [[nodiscard]] static std::uint32_t unit_field(const Words& words, unsigned u) noexcept {
     constexpr unsigned kWidth = 24;
     const unsigned lsb = u * kWidth;
-    std::uint64_t bits = top_->trace_passes_o[lsb / 32];
+    std::uint64_t bits = words[lsb / 32];
     if (lsb / 32 + 1 < 3) {
-      bits |= std::uint64_t{top_->trace_passes_o[lsb / 32 + 1]} << 32;
+      bits |= std::uint64_t{words[lsb / 32 + 1]} << 32;
     }
     return static_cast<std::uint32_t>((bits >> (lsb % 32)) & ((1u << kWidth) - 1u));
   }

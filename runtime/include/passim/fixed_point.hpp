@@ -57,6 +57,50 @@ inline constexpr int kRequantBiasBits = 26;
   return static_cast<std::int32_t>(saturate(round_shift(prod, rq.shift), out_bits));
 }
 
+/// Counts the results clamped by their final requantise or saturate step while it is alive:
+/// the golden side of the accelerator's `saturated` counter (docs/isa.md, "Performance
+/// counters"). The kernels report each result they clamp through saturate_result() and
+/// requantize_result(); intermediate steps (e.g. the int32 Q.10 input of SiLU) use
+/// saturate() and requantize() and are not counted. One tally per thread is active: a tally
+/// made while another is alive counts alone and hands back to it when it ends.
+class SaturationTally {
+ public:
+  SaturationTally() noexcept : outer_(active_) { active_ = &count_; }
+  ~SaturationTally() { active_ = outer_; }
+  SaturationTally(const SaturationTally&) = delete;
+  SaturationTally& operator=(const SaturationTally&) = delete;
+
+  /// Results clamped since this tally was made.
+  [[nodiscard]] std::uint64_t count() const noexcept { return count_; }
+  /// Adds one clamped result to the active tally, if there is one.
+  static void note() noexcept {
+    if (active_ != nullptr) {
+      ++*active_;
+    }
+  }
+
+ private:
+  static inline thread_local std::uint64_t* active_ = nullptr;
+  std::uint64_t count_ = 0;
+  std::uint64_t* outer_;
+};
+
+/// saturate() for a kernel's result: a clamp is counted by the active SaturationTally.
+[[nodiscard]] inline std::int64_t saturate_result(std::int64_t x, int bits) noexcept {
+  const std::int64_t y = saturate(x, bits);
+  if (y != x) [[unlikely]] {
+    SaturationTally::note();
+  }
+  return y;
+}
+
+/// requantize() for a kernel's result: a clamp is counted by the active SaturationTally.
+[[nodiscard]] inline std::int32_t requantize_result(std::int32_t x, Requant rq,
+                                                    int out_bits) noexcept {
+  const std::int64_t prod = (std::int64_t{x} + rq.bias) * rq.mult;
+  return static_cast<std::int32_t>(saturate_result(round_shift(prod, rq.shift), out_bits));
+}
+
 /// Converts a positive real multiplier to a `Requant` with a 31-bit mantissa
 /// (mult in [2^30, 2^31)). Multipliers too small to represent become {0, 0} (output 0).
 /// Only used at quantisation time (floats are allowed there).

@@ -87,16 +87,27 @@ RunStats CpuDevice::run(std::uint64_t prog_addr, std::uint32_t len) {
                                          "memory of {} instructions", len, cfg_.name,
                                          cfg_.prog_depth));
   }
+  // The counters without timing: instret, passes_<class> and saturated (docs/isa.md).
   RunStats stats;
+  stats.counters.assign(hw::kNumCounters, 0);
+  auto& cnt = stats.counters;
+  const SaturationTally saturated;
   for (std::uint32_t i = 0; i < len; ++i) {
     hw::Instr in{};
     read_dram(prog_addr + std::uint64_t(i) * 16,
               {reinterpret_cast<std::uint8_t*>(in.data()), sizeof in});
     ++stats.instructions;
+    cnt[std::size_t(hw::Counter::kInstret)] = stats.instructions;
     if (static_cast<hw::Opcode>(get_field(in, f::kOpcode)) == hw::Opcode::kEnd) {
+      cnt[std::size_t(hw::Counter::kSaturated)] = saturated.count();
       return stats;
     }
     execute(in, i);
+    const std::size_t op_class = get_field(in, f::kOpClass);
+    const std::size_t first_pass = std::size_t(hw::Counter::kPassesMatmul);
+    if (first_pass + op_class < std::size_t(hw::Counter::kMemStall)) {  // a valid class
+      cnt[first_pass + op_class] += instr_passes(in, cfg_);
+    }
   }
   fail(len, "program ended without END");
 }
@@ -189,7 +200,7 @@ void CpuDevice::dma(const hw::Instr& in, bool load, std::uint32_t index) {
     for (std::size_t i = 0; i < row_len; ++i) {
       std::int64_t v = slot(mem, slot0 + i);
       if (requant) {
-        v = requantize(static_cast<std::int32_t>(v), store_rq, int(8 * esize));
+        v = requantize_result(static_cast<std::int32_t>(v), store_rq, int(8 * esize));
       }
       std::memcpy(bytes.data() + i * esize, &v, esize);  // truncates (little-endian)
     }
@@ -306,7 +317,7 @@ void CpuDevice::matmul(const hw::Instr& in, std::uint32_t index) {
                                   acc.begin() + std::ptrdiff_t((r + 1) * n));
     if (requant_en) {
       for (std::size_t c = 0; c < n; ++c) {
-        row[c] = requantize(row[c], param_rq_biased(rq + c, index), out_bits);
+        row[c] = requantize_result(row[c], param_rq_biased(rq + c, index), out_bits);
       }
     }
     write_row<std::int32_t>(dst + r * stride, row, index);

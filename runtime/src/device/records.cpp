@@ -75,6 +75,7 @@ void OpRecordTable::add(std::span<const hw::Instr> prog, std::span<const InstrRe
     row.passes += r.passes;
     row.cycles += r.cycles;
     row.stall_cycles += r.stall_cycles;
+    row.saturated += r.saturated;
     row.macs += instr_macs(in);
   }
 }

@@ -178,7 +178,7 @@ namespace {
 
 /// Values at the limits of their width per (layer, requantised tensor) of a cpu forward, from
 /// CpuBackend's saturation observer, in order of first appearance.
-class SaturationTally {
+class ValuesAtLimits {
  public:
   void attach(CpuBackend& qb) {
     qb.set_saturation_observer([this](int layer, std::string_view t, std::size_t at_limit,
@@ -231,7 +231,7 @@ AccuracyResult inspect_int8(const QuantModel& qm,
   qb.set_residual_observer([&](int layer, std::span<const std::int16_t> x) {
     r.layers[std::size_t(layer + 1)].add_int(x);
   });
-  SaturationTally tally;
+  ValuesAtLimits tally;
   tally.attach(qb);
   r.int8 = evaluate(qb);
   r.warnings = joined(layer_warnings(r.layers), tally.warnings(kSelfCheckSaturatedWarn));
@@ -245,7 +245,7 @@ std::vector<std::string> self_check(const QuantModel& qm, std::span<const int> t
   qb.set_residual_observer([&](int layer, std::span<const std::int16_t> x) {
     layers[std::size_t(layer + 1)].add_int(x);
   });
-  SaturationTally tally;
+  ValuesAtLimits tally;
   tally.attach(qb);
   const int n = std::min(positions, qm.config.seq_len);
   int token = tokens.empty() ? qm.config.bos_token : tokens[0];

@@ -27,7 +27,7 @@ void attn_score_i32(std::span<const std::int16_t> q, std::span<const std::int16_
     for (std::size_t i = 0; i < len; ++i) {
       acc += static_cast<std::uint32_t>(std::int32_t{q[i]} * std::int32_t{kt[i]});
     }
-    scores[t] = requantize(static_cast<std::int32_t>(acc), rq, 32);
+    scores[t] = requantize_result(static_cast<std::int32_t>(acc), rq, 32);
   }
 }
 
@@ -50,7 +50,8 @@ void attn_value_i8(std::span<const std::int16_t> p, std::span<const V> v, std::s
     }
   }
   for (std::size_t i = 0; i < len; ++i) {
-    out[i] = static_cast<std::int8_t>(requantize(static_cast<std::int32_t>(sum[i]), rq, 8));
+    out[i] =
+        static_cast<std::int8_t>(requantize_result(static_cast<std::int32_t>(sum[i]), rq, 8));
   }
 }
 
@@ -139,7 +140,7 @@ std::int32_t requantize_scores(std::span<const std::uint32_t> acc, Requant rq,
     }
   } else {
     for (std::size_t t = 0; t < acc.size(); ++t) {
-      scores[t] = requantize(static_cast<std::int32_t>(acc[t]), rq, 32);
+      scores[t] = requantize_result(static_cast<std::int32_t>(acc[t]), rq, 32);
     }
   }
   return requantize(hi, rq, 32);
@@ -194,7 +195,7 @@ void value_cm(std::span<const std::int16_t> p, const std::int16_t* v, std::size_
     for (std::size_t t = 0; t < p.size(); ++t) {
       acc += static_cast<std::uint32_t>(std::int32_t{p[t]} * std::int32_t{vi[t]});
     }
-    out[i] = static_cast<std::int8_t>(requantize(static_cast<std::int32_t>(acc), rq, 8));
+    out[i] = static_cast<std::int8_t>(requantize_result(static_cast<std::int32_t>(acc), rq, 8));
   }
 }
 

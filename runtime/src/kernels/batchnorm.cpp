@@ -16,7 +16,7 @@ void batchnorm_i8(std::span<const std::int16_t> x, const BatchNormParams& p,
   for (std::size_t i = 0; i < x.size(); ++i) {
     const std::int32_t xg = std::int32_t{x[i]} * std::int32_t{p.gain[i]};  // |xg| <= 2^30
     const std::int64_t y = std::int64_t{requantize(xg, p.rq, 32)} + p.bias[i];
-    out[i] = static_cast<std::int8_t>(saturate(y, 8));
+    out[i] = static_cast<std::int8_t>(saturate_result(y, 8));
   }
 }
 

@@ -27,7 +27,7 @@ void gelu_i8(std::span<const std::int8_t> x, Requant to_q10, Requant out_rq,
     const std::int32_t t = requantize(x[i], to_q10, 32);
     const std::int32_t phi = gelu_phi_q16(t);            // [0, 2^16]
     const std::int32_t prod = std::int32_t{x[i]} * phi;  // |prod| <= 2^23
-    out[i] = static_cast<std::int8_t>(requantize(prod, out_rq, 8));
+    out[i] = static_cast<std::int8_t>(requantize_result(prod, out_rq, 8));
   }
 }
 

@@ -54,7 +54,7 @@ void layernorm_i8(std::span<const std::int16_t> x, const LayerNormParams& p,
     const std::int32_t d = std::int32_t{x[i]} - m;
     const std::int32_t dg = d * std::int32_t{p.gain[i]};
     const std::int64_t y = std::int64_t{requantize(dg, r, 32)} + p.bias[i];
-    out[i] = static_cast<std::int8_t>(saturate(y, 8));
+    out[i] = static_cast<std::int8_t>(saturate_result(y, 8));
   }
 }
 

@@ -58,7 +58,7 @@ void requantize_cols(std::span<const std::int32_t> acc, std::span<const Requant>
   require_at_least(kernel, "out", acc.size(), out.size());
   for (std::size_t r = 0; r < acc.size(); r += n) {  // one row of n columns at a time
     for (std::size_t c = 0; c < n; ++c) {
-      out[r + c] = static_cast<T>(requantize(acc[r + c], rq[c], bits));
+      out[r + c] = static_cast<T>(requantize_result(acc[r + c], rq[c], bits));
     }
   }
 }

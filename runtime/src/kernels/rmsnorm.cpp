@@ -23,7 +23,7 @@ void rmsnorm_i8(std::span<const std::int16_t> x, const RmsNormParams& p,
   // Pass 2: normalise. x * gain < 2^30 fits int32; one rounding inside requantize().
   for (std::size_t i = 0; i < x.size(); ++i) {
     const std::int32_t xg = std::int32_t{x[i]} * std::int32_t{p.gain[i]};
-    out[i] = static_cast<std::int8_t>(requantize(xg, r, 8));
+    out[i] = static_cast<std::int8_t>(requantize_result(xg, r, 8));
   }
 }
 

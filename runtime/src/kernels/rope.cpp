@@ -26,9 +26,10 @@ void rope_i16(std::span<std::int16_t> vec, std::size_t head_size,
       // |v * c| <= 2^15 * 2^14, so each sum fits int64 exactly before the one rounding.
       const std::int64_t r0 = std::int64_t{v0} * c - std::int64_t{v1} * s;
       const std::int64_t r1 = std::int64_t{v0} * s + std::int64_t{v1} * c;
-      vec[base + 2 * j] = static_cast<std::int16_t>(saturate(round_shift(r0, kRopeFracBits), kQkBits));
+      vec[base + 2 * j] =
+          static_cast<std::int16_t>(saturate_result(round_shift(r0, kRopeFracBits), kQkBits));
       vec[base + 2 * j + 1] =
-          static_cast<std::int16_t>(saturate(round_shift(r1, kRopeFracBits), kQkBits));
+          static_cast<std::int16_t>(saturate_result(round_shift(r1, kRopeFracBits), kQkBits));
     }
   }
 }

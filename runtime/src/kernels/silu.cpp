@@ -27,7 +27,7 @@ void silu_i16(std::span<const std::int16_t> x, Requant to_q10, Requant out_rq,
     const std::int32_t t = requantize(x[i], to_q10, 32);
     const std::int32_t s = sigmoid_q15(t);                 // [0, 2^15]
     const std::int32_t prod = std::int32_t{x[i]} * s;      // |prod| <= 2^30
-    out[i] = static_cast<std::int16_t>(requantize(prod, out_rq, 16));
+    out[i] = static_cast<std::int16_t>(requantize_result(prod, out_rq, 16));
   }
 }
 

@@ -23,6 +23,7 @@ struct InstrRecord {
   std::uint64_t cycles = 0;        ///< cycles the unit was busy with it
   std::uint64_t stall_cycles = 0;  ///< of those, cycles it waited (DMA: on the memory port)
   std::uint64_t passes = 0;        ///< passes it made (docs/isa.md "passes" column)
+  std::uint64_t saturated = 0;     ///< results it clamped (the `saturated` counter's share)
 };
 
 /// Which part of a generation a program belongs to: the prompt's whole-sequence passes
@@ -37,8 +38,9 @@ enum class Phase : std::uint8_t { kDecode = 0, kPrefill = 1, kPreload = 2 };
 }
 
 /// What a run reports. Cycle numbers come only from hardware counters and the hardware's
-/// trace: a device without them (CpuDevice) leaves `has_cycles` false and `counters` and
-/// `records` empty.
+/// trace: a device without them (CpuDevice) leaves `has_cycles` false, `records` empty and
+/// the cycle counters 0, and fills only the counters it models (instret, passes_<class>,
+/// saturated).
 struct RunStats {
   bool has_cycles = false;
   std::vector<std::uint64_t> counters;  ///< indexed like passim::hw counter indices

@@ -61,6 +61,7 @@ struct OpRecord {
   std::uint64_t cycles = 0;        ///< busy cycles, summed
   std::uint64_t stall_cycles = 0;  ///< stall cycles (DMA: memory port), summed
   std::uint64_t macs = 0;          ///< `instr_macs`, summed
+  std::uint64_t saturated = 0;     ///< results clamped (InstrRecord::saturated), summed
 };
 
 /// Sums the records of many runs (every program of every decoding step) into OpRecords,
