@@ -10,6 +10,7 @@
 #   resident_rtl_test resident and streamed weights (a random GPT on tiny, stories260K on base)
 #                    against CpuBackend, weight-tile DMA only in the preload when resident
 #   encoder_rtl_test   the random post-norm encoder without a mask on tiny, the same way
+#   saturation_rtl_test the `saturated` counter and records of clamping units against CpuDevice
 # SimDevice elaborates SystemC once per process; ctest runs every test case in its own process.
 if(NOT TARGET passim_accel_tiny)
   return()
@@ -36,6 +37,8 @@ target_link_libraries(accel_rtl_test PRIVATE passim_accel_small)  # the gated-cl
 # The FST test reads the waveform back with the FST reader Verilator ships (gtkwave/fstapi.h),
 # linked through the tiny model's trace variant.
 target_include_directories(accel_rtl_test SYSTEM PRIVATE ${VERILATOR_ROOT}/include)
+passim_top_test(saturation_rtl_test LABELS sim
+                SOURCES ${CMAKE_CURRENT_LIST_DIR}/saturation_rtl_test.cpp)
 passim_top_test(accel_model_test LABELS "sim;slow"
                 SOURCES ${CMAKE_CURRENT_LIST_DIR}/accel_model_test.cpp)
 target_link_libraries(accel_model_test PRIVATE passim_accel_small)

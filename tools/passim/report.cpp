@@ -54,6 +54,7 @@ json class_report(const RtlSession& s, std::ostream& err) {
   json j = classes_json(cnt);
   j["mem_stall"] = at(hw::Counter::kMemStall);
   j["unit_stall"] = at(hw::Counter::kUnitStall);
+  j["saturated"] = at(hw::Counter::kSaturated);
   j["instructions"] = at(hw::Counter::kInstret);
   j["busy"] = {{"matmul", at(hw::Counter::kBusyMatmul)},
                {"vector", at(hw::Counter::kBusyVector)},
@@ -219,6 +220,34 @@ void print_op_table(const std::vector<OpRecord>& recs, std::uint64_t total, std:
   }
 }
 
+/// Prints the results clamped by the final requantise or saturate step (the `saturated`
+/// counter), by layer and opcode from the records; returns {"total", "records_sum",
+/// "by_layer": {layer: {opcode: n}}}. Layers and opcodes without a clamp are left out.
+json saturation_report(const std::vector<OpRecord>& recs, const std::vector<std::uint64_t>& cnt,
+                       const ModelConfig& c, std::ostream& err) {
+  const std::uint64_t total = cnt.at(std::size_t(hw::Counter::kSaturated));
+  std::map<std::uint32_t, std::map<std::string, std::uint64_t>> by_layer;
+  std::uint64_t sum = 0;
+  for (const OpRecord& r : recs) {
+    if (r.saturated != 0) {
+      by_layer[r.layer][std::string(hw::opcode_name(r.op))] += r.saturated;
+      sum += r.saturated;
+    }
+  }
+  json j = {{"total", total}, {"records_sum", sum}, {"by_layer", json::object()}};
+  fmt::print(err, "\nsaturated results: {} (clamped to their output range by the final "
+             "requantise or saturate step)\n", total);
+  for (const auto& [layer, ops] : by_layer) {
+    std::string line;
+    for (const auto& [op, n] : ops) {
+      line += fmt::format("  {} {}", op, n);
+      j["by_layer"][layer_label(layer, c)][op] = n;
+    }
+    fmt::print(err, "  layer {:<6}{}\n", layer_label(layer, c), line);
+  }
+  return j;
+}
+
 /// DMA cycles by what they move (weights, activations, KV cache) and phase: a table on `err`,
 /// and {"<moves>": {"count", "cycles", "stall_cycles", "prefill_cycles", "decode_cycles"}},
 /// with "preload_cycles" too when resident weights were preloaded.
@@ -286,7 +315,8 @@ json records_json(std::vector<OpRecord> recs, const ModelConfig& c) {
          {"passes", r.passes},
          {"cycles", r.cycles},
          {"stall_cycles", r.stall_cycles},
-         {"macs", r.macs}});
+         {"macs", r.macs},
+         {"saturated", r.saturated}});
     if (r.moves != DmaMoves::kNone) {
       out.back()["moves"] = std::string(kDmaMovesNames.at(std::size_t(r.moves)));
     }
@@ -302,6 +332,7 @@ json cycle_report(const RtlSession& s, const ModelConfig& c, std::ostream& err) 
   j["records_sum_to_class_totals"] = records_match_classes(recs, s.counters());
   print_layer_table(recs, c, err);
   print_op_table(recs, j["total"].get<std::uint64_t>(), err);
+  j["saturation"] = saturation_report(recs, s.counters(), c, err);
   j["units"] = utilisation_report(s, recs, err);
   j["dma_by_moves"] = dma_moves_report(recs, err);
   j["records"] = records_json(recs, c);

@@ -38,6 +38,7 @@ std::vector<std::uint8_t> bytes_of(const std::vector<T>& v) {
 /// A run's trace records summed per op class (`hw::OpClass` order).
 struct RecordSums {
   std::array<std::uint64_t, 6> cycles{}, stall_cycles{}, passes{};
+  std::uint64_t saturated = 0;  ///< of every record
 };
 
 /// Checks the trace records of a run of `prog` that ended with END: exactly one record per
@@ -66,6 +67,7 @@ inline RecordSums check_records(const std::vector<hw::Instr>& prog, const RunSta
           << what << ": passes of instruction " << r.index << " " << hw::opcode_name(op);
     }
     ++seen[r.index];
+    sums.saturated += r.saturated;
     const auto cls = hw::get_field(prog[r.index], f::kOpClass);
     if (cls < sums.cycles.size()) {
       sums.cycles[cls] += r.cycles;
@@ -91,7 +93,25 @@ inline RecordSums check_records(const std::vector<hw::Instr>& prog, const RunSta
     EXPECT_EQ(sums.passes[c], s.counters.at(std::size_t(hw::Counter::kPassesMatmul) + c))
         << what << ": record passes of class " << c;
   }
+  EXPECT_EQ(sums.saturated, s.counters.at(std::size_t(hw::Counter::kSaturated)))
+      << what << ": record saturated results";
   return sums;
+}
+
+/// The counters CpuDevice models (instret, passes_<class>, saturated) are equal on `ref` and
+/// on the device under test.
+inline void expect_same_modelled_counters(const RunStats& ref, const RunStats& dut,
+                                          const std::string& what) {
+  std::vector<std::size_t> modelled = {std::size_t(hw::Counter::kInstret),
+                                       std::size_t(hw::Counter::kSaturated)};
+  for (auto k = std::size_t(hw::Counter::kPassesMatmul);
+       k < std::size_t(hw::Counter::kMemStall); ++k) {
+    modelled.push_back(k);
+  }
+  for (const std::size_t k : modelled) {
+    EXPECT_EQ(ref.counters.at(k), dut.counters.at(k))
+        << what << ": counter " << k << " differs from CpuDevice";
+  }
 }
 
 /// The class cycle counters add up to the total plus the DMA cycles hidden behind compute (a
@@ -151,12 +171,14 @@ class Lockstep {
   /// Runs on both; returns the device's stats. Any difference in DRAM fails the test with
   /// the first differing byte.
   RunStats run(const std::vector<hw::Instr>& prog, const std::string& what) {
-    (void)ref_.run_program(prog_addr(), prog);
+    const RunStats r = ref_.run_program(prog_addr(), prog);
     const RunStats s = dut_.run_program(prog_addr(), prog);
     expect_same_dram(what);
     if (s.has_cycles) {
       (void)check_records(prog, s, what, &dut_.hw());
+      expect_same_modelled_counters(r, s, what);
     }
+    last_ref_ = r;
     return s;
   }
 
@@ -180,10 +202,13 @@ class Lockstep {
   }
 
   [[nodiscard]] CpuDevice& reference() noexcept { return ref_; }
+  /// CpuDevice's stats of the last run.
+  [[nodiscard]] const RunStats& reference_stats() const noexcept { return last_ref_; }
 
  private:
   Device& dut_;
   CpuDevice ref_;
+  RunStats last_ref_;
   std::uint64_t bytes_;
 };
 
