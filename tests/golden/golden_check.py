@@ -138,7 +138,7 @@ def observe(passim, name, case, work, data, models):
         report["cycles"]["records"] = [
             [r["phase"], r["layer"], r["op"], r.get("moves", ""), r["class"],
              ",".join(f"{k}={v}" for k, v in r["shape"].items()), r["count"], r["passes"],
-             r["cycles"], r["stall_cycles"], r["macs"]]
+             r["cycles"], r["stall_cycles"], r["macs"], r["saturated"]]
             for r in records]
     if kind == "report":
         report.pop("text", None)  # the text file's path

@@ -3,7 +3,7 @@
 # `passim run --backend rtl` prints the same text as `--backend cpu`, and its report's class
 # totals sum exactly to the total cycles plus the DMA hidden behind compute, with 3 Softmax (2 with --softmax online) and 2 RMSNorm
 # passes per row. The per-op records add up to the class counters, show the same passes per
-# row, and their MACs are the model's.
+# row, and their MACs are the model's; their saturated values add up to the `saturated` counter.
 #   cli_rtl_check.sh <passim> <data-dir> <work-dir> [config, default tiny] [3pass | online]
 # An absolute PASSIM_DATA in the environment replaces <data-dir>, as for the GoogleTest suites.
 set -euo pipefail
@@ -58,9 +58,14 @@ assert r["hardware"]["config"] == sys.argv[2] and len(r["hardware"]["config_hash
 # Per-op records: summed per class they equal the class counters (control has no records).
 recs = c["records"]
 assert c["records_sum_to_class_totals"] is True
-keys = {"phase", "layer", "op", "class", "shape", "count", "passes", "cycles", "stall_cycles", "macs"}
+keys = {"phase", "layer", "op", "class", "shape", "count", "passes", "cycles", "stall_cycles", "macs",
+        "saturated"}
 dma_ops = ("DMA_LOAD", "DMA_STORE")
 assert recs and all(set(x) == keys | ({"moves"} if x["op"] in dma_ops else set()) for x in recs), recs[:1]
+# Saturated results: the counter, the records and the per-layer split agree.
+sat = c["saturation"]
+assert c["saturated"] == sat["total"] == sat["records_sum"] == sum(x["saturated"] for x in recs), sat
+assert sum(n for ops in sat["by_layer"].values() for n in ops.values()) == sat["total"], sat
 # What the DMA moves: every DMA record says it, and the split adds up to the DMA records.
 moves = c["dma_by_moves"]
 assert set(moves) == {"weights", "activations", "kv_cache"}, moves
