@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // check_instr (the C++ twin of rtl/top/psm_instr_check.sv) and the errors of CpuDevice::run:
 // one DeviceError per documented code (docs/isa.md "Errors"), with the instruction index the
-// hardware puts in ERROR_INFO.
+// hardware puts in ERROR_INFO. Also the random program generator of tests/gen, without RTL:
+// its valid programs pass the checks and run on CpuDevice, its invalid ones raise exactly the
+// error they were built for.
 #include <cstdint>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -10,6 +14,7 @@
 
 #include "passim/device/cpu_device.hpp"
 #include "passim/device/instr_check.hpp"
+#include "program_gen.hpp"
 
 namespace {
 
@@ -173,6 +178,65 @@ TEST(CpuDeviceErrors, AProgramThatOverwritesItselfRunsAsFetched) {
   dev.read_dram(kProg + 32, image);
   EXPECT_EQ(out, std::vector<std::uint8_t>(16, 0xFF)) << "instruction 2 ran as fetched";
   EXPECT_EQ(image, std::vector<std::uint8_t>(16, 0xFF)) << "its DRAM image was overwritten";
+}
+
+// ---- the random program generator (tests/gen) -----------------------------------------------
+
+TEST(ProgramGen, ValidProgramsPassTheChecksUseEveryOpcodeAndRunOnCpuDevice) {
+  for (const hw::HwConfig* cfg : {&hw::kTiny, &hw::kSmall, &hw::kBase}) {
+    const std::uint64_t bytes = std::uint64_t{1} << 20;
+    gen::ProgramGen g(*cfg, bytes, 42);
+    CpuDevice dev(*cfg, bytes);
+    dev.write_dram(0, g.initial_dram());
+    std::map<std::uint32_t, int> seen;
+    for (int p = 0; p < 150; ++p) {
+      const gen::GenCase c = g.next_valid(24);
+      ASSERT_LE(c.len, cfg->prog_depth);
+      for (const hw::Instr& in : c.image) {
+        ++seen[hw::get_field(in, f::kOpcode)];
+        const InstrCheck chk = check_instr(in, *cfg);
+        ASSERT_TRUE(chk.ok()) << cfg->name << " program " << p << ": " << chk.detail;
+      }
+      ASSERT_NO_THROW((void)dev.run_program(c.prog_addr, c.image)) << cfg->name << " " << p;
+    }
+    for (const Opcode op : gen::all_opcodes()) {  // about 150 * 12 / 17 draws each
+      EXPECT_GE(seen[std::uint32_t(op)], 40) << cfg->name << " " << hw::opcode_name(op);
+    }
+  }
+}
+
+TEST(ProgramGen, InvalidProgramsRaiseTheErrorTheyWereBuiltFor) {
+  const std::uint64_t bytes = std::uint64_t{1} << 18;
+  gen::ProgramGen g(hw::kTiny, bytes, 9);
+  CpuDevice dev(hw::kTiny, bytes);
+  dev.write_dram(0, g.initial_dram());
+  std::set<std::string> kinds;
+  for (int p = 0; p < 1500; ++p) {
+    const gen::GenCase c = g.next_invalid();
+    kinds.insert(c.corruption.substr(0, c.corruption.find(" in instruction")));
+    if (!c.image.empty()) {
+      dev.write_dram(c.write_addr, {reinterpret_cast<const std::uint8_t*>(c.image.data()),
+                                    c.image.size() * 16});
+    }
+    try {
+      (void)dev.run(c.prog_addr, c.len);
+      ADD_FAILURE() << "program " << p << " ran: " << c.corruption;
+    } catch (const DeviceError& e) {
+      EXPECT_EQ(e.code(), c.expected) << "program " << p << " " << c.corruption << ": "
+                                      << e.what();
+      EXPECT_EQ(e.index(), c.expected_index) << "program " << p << " " << c.corruption;
+    }
+  }
+  EXPECT_GE(kinds.size(), 25u) << "every kind of corruption is drawn";
+}
+
+TEST(ProgramGen, TheSameSeedGivesTheSamePrograms) {
+  gen::ProgramGen a(hw::kSmall, 1 << 20, 5), b(hw::kSmall, 1 << 20, 5);
+  EXPECT_EQ(a.initial_dram(), b.initial_dram());
+  for (int p = 0; p < 20; ++p) {
+    EXPECT_EQ(a.next_valid(24).image, b.next_valid(24).image);
+    EXPECT_EQ(a.next_invalid().corruption, b.next_invalid().corruption);
+  }
 }
 
 }  // namespace
