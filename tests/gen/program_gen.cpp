@@ -117,8 +117,10 @@ std::uint64_t ProgramGen::pick(std::uint64_t lo, std::uint64_t hi) {
 bool ProgramGen::chance(double p) { return std::bernoulli_distribution(p)(rng_); }
 
 std::uint64_t ProgramGen::small_or_large(std::uint64_t lo, std::uint64_t hi) {
-  // Mostly small sizes (fast programs, many corner cases), sometimes up to the limit.
-  const std::uint64_t small_hi = std::min(hi, lo + 15);
+  // Mostly small sizes (fast programs, many corner cases: a few words of this configuration),
+  // sometimes up to the limit.
+  const std::uint64_t small_hi = std::min<std::uint64_t>(hi, lo + std::max<std::uint64_t>(
+                                                                      15, 3 * cfg_.lanes));
   return chance(0.85) ? pick(lo, small_hi) : pick(lo, hi);
 }
 

@@ -17,6 +17,6 @@ for config in $configs; do
   "$tool" --config "$config" --seed "$seed" --instructions "$instructions" || status=1
   "$tool" --config "$config" --seed "$((seed + 1))" --instructions "$instructions" \
     --latency-ns 400 --bytes-per-ns 0.5 || status=1
-  "$tool" --config "$config" --seed "$((seed + 2))" --invalid --programs 1000 || status=1
+  "$tool" --config "$config" --seed "$((seed + 2))" --invalid --programs 2000 || status=1
 done
 exit "$status"
