@@ -186,7 +186,7 @@ hw::Instr ProgramGen::random_dma(bool load) {
 
 hw::Instr ProgramGen::random_matmul() {
   const std::uint64_t m = small_or_large(1, std::min<std::uint64_t>(cfg_.acc_depth, 1023));
-  const std::uint64_t k = small_or_large(1, std::min<std::uint64_t>(4 * cfg_.array_rows, 2047));
+  const std::uint64_t k = small_or_large(1, 2047);
   const std::uint64_t n = small_or_large(1, std::min<std::uint64_t>(cfg_.param_depth, 2047));
   const std::uint64_t kt = ceil_div(k, cfg_.array_rows), nt_w = ceil_div(n, cfg_.array_cols);
   const std::uint64_t nt_l = ceil_div(n, cfg_.lanes);
@@ -216,11 +216,12 @@ hw::Instr ProgramGen::random_vector(hw::Opcode op) {
   const bool attn = op == Opcode::kAttnScore || op == Opcode::kAttnValue;
   // Norm rows stay short enough that the sum of squares (+ eps < 2^32) stays inside the
   // reciprocal square root's range for every gain_frac_bits (docs/numerics.md).
-  std::uint64_t len = small_or_large(1, norm ? 1024 : 512);
+  const std::uint64_t elems = cfg_.vector_depth * cfg_.lanes;  // the whole scratchpad
+  std::uint64_t len = small_or_large(1, std::min<std::uint64_t>(norm ? 1024 : 4096, elems));
   if (op == Opcode::kRope) {
-    len = 2 * small_or_large(1, 64);
+    len = 2 * small_or_large(1, 256);
   }
-  const std::uint64_t rows = small_or_large(1, attn ? 64 : 8);
+  const std::uint64_t rows = small_or_large(1, attn ? 256 : 16);
   const std::uint64_t need = rows * ceil_div(len, cfg_.lanes);
   const std::uint64_t vd = cfg_.vector_depth;
   const auto addr = [&] { return std::uint32_t(pick(0, vd > need ? vd - need : 0)); };
