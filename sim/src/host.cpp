@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "passim/device/instr_check.hpp"
 #include "passim/sim/sim_device.hpp"
 
 namespace passim::sim {
@@ -84,11 +85,9 @@ RunStats finish_program(AccelModel& m, MemPort& port,
     const std::uint32_t info = m.read_reg(reg::kErrorInfo, port);
     const auto code = static_cast<hw::ErrorCode>(err);
     const bool at_start = code == hw::ErrorCode::kProgLen || code == hw::ErrorCode::kProgAlign;
-    throw std::runtime_error(fmt::format("{}: STATUS.error {} = {}",
-                                         at_start ? std::string("program")
-                                                  : fmt::format("program instruction {}", info) +
-                                                        (describe ? " " + describe(info) : ""),
-                                         err, error_name(err)));
+    throw DeviceError(code, info,
+                      fmt::format("STATUS.error {} = {}{}", err, error_name(err),
+                                  at_start || !describe ? std::string() : " " + describe(info)));
   }
   if (field(status, hw::reg::kStatusDone) == 0) {
     throw std::runtime_error("run ended without STATUS.done");

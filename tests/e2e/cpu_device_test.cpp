@@ -306,11 +306,12 @@ TEST(CpuDeviceGpt, BadOperandsNameTheInstruction) {
                 store_requant(hw::Mem::kParam, 3, kOut, 0, 1, 1)},
                1, "requant");
   expect_error(dev, {vec(hw::Opcode::kLayernorm, 0, 10, 20, 0, 4, 1, 14)}, 0,
-               "LAYERNORM gain_frac_bits 14");
-  expect_error(dev, {vec(hw::Opcode::kGelu, 0, 0, 0, 0, 0, 1)}, 0, "GELU with len 0");
+               "LAYERNORM gain_frac_bits: expected 0..13, found 14");
+  expect_error(dev, {vec(hw::Opcode::kGelu, 0, 0, 0, 0, 0, 1)}, 0,
+               "GELU len and rows: expected >= 1, found 0 and 1");
   expect_error(dev,
                {vec(hw::Opcode::kBatchnorm, 0, 0, 0, std::uint32_t(hw::kTiny.param_depth), 4, 1)},
-               0, "param entry");
+               0, "spad_range");
   // A DMA_LOAD ignores bit 26 (reserved there): no error.
   hw::Instr load = dma(true, hw::Mem::kInput, 0, kIn, 0, 1, 4);
   hw::set_field(load, f::dma_store::kRequant, 1);
@@ -364,7 +365,8 @@ TEST(CpuDeviceFuzzInputs, DmaOfEmptyRowsPastTheDram) {
   const std::vector<std::uint8_t> program = {0x10, 0x00, 0x01, 0x00, 0x01, 0x00, 0x08, 0x00,
                                              0x02, 0x00, 0x06, 0x00, 0x00, 0x00, 0x00, 0x00};
   EXPECT_EQ(fuzz_target_error(program),
-            "program instruction 0: DMA with rows 6 and row_len 0 (both must be >= 1)");
+            "program instruction 0: bad_operand (DMA_LOAD rows and row_len: expected >= 1, "
+            "found 6 and 0)");
 }
 
 // 255 DMA_LOADs of 65535 rows of 0 elements, then END: 16.7 M empty row moves took over 1 s.
@@ -377,7 +379,8 @@ TEST(CpuDeviceFuzzInputs, DmaOfZeroLengthRowsIsRefusedAtOnce) {
   const std::vector<std::uint8_t> end = {0x01, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   program.insert(program.end(), end.begin(), end.end());
   EXPECT_EQ(fuzz_target_error(program),
-            "program instruction 0: DMA with rows 65535 and row_len 0 (both must be >= 1)");
+            "program instruction 0: bad_operand (DMA_LOAD rows and row_len: expected >= 1, "
+            "found 65535 and 0)");
 }
 
 // A parameter entry of random DRAM bytes as eps: the sum of squares plus eps had no
@@ -388,15 +391,15 @@ TEST(CpuDeviceFuzzInputs, NormEpsBeyondTheReciprocalSquareRoot) {
       0x00, 0x31, 0x00, 0x73, 0x00, 0x00, 0x00, 0x08, 0x00, 0x04, 0x00, 0x00, 0x00, 0x01, 0x00,
       0x01, 0x00};
   EXPECT_EQ(fuzz_target_error(rmsnorm),
-            "program instruction 1: RMSNORM: rmsnorm_i8: sum of squares + eps: expected below "
-            "2^56 (gain_frac_bits 7), found 4844641236429400124");
+            "program instruction 1: bad_operand (RMSNORM: rmsnorm_i8: sum of squares + eps: "
+            "expected below 2^56 (gain_frac_bits 7), found 4844641236429400124)");
   const std::vector<std::uint8_t> layernorm = {
       0x10, 0x00, 0x35, 0x03, 0x80, 0x20, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x01, 0x00, 0x08,
       0x00, 0x39, 0x00, 0x63, 0x00, 0x00, 0x00, 0x10, 0x00, 0x08, 0x00, 0x00, 0x00, 0x10, 0x00,
       0x01, 0x00};
   EXPECT_EQ(fuzz_target_error(layernorm),
-            "program instruction 1: LAYERNORM: layernorm_i8: sum of squared deviations + eps: "
-            "expected below 2^58 (gain_frac_bits 6), found 9129753949794369849");
+            "program instruction 1: bad_operand (LAYERNORM: layernorm_i8: sum of squared "
+            "deviations + eps: expected below 2^58 (gain_frac_bits 6), found 9129753949794369849)");
 }
 
 TEST(CpuDeviceGpt, PassesOfEveryOpcode) {

@@ -94,3 +94,14 @@ add_test(NAME cli_rtl_gpt_tiny
                  ${PROJECT_SOURCE_DIR}/models ${CMAKE_CURRENT_BINARY_DIR}/cli_rtl_gpt_tiny)
 set_tests_properties(cli_rtl_gpt_tiny PROPERTIES LABELS "sim;e2e"
                      ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1 TIMEOUT 600)
+
+# Random co-simulation (tests/gen): seeded random valid and invalid programs on SimDevice
+# (tiny) against CpuDevice. The campaign over tiny, small and base is cosim_campaign.sh.
+passim_top_test(cosim_rtl_test LABELS sim SOURCES ${CMAKE_CURRENT_LIST_DIR}/cosim_rtl_test.cpp)
+target_link_libraries(cosim_rtl_test PRIVATE passim_program_gen)
+# passim_cosim: the campaign driver (--config tiny|small|base, --seed, --instructions, --invalid).
+add_executable(passim_cosim ${CMAKE_CURRENT_LIST_DIR}/cosim_tool.cpp)
+target_link_libraries(passim_cosim PRIVATE passim_program_gen passim_sim passim_accel_tiny
+                                           passim_accel_small passim_accel_base CLI11::CLI11)
+passim_warnings(passim_cosim)
+set_target_properties(passim_cosim PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "passim/compiler/program.hpp"
+#include "passim/device/instr_check.hpp"
 #include "passim/kernels/matmul.hpp"
 
 namespace passim {
@@ -22,8 +23,8 @@ namespace {
 std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
 }  // namespace
 
-void CpuDevice::fail(std::uint32_t index, const std::string& what) {
-  throw std::runtime_error(fmt::format("program instruction {}: {}", index, what));
+void CpuDevice::fail(std::uint32_t index, const std::string& what, hw::ErrorCode code) {
+  throw DeviceError(code, index, what);
 }
 
 std::uint64_t instr_passes(const hw::Instr& in, const hw::HwConfig& cfg) noexcept {
@@ -81,21 +82,44 @@ void CpuDevice::read_dram(std::uint64_t addr, std::span<std::uint8_t> bytes) con
   std::copy_n(dram_.begin() + std::ptrdiff_t(addr), bytes.size(), bytes.begin());
 }
 
-RunStats CpuDevice::run(std::uint64_t prog_addr, std::uint32_t len) {
-  if (len > cfg_.prog_depth) {
-    throw std::runtime_error(fmt::format("program of {} instructions exceeds the {} program "
-                                         "memory of {} instructions", len, cfg_.name,
-                                         cfg_.prog_depth));
+std::vector<hw::Instr> CpuDevice::fetch(std::uint64_t prog_addr, std::uint32_t len) const {
+  // The controller checks PROG_LEN, then PROG_ADDR, then copies the whole program into its
+  // program memory in 8-byte beats before the first instruction runs (psm_controller.sv):
+  // a program that overwrites itself in DRAM still runs as it was at the start.
+  if (len == 0 || len > cfg_.prog_depth) {
+    throw DeviceError(hw::ErrorCode::kProgLen, 0,
+                      fmt::format("PROG_LEN: expected 1..{} (the {} program memory), found {}",
+                                  cfg_.prog_depth, cfg_.name, len));
   }
+  if (prog_addr % 16 != 0) {
+    throw DeviceError(hw::ErrorCode::kProgAlign, 0,
+                      fmt::format("PROG_ADDR: expected a multiple of 16, found {:#x}", prog_addr));
+  }
+  std::vector<hw::Instr> prog(len);
+  for (std::uint32_t i = 0; i < len; ++i) {
+    const std::uint64_t addr = prog_addr + std::uint64_t{i} * sizeof(hw::Instr);
+    if (addr + sizeof(hw::Instr) > dram_.size()) {  // the beat the memory port refuses
+      throw DeviceError(hw::ErrorCode::kBus, i,
+                        fmt::format("program fetch at DRAM byte {:#x}: past the {}-byte DRAM",
+                                    addr, dram_.size()));
+    }
+    std::memcpy(prog[i].data(), dram_.data() + addr, sizeof(hw::Instr));
+  }
+  return prog;
+}
+
+RunStats CpuDevice::run(std::uint64_t prog_addr, std::uint32_t len) {
+  const std::vector<hw::Instr> prog = fetch(prog_addr, len);
   // The counters without timing: instret, passes_<class> and saturated (docs/isa.md).
   RunStats stats;
   stats.counters.assign(hw::kNumCounters, 0);
   auto& cnt = stats.counters;
   const SaturationTally saturated;
   for (std::uint32_t i = 0; i < len; ++i) {
-    hw::Instr in{};
-    read_dram(prog_addr + std::uint64_t(i) * 16,
-              {reinterpret_cast<std::uint8_t*>(in.data()), sizeof in});
+    const hw::Instr& in = prog[i];
+    if (const InstrCheck c = check_instr(in, cfg_); !c.ok()) {  // psm_instr_check.sv
+      throw DeviceError(c.code, i, c.detail);
+    }
     ++stats.instructions;
     cnt[std::size_t(hw::Counter::kInstret)] = stats.instructions;
     if (static_cast<hw::Opcode>(get_field(in, f::kOpcode)) == hw::Opcode::kEnd) {
@@ -103,13 +127,11 @@ RunStats CpuDevice::run(std::uint64_t prog_addr, std::uint32_t len) {
       return stats;
     }
     execute(in, i);
-    const std::size_t op_class = get_field(in, f::kOpClass);
-    const std::size_t first_pass = std::size_t(hw::Counter::kPassesMatmul);
-    if (first_pass + op_class < std::size_t(hw::Counter::kMemStall)) {  // a valid class
-      cnt[first_pass + op_class] += instr_passes(in, cfg_);
-    }
+    const std::size_t op_class = get_field(in, f::kOpClass);  // <= control: checked
+    cnt[std::size_t(hw::Counter::kPassesMatmul) + op_class] += instr_passes(in, cfg_);
   }
-  fail(len, "program ended without END");
+  throw DeviceError(hw::ErrorCode::kBadOpcode, len,
+                    fmt::format("ran past PROG_LEN = {} without END", len));
 }
 
 void CpuDevice::execute(const hw::Instr& in, std::uint32_t index) {
@@ -126,11 +148,12 @@ void CpuDevice::execute(const hw::Instr& in, std::uint32_t index) {
         if (op == hw::Opcode::kNop || op == hw::Opcode::kBarrier) {
           return;  // the units run in program order here: a BARRIER has nothing to wait for
         }
-        fail(index, fmt::format("unknown opcode {:#x}", get_field(in, f::kOpcode)));
+        fail(index, fmt::format("unknown opcode {:#x}", get_field(in, f::kOpcode)),
+             hw::ErrorCode::kBadOpcode);
     }
   } catch (const std::invalid_argument& e) {
-    // A kernel's precondition that the operands broke (e.g. a norm's eps too large for its
-    // reciprocal square root): an invalid instruction, named like the checks above.
+    // A kernel's precondition that the data broke (a norm's eps too large for its reciprocal
+    // square root): the hardware has no check for it (docs/isa.md "Errors").
     fail(index, fmt::format("{}: {}", hw::opcode_name(op), e.what()));
   }
 }
@@ -163,25 +186,14 @@ void CpuDevice::dma(const hw::Instr& in, bool load, std::uint32_t index) {
   const std::size_t rows = get_field(in, f::dma_load::kRows);
   const std::size_t row_len = get_field(in, f::dma_load::kRowLen);
   const std::uint64_t stride = get_field(in, f::dma_load::kDramStride);
-  if (rows == 0 || row_len == 0) {  // psm_instr_check.sv: a bad operand
-    fail(index, fmt::format("DMA with rows {} and row_len {} (both must be >= 1)", rows, row_len));
-  }
+  // check_instr passed: elem_size fits mem, rows and row_len >= 1, the scratchpad rows fit.
   // DMA_STORE `requant`: each element becomes requantize(lane, param[0], 8 << elem_size), the
   // entry's mult and shift only (docs/isa.md).
   const bool requant = !load && get_field(in, f::dma_store::kRequant) != 0;
-  if (requant && (mem != hw::Mem::kVector || esize > 4)) {
-    fail(index, fmt::format("DMA_STORE requant needs mem = vector and elem_size <= 2 "
-                            "(mem {}, elem_size {})",
-                            int(mem), get_field(in, f::dma_load::kElemSize)));
-  }
   const Requant store_rq = requant ? param_rq(0, index) : Requant{};
   check_dram_rows(dram, rows, row_len * esize, stride, index);
-  const auto [per_word, depth] = geometry(mem, index);
+  const std::size_t per_word = geometry(mem, index).per_word;
   const std::size_t words = ceil_div(row_len, per_word);
-  if (spad + rows * words > depth) {
-    fail(index, fmt::format("DMA rows {}..{} past the end of a {}-word memory", spad,
-                            spad + rows * words, depth));
-  }
   std::vector<std::uint8_t> bytes(row_len * esize);
   const int sh = int(64 - 8 * esize);
   for (std::size_t r = 0; r < rows; ++r) {
@@ -215,7 +227,8 @@ void CpuDevice::check_dram_rows(std::uint64_t addr, std::size_t rows, std::size_
   if (end > dram_.size()) {
     fail(index, fmt::format("DMA from DRAM byte {:#x} (rows {}, {} bytes each, {} bytes apart) "
                             "ends at byte {:#x}, past the {}-byte DRAM",
-                            addr, rows, row_bytes, stride, end, dram_.size()));
+                            addr, rows, row_bytes, stride, end, dram_.size()),
+         hw::ErrorCode::kBus);
   }
 }
 
@@ -231,7 +244,8 @@ CpuDevice::Geometry CpuDevice::geometry(hw::Mem mem, std::uint32_t index) const 
 
 std::uint64_t CpuDevice::param_u64(std::size_t entry, std::uint32_t index) const {
   if (entry >= param_.size()) {
-    fail(index, fmt::format("param entry {} outside {} entries", entry, param_.size()));
+    fail(index, fmt::format("param entry {} outside {} entries", entry, param_.size()),
+         hw::ErrorCode::kSpadRange);
   }
   return param_[entry];
 }
@@ -250,7 +264,7 @@ std::vector<std::int32_t> CpuDevice::vec_row(std::size_t addr, std::size_t n,
                                              std::uint32_t index) const {
   if ((addr + vec_words(n)) > cfg_.vector_depth) {
     fail(index, fmt::format("vector row at word {} of {} elements leaves the scratchpad",
-                            addr, n));
+                            addr, n), hw::ErrorCode::kSpadRange);
   }
   const auto* p = vector_.data() + addr * cfg_.lanes;
   return {p, p + n};
@@ -266,7 +280,7 @@ template <typename T>
 void CpuDevice::write_row(std::size_t addr, std::span<const T> v, std::uint32_t index) {
   if ((addr + vec_words(v.size())) > cfg_.vector_depth) {
     fail(index, fmt::format("vector row at word {} of {} elements leaves the scratchpad",
-                            addr, v.size()));
+                            addr, v.size()), hw::ErrorCode::kSpadRange);
   }
   std::copy(v.begin(), v.end(), vector_.begin() + std::ptrdiff_t(addr * cfg_.lanes));
 }
@@ -291,13 +305,6 @@ void CpuDevice::matmul(const hw::Instr& in, std::uint32_t index) {
   const std::size_t w_words = ceil_div(n, cfg_.array_cols);
   const std::size_t stride_field = get_field(in, f::matmul::kDstStride);
   const std::size_t stride = stride_field == 0 ? vec_words(n) : stride_field;
-  if (m == 0 || k == 0 || n == 0 || out_bits == 1 || out_bits > 32 || stride < vec_words(n)) {
-    fail(index, fmt::format("MATMUL m={} k={} n={} out_bits={} dst_stride={}", m, k, n,
-                            out_bits, stride_field));
-  }
-  if (a_addr + m * a_words > cfg_.input_depth || w_addr + k * w_words > cfg_.weight_depth) {
-    fail(index, "MATMUL operands leave the input or weight scratchpad");
-  }
   // Gather a (m, k) and w (n, k) from their scratchpad layouts, then the golden kernel.
   std::vector<std::int8_t> a(m * k), w(n * k);
   for (std::size_t r = 0; r < m; ++r) {

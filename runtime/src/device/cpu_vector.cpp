@@ -42,14 +42,8 @@ void CpuDevice::vector_unit(const hw::Instr& in, Opcode op, std::uint32_t index)
                      get_field(in, f::rmsnorm::kRows),
                      vec_words(get_field(in, f::rmsnorm::kLen)),
                      index};
-  if (a.len == 0 || a.rows == 0) {
-    fail(index, fmt::format("{} with len {} and rows {} (both must be >= 1)",
-                            hw::opcode_name(op), a.len, a.rows));
-  }
+  // check_instr passed: len and rows >= 1, gain_frac_bits <= 13, every row fits.
   const int frac = int(get_field(in, f::rmsnorm::kGainFracBits));
-  if ((op == Opcode::kRmsnorm || op == Opcode::kLayernorm) && frac > 13) {
-    fail(index, fmt::format("{} gain_frac_bits {} (at most 13)", hw::opcode_name(op), frac));
-  }
   switch (op) {
     case Opcode::kSoftmax: return softmax(a, get_field(in, f::softmax::kOnline) != 0);
     case Opcode::kRmsnorm: return rmsnorm(a, frac);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "passim/device/device.hpp"
+#include "passim/device/instr_check.hpp"
 #include "passim/fixed_point.hpp"
 #include "passim/hw/spec.hpp"
 
@@ -27,6 +28,8 @@ class CpuDevice final : public Device {
   [[nodiscard]] std::uint64_t dram_bytes() const noexcept override { return dram_.size(); }
   void write_dram(std::uint64_t addr, std::span<const std::uint8_t> bytes) override;
   void read_dram(std::uint64_t addr, std::span<std::uint8_t> bytes) const override;
+  /// Runs the program as the hardware does (docs/isa.md "Errors"): throws DeviceError with
+  /// the code and instruction index the hardware reports for an invalid program.
   RunStats run(std::uint64_t prog_addr, std::uint32_t len) override;
 
  private:
@@ -71,8 +74,14 @@ class CpuDevice final : public Device {
   /// The KV-cache rows of ATTN_SCORE and ATTN_VALUE: `rows` rows of `len` from src2.
   [[nodiscard]] std::vector<std::int16_t> cache_rows(const VectorArgs& a) const;
 
-  /// Throws std::runtime_error "program instruction <index>: <what>".
-  [[noreturn]] static void fail(std::uint32_t index, const std::string& what);
+  /// Throws DeviceError(code, index, what). Every check that check_instr() makes comes
+  /// first; the calls left are for the DRAM (`bus`) and for internal consistency.
+  [[noreturn]] static void fail(std::uint32_t index, const std::string& what,
+                                hw::ErrorCode code = hw::ErrorCode::kBadOperand);
+  /// The program as the controller copies it before the run: checks PROG_LEN (prog_len),
+  /// PROG_ADDR (prog_align) and that every instruction lies inside DRAM (bus, naming the
+  /// first instruction that does not).
+  [[nodiscard]] std::vector<hw::Instr> fetch(std::uint64_t prog_addr, std::uint32_t len) const;
   [[nodiscard]] std::uint64_t param_u64(std::size_t entry, std::uint32_t index) const;
   /// The Requant step in param entry `entry`, bias 0: every unit but MATMUL ignores the bias.
   [[nodiscard]] Requant param_rq(std::size_t entry, std::uint32_t index) const;

@@ -73,7 +73,8 @@ class Device {
   virtual void write_dram(std::uint64_t addr, std::span<const std::uint8_t> bytes) = 0;
   virtual void read_dram(std::uint64_t addr, std::span<std::uint8_t> bytes) const = 0;
   /// Runs `len` instructions stored at DRAM address `prog_addr` until END.
-  /// Throws std::runtime_error naming the instruction index on an invalid instruction.
+  /// Throws DeviceError (device/instr_check.hpp) with the hardware's error code and the
+  /// instruction index on an invalid program (docs/isa.md "Errors").
   virtual RunStats run(std::uint64_t prog_addr, std::uint32_t len) = 0;
 
   /// Writes `program` to DRAM at `prog_addr`, runs it, and hands the program and its stats to

@@ -22,8 +22,9 @@ void start_program(AccelModel& m, MemPort& port, std::uint64_t prog_addr, std::u
 /// run (`RunStats::records`).
 RunStats read_counters(AccelModel& m, MemPort& port);
 
-/// After STATUS.busy fell: throws std::runtime_error naming the instruction on STATUS.error
-/// (`describe` turns an instruction index into text), else returns the counters and records.
+/// After STATUS.busy fell: throws DeviceError(STATUS.error, ERROR_INFO) on an error, its
+/// message naming the instruction (`describe` turns an instruction index into text), else
+/// returns the counters and records.
 RunStats finish_program(AccelModel& m, MemPort& port,
                         const std::function<std::string(std::uint32_t)>& describe);
 

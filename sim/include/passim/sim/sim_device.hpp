@@ -96,8 +96,8 @@ class SimDevice final : public RtlDevice {
   [[nodiscard]] std::string_view name() const noexcept override { return "rtl-systemc"; }
   /// Runs the program through the host registers. Counters (has_cycles = true) are read
   /// from the RTL after the run, with one trace record per DMA, matmul and vector
-  /// instruction (`RunStats::records`). Throws std::runtime_error naming the instruction on
-  /// STATUS.error, SimTimeout after `max_cycles`.
+  /// instruction (`RunStats::records`). Throws DeviceError (STATUS.error and ERROR_INFO,
+  /// docs/isa.md "Errors") on an error, SimTimeout after `max_cycles`.
   RunStats run(std::uint64_t prog_addr, std::uint32_t len) override;
   /// SystemC time simulated so far, in ns.
   [[nodiscard]] double sim_time_ns() const;
