@@ -58,7 +58,8 @@ assert r["hardware"]["config"] == sys.argv[2] and len(r["hardware"]["config_hash
 # Per-op records: summed per class they equal the class counters (control has no records).
 recs = c["records"]
 assert c["records_sum_to_class_totals"] is True
-keys = {"phase", "layer", "op", "class", "shape", "count", "passes", "cycles", "stall_cycles", "macs"}
+keys = {"phase", "layer", "op", "class", "shape", "count", "passes", "cycles", "stall_cycles", "macs",
+        "saturated"}
 dma_ops = ("DMA_LOAD", "DMA_STORE")
 assert recs and all(set(x) == keys | ({"moves"} if x["op"] in dma_ops else set()) for x in recs), recs[:1]
 # What the DMA moves: every DMA record says it, and the split adds up to the DMA records.
