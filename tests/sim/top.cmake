@@ -11,6 +11,7 @@
 #                    against CpuBackend, weight-tile DMA only in the preload when resident
 #   encoder_rtl_test   the random post-norm encoder without a mask on tiny, the same way
 #   saturation_rtl_test the `saturated` counter and records of clamping units against CpuDevice
+#   sim_device_test  SimDevice under AddressSanitizer: the main stack stays known to ASan
 # SimDevice elaborates SystemC once per process; ctest runs every test case in its own process.
 if(NOT TARGET passim_accel_tiny)
   return()
@@ -39,6 +40,7 @@ target_link_libraries(accel_rtl_test PRIVATE passim_accel_small)  # the gated-cl
 target_include_directories(accel_rtl_test SYSTEM PRIVATE ${VERILATOR_ROOT}/include)
 passim_top_test(saturation_rtl_test LABELS sim
                 SOURCES ${CMAKE_CURRENT_LIST_DIR}/saturation_rtl_test.cpp)
+passim_top_test(sim_device_test LABELS sim SOURCES ${CMAKE_CURRENT_LIST_DIR}/sim_device_test.cpp)
 passim_top_test(accel_model_test LABELS "sim;slow"
                 SOURCES ${CMAKE_CURRENT_LIST_DIR}/accel_model_test.cpp)
 target_link_libraries(accel_model_test PRIVATE passim_accel_small)
