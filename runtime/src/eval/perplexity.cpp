@@ -67,7 +67,7 @@ double token_nll(std::span<const float> logits, int target) {
 std::vector<int> encode_document(const Tokenizer& tok, const std::string& doc, std::size_t index,
                                  int seq_len) {
   const std::size_t min_tokens = doc.size() / tok.max_piece_bytes();
-  if (min_tokens > std::size_t(seq_len)) {  // checked before the quadratic merges
+  if (min_tokens > std::size_t(seq_len)) {  // checked before encoding
     throw std::runtime_error(fmt::format(
         "document {}: expected at most seq_len = {} tokens, found at least {} tokens (the "
         "document has {} bytes; no piece of the vocabulary has more than {})",

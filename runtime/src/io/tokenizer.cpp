@@ -283,28 +283,84 @@ void Tokenizer::append_code_points(std::string_view text, std::vector<int>& toke
   }
 }
 
+namespace {
+
+/// A candidate merge of the tokens at list nodes `left` and `right`, into piece `id`.
+struct MergeCandidate {
+  float score;
+  std::size_t left;
+  std::size_t right;
+  int id;
+};
+
+/// Heap order: the highest score on top, and among equal scores the leftmost pair (node
+/// indices keep the text's order, since a merge keeps its left node).
+bool merges_later(const MergeCandidate& a, const MergeCandidate& b) {
+  return a.score != b.score ? a.score < b.score : a.left > b.left;
+}
+
+}  // namespace
+
+// run.c's merge loop (scan every adjacent pair, merge the best-scoring one, leftmost among
+// equal scores, repeat) costs O(n^2) pair lookups for n code points. This gives the same
+// merges in O(n log n): the tokens form a linked list, every adjacent pair that is a piece
+// waits in a max-heap, and an entry whose nodes have changed since it was pushed is skipped.
 void Tokenizer::merge_pairs(std::vector<int>& tokens) const {
+  constexpr std::size_t kNone = SIZE_MAX;
+  const std::size_t n = tokens.size();
+  std::vector<std::size_t> prev(n), next(n);
+  std::vector<bool> alive(n, true);
+  for (std::size_t i = 0; i < n; ++i) {
+    prev[i] = i == 0 ? kNone : i - 1;
+    next[i] = i + 1 == n ? kNone : i + 1;
+  }
+  std::vector<MergeCandidate> heap;
   std::string pair;
-  for (;;) {
-    float best_score = -1e10f;
-    int best_id = -1;
-    std::size_t best_idx = 0;
-    for (std::size_t i = 0; i + 1 < tokens.size(); ++i) {
-      pair.assign(vocab_[std::size_t(tokens[i])]);
-      pair.append(vocab_[std::size_t(tokens[i + 1])]);
-      const int id = lookup(pair);
-      if (id >= 0 && scores_[std::size_t(id)] > best_score) {
-        best_score = scores_[std::size_t(id)];
-        best_id = id;
-        best_idx = i;
-      }
-    }
-    if (best_id < 0) {
+  const auto push = [&](std::size_t left, std::size_t right) {
+    if (left == kNone || right == kNone) {
       return;
     }
-    tokens[best_idx] = best_id;
-    tokens.erase(tokens.begin() + static_cast<std::ptrdiff_t>(best_idx) + 1);
+    pair.assign(vocab_[std::size_t(tokens[left])]);
+    pair.append(vocab_[std::size_t(tokens[right])]);
+    const int id = lookup(pair);
+    // run.c's best score starts at -1e10: a pair scoring no higher is never merged.
+    if (id >= 0 && scores_[std::size_t(id)] > -1e10f) {
+      heap.push_back({scores_[std::size_t(id)], left, right, id});
+      std::push_heap(heap.begin(), heap.end(), merges_later);
+    }
+  };
+  for (std::size_t i = 0; i + 1 < n; ++i) {
+    push(i, i + 1);
   }
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), merges_later);
+    const MergeCandidate c = heap.back();
+    heap.pop_back();
+    // Stale when either node was merged away, or changed its piece, since the push.
+    if (!alive[c.left] || !alive[c.right] || next[c.left] != c.right) {
+      continue;
+    }
+    pair.assign(vocab_[std::size_t(tokens[c.left])]);
+    pair.append(vocab_[std::size_t(tokens[c.right])]);
+    if (lookup(pair) != c.id) {
+      continue;
+    }
+    tokens[c.left] = c.id;
+    alive[c.right] = false;
+    next[c.left] = next[c.right];
+    if (next[c.right] != kNone) {
+      prev[next[c.right]] = c.left;
+    }
+    push(prev[c.left], c.left);
+    push(c.left, next[c.left]);
+  }
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (alive[i]) {
+      tokens[kept++] = tokens[i];
+    }
+  }
+  tokens.resize(kept);
 }
 
 std::string Tokenizer::decode(int prev, int token) const {

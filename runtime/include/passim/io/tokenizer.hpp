@@ -54,7 +54,7 @@ class Tokenizer {
 
   [[nodiscard]] int vocab_size() const noexcept { return static_cast<int>(vocab_.size()); }
   /// Bytes of the longest piece: a text of b bytes encodes to at least b / max_piece_bytes()
-  /// tokens, which bounds a text's tokens before paying for the (quadratic) merges.
+  /// tokens, which bounds a text's tokens before encoding it.
   [[nodiscard]] std::size_t max_piece_bytes() const noexcept { return max_piece_bytes_; }
   [[nodiscard]] const std::string& piece(int id) const { return vocab_.at(std::size_t(id)); }
   /// Merge score of `id` (higher merges first).
@@ -68,7 +68,8 @@ class Tokenizer {
   /// point that is not a piece, one `<0xNN>` byte-fallback id per byte.
   void append_code_points(std::string_view text, std::vector<int>& tokens) const;
   /// Greedy BPE: merges the adjacent pair whose concatenation has the highest score (strictly
-  /// higher wins, so the leftmost pair wins ties) until no adjacent pair forms a piece.
+  /// higher wins, so the leftmost pair wins ties) until no adjacent pair forms a piece. The
+  /// merges are run.c's; a heap finds each in O(log n) instead of run.c's scan of every pair.
   void merge_pairs(std::vector<int>& tokens) const;
   /// `min_pieces`: 3 for BPE vocabularies (BOS 1, EOS 2), 2 for character ones.
   Tokenizer(std::vector<std::string> vocab, std::vector<float> scores, std::size_t min_pieces);
