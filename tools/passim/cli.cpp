@@ -37,10 +37,9 @@ void refuse_empty_values(const CLI::App& app) {
   }
 }
 
-}  // namespace
-
-int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
-            const RtlFactory& rtl) {
+/// The command `args` chooses, run: its exit code (run_cli without the output check).
+int run_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
+                const RtlFactory& rtl) {
   CLI::App app{"passim: a fixed-point Transformer runtime and the accelerator that runs it",
                "passim"};
   app.require_subcommand(1);
@@ -78,6 +77,22 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     return 1;
   }
   return 2;
+}
+
+}  // namespace
+
+int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
+            const RtlFactory& rtl) {
+  const int code = run_command(args, out, err, rtl);
+  // A result that never reached standard output (a full disk, a closed pipe) is a failure,
+  // not a success with nothing shown.
+  out.flush();
+  if (!out) {
+    fmt::print(err, "passim: error: standard output: expected the output written, found a "
+                    "failed write (is the disk full, or the output closed?)\n");
+    return code == 0 ? 1 : code;
+  }
+  return code;
 }
 
 }  // namespace passim::app

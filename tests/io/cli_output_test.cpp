@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: Apache-2.0
+// `passim` when standard output cannot be written (a full disk, a closed pipe): the result is
+// lost, so the exit code must say so.
+#include <ostream>
+#include <sstream>
+#include <streambuf>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "app.hpp"
+#include "default_model.hpp"
+
+namespace {
+
+/// A stream buffer whose every write fails, like standard output on /dev/full.
+class FailingBuf : public std::streambuf {
+ protected:
+  int_type overflow(int_type) override { return traits_type::eof(); }
+  std::streamsize xsputn(const char*, std::streamsize) override { return 0; }
+};
+
+struct Result {
+  int code;
+  std::string err;
+};
+
+Result run_into_failing_output(std::vector<std::string> args) {
+  args.insert(args.begin(), "passim");
+  FailingBuf buf;
+  std::ostream out(&buf);
+  std::ostringstream err;
+  const int code = passim::app::run_cli(args, out, err);
+  return {code, err.str()};
+}
+
+TEST(CliOutput, AFailedWriteOfTheGeneratedTextIsAnError) {
+  if (passim::app::default_model_bytes().empty()) {
+    GTEST_SKIP() << "no built-in model";
+  }
+  const Result r =
+      run_into_failing_output({"run", "--backend", "float", "--prompt", "ROMEO:", "--steps", "8"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("passim: error: standard output"), std::string::npos) << r.err;
+}
+
+TEST(CliOutput, AFailedWriteOfTheHelpIsAnError) {
+  const Result r = run_into_failing_output({"--help"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("standard output"), std::string::npos) << r.err;
+}
+
+TEST(CliOutput, AnErrorKeepsItsOwnExitCode) {
+  const Result r = run_into_failing_output({"run", "--backend", "nonsense"});
+  EXPECT_EQ(r.code, 2);  // the usage error, not the output's failure
+}
+
+}  // namespace
