@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// `passim` when standard output cannot be written (a full disk, a closed pipe): the result is
-// lost, so the exit code must say so.
+// `passim`'s messages about where its input and output went wrong: standard output that cannot
+// be written (a full disk, a closed pipe), where the result is lost and the exit code must say
+// so, and a calibration text the tokenizer cannot encode, named once.
 #include <ostream>
 #include <sstream>
 #include <streambuf>
@@ -10,7 +11,9 @@
 #include <gtest/gtest.h>
 
 #include "app.hpp"
+#include "cli_run.hpp"
 #include "default_model.hpp"
+#include "scratch_dir.hpp"
 
 namespace {
 
@@ -54,6 +57,22 @@ TEST(CliOutput, AFailedWriteOfTheHelpIsAnError) {
 TEST(CliOutput, AnErrorKeepsItsOwnExitCode) {
   const Result r = run_into_failing_output({"run", "--backend", "nonsense"});
   EXPECT_EQ(r.code, 2);  // the usage error, not the output's failure
+}
+
+TEST(CliCalibText, AnUnencodableDocumentIsNamedOnce) {
+  if (passim::app::default_model_bytes().empty()) {
+    GTEST_SKIP() << "no built-in model";
+  }
+  const passim::test::ScratchDir dir;
+  const auto text = dir / "calib.txt";
+  passim::test::write_bytes(text, {'R', 'O', 0xFF, 0xFE, '\n'});  // not UTF-8: no character
+  const auto r = passim::test::run_cli(
+      {"run", "--backend", "cpu", "--steps", "4", "--calib-text", text.string()});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("--calib-text: " + text.string() + ": document 0: "), std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("--calib-text", r.err.find("--calib-text") + 1), std::string::npos)
+      << r.err;
 }
 
 }  // namespace

@@ -97,7 +97,8 @@ std::vector<std::vector<int>> calibration_documents(
     // a character boundary), not a whole long text.
     std::string_view doc = docs[d];
     const std::size_t keep = std::size_t(c.seq_len) * tok.max_piece_bytes();
-    if (doc.size() > keep) {
+    const bool cut_short = doc.size() > keep;
+    if (cut_short) {
       std::size_t cut = keep;
       while (cut > 0 && (static_cast<unsigned char>(doc[cut]) & 0xC0) == 0x80) {
         --cut;
@@ -108,11 +109,11 @@ std::vector<std::vector<int>> calibration_documents(
     try {
       t = tok.encode(doc, true, false);
     } catch (const std::runtime_error& e) {
-      throw std::runtime_error(fmt::format("--calib-text {}: document {}: {}", path, d, e.what()));
+      throw std::runtime_error(fmt::format("{}: document {}: {}", path, d, e.what()));
     }
     if (t.size() > std::size_t(c.seq_len)) {
-      notice(fmt::format("notice: {}: calibration document {} has {} tokens; using the first {}",
-                         path, d, t.size(), c.seq_len));
+      notice(fmt::format("notice: {}: calibration document {} has {}{} tokens; using the first {}",
+                         path, d, cut_short ? "at least " : "", t.size(), c.seq_len));
       t.resize(std::size_t(c.seq_len));
     }
     ids.push_back(std::move(t));
