@@ -116,9 +116,10 @@ RunStats finish_program(AccelModel& m, MemPort& port,
   m.write_reg(reg::kCtrl, 1u << hw::reg::kCtrlSoftReset.lsb, port);
   port.drop_responses();
   RunStats partial = read_counters(m, port);
-  throw SimTimeout(fmt::format("simulation watchdog: the run did not end within {} cycles; "
+  throw SimTimeout(fmt::format("simulation watchdog: the run did not end within {} cycle{}; "
                                "still busy: {}; controller at instruction {}{}",
-                               max_cycles, units, pc, describe ? " " + describe(pc) : ""),
+                               max_cycles, max_cycles == 1 ? "" : "s", units, pc,
+                               describe ? " " + describe(pc) : ""),
                    std::move(partial));
 }
 

@@ -149,9 +149,9 @@ void start_backend(const EncodeOptions& o, const FloatModel& fm, const RtlFactor
   const std::size_t rows = b.compiled->rows_at(0, std::size_t(o.seq));
   if (rows < std::size_t(o.seq)) {
     throw std::runtime_error(fmt::format(
-        "--seq {}: config {} holds at most {} rows of this encoder in one pass (vector "
+        "--seq {}: config {} holds at most {} row{} of this encoder in one pass (vector "
         "scratchpad, MATMUL rows), and an unmasked sequence cannot be split; use --seq {} or "
-        "less, or a larger --config", o.seq, o.rtl.config, rows, rows));
+        "less, or a larger --config", o.seq, o.rtl.config, rows, rows == 1 ? "" : "s", rows));
   }
   RtlOptions ro = o.rtl;
   ro.softmax = mode;
