@@ -59,6 +59,14 @@ TEST(CliOutput, AnErrorKeepsItsOwnExitCode) {
   EXPECT_EQ(r.code, 2);  // the usage error, not the output's failure
 }
 
+TEST(CliUsage, AnUnknownCommandIsNamed) {
+  const auto r = passim::test::run_cli({"frob", "--steps", "3"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("frob: expected a command (run, encode, quantize, perplexity, accuracy)"),
+            std::string::npos)
+      << r.err;
+}
+
 TEST(CliCalibText, AnUnencodableDocumentIsNamedOnce) {
   if (passim::app::default_model_bytes().empty()) {
     GTEST_SKIP() << "no built-in model";

@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ostream.h>
+#include <fmt/ranges.h>
 
 #include "app.hpp"
 #include "commands.hpp"
@@ -37,6 +38,23 @@ void refuse_empty_values(const CLI::App& app) {
   }
 }
 
+/// Throws UsageError when `word`, where a command belongs, names none of `app`'s commands
+/// (CLI11 alone would only say that a command is required).
+void check_command_name(CLI::App& app, const std::string& word) {
+  if (word.empty() || word.front() == '-') {
+    return;  // an option, such as --help or --version
+  }
+  std::vector<std::string> names;
+  for (const CLI::App* cmd : app.get_subcommands([](const CLI::App*) { return true; })) {
+    if (cmd->get_name() == word) {
+      return;
+    }
+    names.push_back(cmd->get_name());
+  }
+  throw UsageError(fmt::format("{}: expected a command ({}), found an unknown one", word,
+                               fmt::join(names, ", ")));
+}
+
 /// The command `args` chooses, run: its exit code (run_cli without the output check).
 int run_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
                 const RtlFactory& rtl) {
@@ -50,6 +68,9 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
                                          add_accuracy_command(app)};
   std::vector<std::string> rev(args.rbegin(), args.rend() - 1);  // CLI11 wants reversed argv
   try {
+    if (args.size() > 1) {
+      check_command_name(app, args[1]);
+    }
     app.parse(rev);
   } catch (const CLI::ParseError& e) {
     std::ostringstream o, e2;
@@ -58,6 +79,9 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
     // Usage errors read like every other error; --help and --version are not errors.
     err << (code == 0 || e2.str().empty() ? "" : "passim: error: ") << e2.str();
     return code == 0 ? 0 : 2;
+  } catch (const UsageError& e) {
+    fmt::print(err, "passim: error: {}\nRun with --help for more information.\n", e.what());
+    return 2;
   }
   try {
     refuse_empty_values(app);
