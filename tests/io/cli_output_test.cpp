@@ -14,6 +14,7 @@
 #include "cli_run.hpp"
 #include "default_model.hpp"
 #include "scratch_dir.hpp"
+#include "test_data.hpp"
 
 namespace {
 
@@ -63,6 +64,26 @@ TEST(CliUsage, AnUnknownCommandIsNamed) {
   const auto r = passim::test::run_cli({"frob", "--steps", "3"});
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("frob: expected a command (run, encode, quantize, perplexity, accuracy)"),
+            std::string::npos)
+      << r.err;
+}
+
+TEST(CliCalibration, AFloatOverflowNamesTheModel) {
+  PASSIM_REQUIRE_DATA();
+  auto bytes = passim::test::read_bytes(passim::test::model_path());
+  // rms_final_weight = 3e38 everywhere: the file loads, the float logits overflow.
+  const std::size_t final_at = bytes.size() - 4 * (512 * 8) - 4 * 64;
+  for (std::size_t i = 0; i < 64; ++i) {
+    passim::test::patch(bytes, final_at + 4 * i, 3e38F);
+  }
+  const passim::test::ScratchDir dir;
+  const auto model = dir / "huge_gain.bin";
+  passim::test::write_bytes(model, bytes);
+  const auto r = passim::test::run_cli({"run", "--backend", "cpu", "--model", model.string(),
+                                        "--tokenizer", passim::test::tokenizer_path().string(),
+                                        "--steps", "4"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("huge_gain.bin: calibration: float forward at position"),
             std::string::npos)
       << r.err;
 }

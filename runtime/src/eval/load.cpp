@@ -164,8 +164,8 @@ void quantise_in_memory(LoadedModel& m, const std::string& calib_text, BatchNorm
     } catch (const std::bad_alloc&) {
       throw;
     } catch (const std::exception& e) {
-      if (calib_text.empty()) {
-        throw;
+      if (calib_text.empty()) {  // the model's own text: its forward pass failed
+        throw std::runtime_error(fmt::format("{}: calibration: {}", m.name, e.what()));
       }
       throw std::runtime_error(fmt::format("--calib-text: {}", e.what()));
     }
