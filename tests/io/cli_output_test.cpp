@@ -68,6 +68,29 @@ TEST(CliUsage, AnUnknownCommandIsNamed) {
       << r.err;
 }
 
+TEST(CliUsage, AnUnknownOptionBeforeTheCommandIsNamed) {
+  const auto r = passim::test::run_cli({"--frob"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--frob: expected a command"), std::string::npos) << r.err;
+  EXPECT_EQ(passim::test::run_cli({"--version"}).code, 0);
+}
+
+TEST(CliUsage, AnEmptyValueAfterTheEqualsSignIsEmpty) {
+  // `--report=` is an empty value (refused), not a request to take the next argument.
+  const auto r = passim::test::run_cli({"run", "--backend", "float", "--steps", "2",
+                                        "--report=", "--seed", "3"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--report: expected a value, found an empty string"), std::string::npos)
+      << r.err;
+  if (passim::app::default_model_bytes().empty()) {
+    return;
+  }
+  // `--prompt=` is the empty prompt; the option after it keeps its meaning.
+  const auto p = passim::test::run_cli({"run", "--backend", "float", "--steps", "2",
+                                        "--prompt=", "--seed", "3"});
+  EXPECT_EQ(p.code, 0) << p.err;
+}
+
 TEST(CliCalibration, AFloatOverflowNamesTheModel) {
   PASSIM_REQUIRE_DATA();
   auto bytes = passim::test::read_bytes(passim::test::model_path());

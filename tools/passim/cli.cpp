@@ -41,8 +41,12 @@ void refuse_empty_values(const CLI::App& app) {
 /// Throws UsageError when `word`, where a command belongs, names none of `app`'s commands
 /// (CLI11 alone would only say that a command is required).
 void check_command_name(CLI::App& app, const std::string& word) {
-  if (word.empty() || word.front() == '-') {
-    return;  // an option, such as --help or --version
+  if (word == "-h" || word == "--help" || word == "--version") {
+    return;
+  }
+  if (!word.empty() && word.front() == '-') {
+    throw UsageError(fmt::format("{}: expected a command, --help or --version first, found an "
+                                 "unknown option", word));
   }
   std::vector<std::string> names;
   for (const CLI::App* cmd : app.get_subcommands([](const CLI::App*) { return true; })) {
@@ -66,7 +70,17 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
                                          add_quantize_command(app),
                                          add_perplexity_command(app),
                                          add_accuracy_command(app)};
-  std::vector<std::string> rev(args.rbegin(), args.rend() - 1);  // CLI11 wants reversed argv
+  // CLI11 wants argv reversed. `--opt=` with nothing after the '=' becomes `--opt ""`: CLI11
+  // alone would take the next argument as its value.
+  std::vector<std::string> rev;
+  for (auto it = args.rbegin(); it + 1 != args.rend(); ++it) {
+    if (it->size() > 3 && it->starts_with("--") && it->back() == '=') {
+      rev.emplace_back();
+      rev.push_back(it->substr(0, it->size() - 1));
+    } else {
+      rev.push_back(*it);
+    }
+  }
   try {
     if (args.size() > 1) {
       check_command_name(app, args[1]);
