@@ -21,10 +21,30 @@ void check_range(const char* what, std::uint64_t addr, std::size_t n, std::size_
   }
 }
 
+/// Throws std::invalid_argument naming the field when `value` is NaN or outside [lo, hi].
+void check_option(const char* field, double value, double lo, double hi, const char* unit) {
+  if (!(value >= lo && value <= hi)) {  // NaN fails both comparisons
+    throw std::invalid_argument(
+        fmt::format("SimOptions.{}: expected {:g} to {:g} {}, found {}", field, lo, hi, unit,
+                    value));
+  }
+}
+
+/// `opts` once every field that sets a time or a size is inside its range; a zero bandwidth
+/// or a NaN latency would stop SystemC's time from advancing.
+const SimOptions& checked(const SimOptions& opts) {
+  check_option("dram_bytes", static_cast<double>(opts.dram_bytes), 1, 1ull << 40, "bytes");
+  check_option("clock_mhz", opts.clock_mhz, 1e-3, 1e4, "MHz");
+  check_option("dram_latency_ns", opts.dram_latency_ns, 0, 1e12, "ns");
+  check_option("dram_bytes_per_ns", opts.dram_bytes_per_ns, 1e-3, 1e6, "bytes per ns");
+  check_option("quantum_ns", opts.quantum_ns, 1e-3, 1e12, "ns");
+  return opts;
+}
+
 }  // namespace
 
 RtlDevice::RtlDevice(std::unique_ptr<AccelModel> model, const SimOptions& opts)
-    : model_(std::move(model)), opts_(opts), dram_(opts.dram_bytes, 0) {
+    : model_(std::move(model)), opts_(checked(opts)), dram_(opts.dram_bytes, 0) {
   if (!model_) {
     throw std::invalid_argument("SimDevice/LoopDevice: no accelerator model");
   }

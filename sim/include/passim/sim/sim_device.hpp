@@ -18,7 +18,10 @@
 namespace passim::sim {
 
 /// System-model parameters. Times are SystemC times; the accelerator is a cycle-accurate RTL
-/// model clocked at `clock_mhz`.
+/// model clocked at `clock_mhz`. The devices refuse a NaN and a value outside these ranges
+/// (std::invalid_argument naming the field): dram_bytes 1 B to 1 TiB, clock_mhz 0.001 to
+/// 10,000, dram_latency_ns 0 to 10^12, dram_bytes_per_ns 0.001 to 10^6, quantum_ns 0.001 to
+/// 10^12.
 struct SimOptions {
   std::uint64_t dram_bytes = std::uint64_t{64} << 20;  ///< DRAM size
   double clock_mhz = 100.0;                            ///< accelerator clock
@@ -63,7 +66,7 @@ class RtlDevice : public Device {
   void close_trace();
 
  protected:
-  /// Throws std::invalid_argument when `model` is null.
+  /// Throws std::invalid_argument when `model` is null or an option is out of range.
   RtlDevice(std::unique_ptr<AccelModel> model, const SimOptions& opts);
 
   /// The instruction at `index` of the program at `prog_addr` in DRAM, for messages.
