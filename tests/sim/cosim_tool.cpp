@@ -5,17 +5,22 @@
 // compares every program with CpuDevice. Prints one summary line; exits 1 at the first
 // mismatch, after printing the seed, the program number and the difference.
 //   passim_cosim --config small --seed 5 --instructions 100000 [--latency-ns 200]
+// Bad options are usage errors (exit 2): counts are decimal digits in a stated range, and the
+// DRAM timing is checked by the simulator (SimOptions).
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
+#include <limits>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 
 #include <CLI/CLI.hpp>
 
 #include "cosim.hpp"
+#include "options.hpp"
 #include "passim/device/cpu_device.hpp"
 #include "passim/sim/sim_device.hpp"
 #include "program_gen.hpp"
@@ -30,8 +35,8 @@ struct Options {
   std::uint64_t instructions = 100'000;  ///< retired instructions to reach (valid programs)
   std::uint64_t programs = 2000;         ///< programs to run with --invalid
   bool invalid = false;
-  double latency_ns = -1;                ///< < 0: drawn from the seed
-  double bytes_per_ns = -1;              ///< < 0: drawn from the seed
+  std::optional<double> latency_ns;      ///< unset: drawn from the seed
+  std::optional<double> bytes_per_ns;    ///< unset: drawn from the seed
   std::size_t max_ops = 24;
   std::uint64_t dram_kib = 1024;
 };
@@ -48,17 +53,15 @@ std::unique_ptr<sim::AccelModel> model_of(const std::string& config) {
 
 int run(Options o) {
   std::mt19937_64 timing(o.seed ^ 0x5EED);
-  if (o.latency_ns < 0) {
-    o.latency_ns = double(std::uniform_int_distribution<int>(1, 50)(timing) * 10);
-  }
-  if (o.bytes_per_ns < 0) {
-    o.bytes_per_ns = std::uniform_int_distribution<int>(1, 32)(timing) * 0.25;
-  }
+  const double latency_draw = std::uniform_int_distribution<int>(1, 50)(timing) * 10;
+  const double bytes_draw = std::uniform_int_distribution<int>(1, 32)(timing) * 0.25;
+  const double latency_ns = o.latency_ns.value_or(latency_draw);
+  const double bytes_per_ns = o.bytes_per_ns.value_or(bytes_draw);
   const std::uint64_t bytes = o.dram_kib * 1024;
   sim::SimOptions opts;
   opts.dram_bytes = bytes;
-  opts.dram_latency_ns = o.latency_ns;
-  opts.dram_bytes_per_ns = o.bytes_per_ns;
+  opts.dram_latency_ns = latency_ns;
+  opts.dram_bytes_per_ns = bytes_per_ns;
   opts.max_cycles = 100'000'000;  // a hang ends the campaign as a mismatch
   sim::SimDevice dut(model_of(o.config), opts);
   CpuDevice ref(dut.hw(), bytes);
@@ -90,7 +93,7 @@ int run(Options o) {
   std::printf("config %s seed %llu%s latency %.0f ns bandwidth %.2f B/ns: programs %llu "
               "retired %llu errors %llu mismatches %llu wall %.1f s\n",
               o.config.c_str(), static_cast<unsigned long long>(o.seed),
-              o.invalid ? " invalid" : "", o.latency_ns, o.bytes_per_ns,
+              o.invalid ? " invalid" : "", latency_ns, bytes_per_ns,
               static_cast<unsigned long long>(programs), static_cast<unsigned long long>(retired),
               static_cast<unsigned long long>(errors), static_cast<unsigned long long>(mismatches),
               secs);
@@ -100,20 +103,39 @@ int run(Options o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  using passim::app::decimal_in;
   CLI::App app{"Random co-simulation of the accelerator against CpuDevice"};
   Options o;
   app.add_option("--config", o.config, "built-in configuration")
       ->check(CLI::IsMember({"tiny", "small", "base"}));
-  app.add_option("--seed", o.seed, "generator seed");
-  app.add_option("--instructions", o.instructions, "retired instructions to reach");
-  app.add_option("--programs", o.programs, "programs to run with --invalid");
+  app.add_option("--seed", o.seed, "generator seed")
+      ->transform(decimal_in(0, std::numeric_limits<std::uint64_t>::max()));
+  app.add_option("--instructions", o.instructions, "retired instructions to reach")
+      ->transform(decimal_in(1, 10'000'000'000));
+  app.add_option("--programs", o.programs, "programs to run with --invalid")
+      ->transform(decimal_in(1, 100'000'000));
   app.add_flag("--invalid", o.invalid, "broken programs: both must report the same error");
-  app.add_option("--latency-ns", o.latency_ns, "DRAM latency (default: drawn from the seed)");
-  app.add_option("--bytes-per-ns", o.bytes_per_ns, "DRAM bandwidth (default: from the seed)");
-  app.add_option("--max-ops", o.max_ops, "operations per program, at most")->check(
-      CLI::Range(1, 200));
-  app.add_option("--dram-kib", o.dram_kib, "DRAM size in KiB")->check(CLI::Range(256, 65536));
-  CLI11_PARSE(app, argc, argv);
+  double latency_ns = 0;
+  double bytes_per_ns = 0;
+  const CLI::Option* latency =
+      app.add_option("--latency-ns", latency_ns, "DRAM latency (default: drawn from the seed)");
+  const CLI::Option* bandwidth =
+      app.add_option("--bytes-per-ns", bytes_per_ns, "DRAM bandwidth (default: from the seed)");
+  app.add_option("--max-ops", o.max_ops, "operations per program, at most")
+      ->transform(decimal_in(1, 200));
+  app.add_option("--dram-kib", o.dram_kib, "DRAM size in KiB")->transform(decimal_in(256, 65536));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);  // prints the message, or the help
+    return code == 0 ? 0 : 2;
+  }
+  if (latency->count() > 0) {
+    o.latency_ns = latency_ns;
+  }
+  if (bandwidth->count() > 0) {
+    o.bytes_per_ns = bytes_per_ns;
+  }
   try {
     return run(o);
   } catch (const std::exception& e) {

@@ -103,7 +103,7 @@ passim_top_test(cosim_rtl_test LABELS sim SOURCES ${CMAKE_CURRENT_LIST_DIR}/cosi
 target_link_libraries(cosim_rtl_test PRIVATE passim_program_gen)
 # passim_cosim: the campaign driver (--config tiny|small|base, --seed, --instructions, --invalid).
 add_executable(passim_cosim ${CMAKE_CURRENT_LIST_DIR}/cosim_tool.cpp)
-target_link_libraries(passim_cosim PRIVATE passim_program_gen passim_sim passim_accel_tiny
-                                           passim_accel_small passim_accel_base CLI11::CLI11)
+target_link_libraries(passim_cosim PRIVATE passim_app passim_program_gen passim_sim
+                      passim_accel_tiny passim_accel_small passim_accel_base CLI11::CLI11)
 passim_warnings(passim_cosim)
 set_target_properties(passim_cosim PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
