@@ -7,17 +7,26 @@
 #   bash tests/fuzz/run_target.sh <fuzzer> <name> <work dir>
 #
 # Seeds: $PASSIM_FUZZ_SEEDS/<name> when PASSIM_FUZZ_SEEDS is set, else <work>/seeds/<name>, made
-# once by tools/fuzz/seeds.sh (its header lists the variables it reads).
+# once by tools/fuzz/seeds.sh (its header lists the variables it reads). A bad argument or
+# PASSIM_FUZZ_SECONDS is an error (exit 2).
 set -uo pipefail
 
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+source "$repo/tools/fuzz/checks.sh"
+(($# == 3)) || fuzz_usage_error run_target "usage: run_target.sh <fuzzer> <name> <work dir>"
 fuzzer=$1
 name=$2
 work=$3
-repo=$(cd "$(dirname "$0")/../.." && pwd)
+fuzz_require_target run_target "$name"
+[[ -x $fuzzer ]] || fuzz_usage_error run_target "expected a fuzzer executable, found $fuzzer"
 seconds=${PASSIM_FUZZ_SECONDS:-30}
+fuzz_require_count run_target PASSIM_FUZZ_SECONDS "$seconds" 1 86400
+seconds=$((10#$seconds))
 seeds=${PASSIM_FUZZ_SEEDS:-$work/seeds}/$name
-if [[ ! -d $seeds ]]; then
-  bash "$repo/tools/fuzz/seeds.sh" "$name" "$seeds" || exit 1
+if [[ ! -d $seeds ]]; then  # made under another name first: a failed run leaves no folder
+  rm -rf "$seeds.partial"
+  bash "$repo/tools/fuzz/seeds.sh" "$name" "$seeds.partial" && mv "$seeds.partial" "$seeds" ||
+    exit 1
 fi
 corpus=$work/corpus/$name
 artifacts=$work/artifacts/$name

@@ -9,6 +9,7 @@
 #   bash tests/fuzz/smoke.sh <build dir> <passim> <passim_fuzz_seeds> <data dir>
 #
 #   PASSIM_DATA       overrides <data dir> when it is an absolute path (as for the tests)
+#                     (a <data dir> that does not exist is skipped with a warning per file)
 #   PASSIM_FUZZ_JOBS  compile jobs of the clang build (default 1: the test takes one core)
 set -uo pipefail
 
@@ -16,7 +17,8 @@ repo=$(cd "$(dirname "$0")/../.." && pwd)
 build=$1
 passim=$2
 writer=$3
-[[ ${PASSIM_DATA:-} == /* ]] || export PASSIM_DATA=$4
+# Without the data folder the seeds come from the repository and the seed writer only.
+[[ ${PASSIM_DATA:-} == /* || ! -d $4 ]] || export PASSIM_DATA=$4
 jobs=${PASSIM_FUZZ_JOBS:-1}
 t0=$SECONDS
 elapsed() { echo "fuzz smoke: $1 after $((SECONDS - t0)) s"; }

@@ -10,16 +10,32 @@
 #   PASSIM_FUZZ_PASSIM       a built `passim`: .psm seeds made by `passim quantize`
 #   PASSIM_FUZZ_SEED_WRITER  a built `passim_fuzz_seeds`: small whole files, compiled programs
 #   PASSIM_FUZZ_SEED_BYTES   longer data files are cut to their first bytes (default 65536)
+#
+# A data file missing from the default folder is left out with a warning. A bad argument or
+# variable (an unknown target, a PASSIM_DATA that is not a folder, a tool that is not an
+# executable) is an error, exit 2, before anything is written.
 set -euo pipefail
 
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+source "$repo/tools/fuzz/checks.sh"
+(($# == 2)) || fuzz_usage_error seeds "usage: seeds.sh <target> <out dir>"
 target=$1
 out=$2
-repo=$(cd "$(dirname "$0")/../.." && pwd)
+fuzz_require_target seeds "$target"
 data=${PASSIM_DATA:-$repo/../shared/data}
 [[ $data == /* ]] || data=$repo/$data
+if [[ -n ${PASSIM_DATA:-} && ! -d $data ]]; then
+  fuzz_usage_error seeds "PASSIM_DATA: expected the shared data folder, found no folder $data"
+fi
 cut_bytes=${PASSIM_FUZZ_SEED_BYTES:-65536}
+fuzz_require_count seeds PASSIM_FUZZ_SEED_BYTES "$cut_bytes" 1 1073741824
 passim=${PASSIM_FUZZ_PASSIM:-}
 writer=${PASSIM_FUZZ_SEED_WRITER:-}
+for tool in PASSIM_FUZZ_PASSIM PASSIM_FUZZ_SEED_WRITER; do
+  if [[ -n ${!tool:-} && ! -x ${!tool:-} ]]; then
+    fuzz_usage_error seeds "$tool: expected an executable, found no executable ${!tool}"
+  fi
+done
 mkdir -p "$out"
 
 # cut_seed <file> [prefix bytes (printf escapes)]: the file's first $cut_bytes bytes as a seed.
@@ -76,10 +92,6 @@ case $target in
     quantize ln-gpt --model "$repo/models/ln-gpt/ln-gpt.gguf"
     ;;
   program) ;;  # no data file holds programs: the seed writer compiles them
-  *)
-    echo "seeds: unknown target '$target' (llama2c tokenizer gguf psm program)" >&2
-    exit 2
-    ;;
 esac
 if [[ -x $writer ]]; then
   "$writer" "$target" "$out"
