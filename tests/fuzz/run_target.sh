@@ -8,17 +8,21 @@
 #
 # Seeds: $PASSIM_FUZZ_SEEDS/<name> when PASSIM_FUZZ_SEEDS is set, else <work>/seeds/<name>, made
 # once by tools/fuzz/seeds.sh (its header lists the variables it reads). A bad argument or
-# PASSIM_FUZZ_SECONDS is an error (exit 2).
+# PASSIM_FUZZ_SECONDS is an error (exit 2). Each run starts from the seeds alone: it empties
+# <work>/corpus/<name> first, so give it a folder of its own, not a campaign's
+# (tools/fuzz/campaign.sh keeps its corpus between runs).
 set -uo pipefail
 
-repo=$(cd "$(dirname "$0")/../.." && pwd)
+repo=$(cd "$(dirname "$(readlink -f "$0")")/../.." && pwd)
 source "$repo/tools/fuzz/checks.sh"
 (($# == 3)) || fuzz_usage_error run_target "usage: run_target.sh <fuzzer> <name> <work dir>"
 fuzzer=$1
 name=$2
 work=$3
 fuzz_require_target run_target "$name"
-[[ -x $fuzzer ]] || fuzz_usage_error run_target "expected a fuzzer executable, found $fuzzer"
+fuzz_require_exe run_target "<fuzzer>" "$fuzzer"
+fuzzer=$(fuzz_exe_path "$fuzzer")
+[[ -n $work ]] || fuzz_usage_error run_target "<work dir>: expected a folder, found ''"
 seconds=${PASSIM_FUZZ_SECONDS:-30}
 fuzz_require_count run_target PASSIM_FUZZ_SECONDS "$seconds" 1 86400
 seconds=$((10#$seconds))

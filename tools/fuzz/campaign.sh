@@ -18,7 +18,7 @@
 #   PASSIM_DATA          the shared data folder (default: ../shared/data next to the repository)
 set -uo pipefail
 
-repo=$(cd "$(dirname "$0")/../.." && pwd)
+repo=$(cd "$(dirname "$(readlink -f "$0")")/../.." && pwd)
 cd "$repo" || exit 1
 source tools/fuzz/checks.sh
 targets=("$@")
@@ -27,7 +27,8 @@ for t in "${targets[@]}"; do
   fuzz_require_target campaign "$t"
 done
 runs=${PASSIM_FUZZ_RUNS:-10000000}
-fuzz_require_count campaign PASSIM_FUZZ_RUNS "$runs" 1 1000000000000
+# libFuzzer keeps -runs in 32 bits: 2^31 and more would replay the seeds or never stop.
+fuzz_require_count campaign PASSIM_FUZZ_RUNS "$runs" 1 2147483647
 fuzz_require_count campaign PASSIM_FUZZ_JOBS "${PASSIM_FUZZ_JOBS:-2}" 1 256
 limits=(-runs="$((10#$runs))" -timeout=1 -rss_limit_mb=2048 -print_final_stats=1)
 if [[ -n ${PASSIM_FUZZ_SECONDS:-} ]]; then
@@ -35,10 +36,11 @@ if [[ -n ${PASSIM_FUZZ_SECONDS:-} ]]; then
   limits+=(-max_total_time="$((10#$PASSIM_FUZZ_SECONDS))")
 fi
 if [[ -n ${PASSIM_DATA:-} && ! -d $PASSIM_DATA && ! -d $repo/$PASSIM_DATA ]]; then
-  fuzz_usage_error campaign \
-    "PASSIM_DATA: expected the shared data folder, found no folder $PASSIM_DATA"
+  fuzz_usage_error campaign "PASSIM_DATA: expected the shared data folder, found no folder" \
+    "$PASSIM_DATA (a relative path is taken from $repo)"
 fi
 out=${PASSIM_FUZZ_OUT:-$repo/build-fuzz/campaign}
+[[ $out == /* ]] || out=$repo/$out
 mkdir -p "$out/logs" 2>/dev/null && [[ -w $out ]] ||
   fuzz_usage_error campaign "PASSIM_FUZZ_OUT: expected a folder that can be written, found $out"
 build=$repo/build-fuzz
@@ -52,7 +54,7 @@ export PASSIM_FUZZ_SEED_WRITER=$build/tests/fuzz/passim_fuzz_seeds
 # target found something or could not run.
 fuzz_one() {
   local t=$1 fuzzer=$build/tests/fuzz/passim_fuzz_$1 log=$out/logs/$1.log
-  local artifacts=$out/artifacts/$1 extra=() before after new code
+  local artifacts=$out/artifacts/$1 extra=() start=$out/logs/$1.start new code
   if [[ ! -x $fuzzer ]]; then
     printf '%-10s error: %s was not built\n' "$t" "$fuzzer"
     return 1
@@ -70,12 +72,11 @@ fuzz_one() {
     gguf | psm) extra=(-max_len=32768) ;;
   esac
   echo "campaign: $t: $runs runs, log in $log" >&2
-  before=$(find "$artifacts" -type f | wc -l)
+  touch "$start"  # a finding is a file written after it (libFuzzer rewrites a known crash)
   "$fuzzer" "${limits[@]}" "${extra[@]}" -artifact_prefix="$artifacts/" "$out/corpus/$t" \
     "$out/seeds/$t" >"$log" 2>&1
   code=$?
-  after=$(find "$artifacts" -type f | wc -l)
-  new=$((after - before))
+  new=$(find "$artifacts" -type f -newer "$start" | wc -l)
   local row=("$t") s
   for s in number_of_executed_units average_exec_per_sec new_units_added slowest_unit_time_sec; do
     row+=("$(grep -m1 "^stat::$s:" "$log" | awk '{print $2}')")

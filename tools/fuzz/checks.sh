@@ -2,9 +2,9 @@
 # Checks shared by the fuzz scripts (sourced, not run). A bad value ends the script with exit 2
 # and a message that names the variable or argument and the expected and found values.
 
-# fuzz_usage_error <script> <message>: prints "<script>: <message>" and exits 2.
+# fuzz_usage_error <script> <message...>: prints "<script>: <message...>" and exits 2.
 fuzz_usage_error() {
-  echo "$1: $2" >&2
+  echo "$1: ${*:2}" >&2
   exit 2
 }
 
@@ -15,6 +15,18 @@ fuzz_require_count() {
   if ! [[ $value =~ ^[0-9]{1,15}$ ]] || ((10#$value < lo || 10#$value > hi)); then
     fuzz_usage_error "$script" "$name: expected a decimal number in $lo..$hi, found '$value'"
   fi
+}
+
+# fuzz_require_exe <script> <name> <path>: <path> is an executable file (not a folder). A bare
+# file name means the one in the current folder, never one found on PATH: callers run
+# "$(fuzz_exe_path <path>)".
+fuzz_require_exe() {
+  if [[ ! -f $3 || ! -x $3 ]]; then
+    fuzz_usage_error "$1" "$2: expected an executable file, found '$3'"
+  fi
+}
+fuzz_exe_path() {
+  if [[ $1 == */* ]]; then echo "$1"; else echo "./$1"; fi
 }
 
 # fuzz_require_target <script> <name>: <name> is one of the fuzz targets.

@@ -16,7 +16,7 @@
 # executable) is an error, exit 2, before anything is written.
 set -euo pipefail
 
-repo=$(cd "$(dirname "$0")/../.." && pwd)
+repo=$(cd "$(dirname "$(readlink -f "$0")")/../.." && pwd)
 source "$repo/tools/fuzz/checks.sh"
 (($# == 2)) || fuzz_usage_error seeds "usage: seeds.sh <target> <out dir>"
 target=$1
@@ -31,11 +31,12 @@ cut_bytes=${PASSIM_FUZZ_SEED_BYTES:-65536}
 fuzz_require_count seeds PASSIM_FUZZ_SEED_BYTES "$cut_bytes" 1 1073741824
 passim=${PASSIM_FUZZ_PASSIM:-}
 writer=${PASSIM_FUZZ_SEED_WRITER:-}
-for tool in PASSIM_FUZZ_PASSIM PASSIM_FUZZ_SEED_WRITER; do
-  if [[ -n ${!tool:-} && ! -x ${!tool:-} ]]; then
-    fuzz_usage_error seeds "$tool: expected an executable, found no executable ${!tool}"
-  fi
-done
+[[ -z $passim ]] || fuzz_require_exe seeds PASSIM_FUZZ_PASSIM "$passim"
+[[ -z $writer ]] || fuzz_require_exe seeds PASSIM_FUZZ_SEED_WRITER "$writer"
+[[ -z $passim ]] || passim=$(fuzz_exe_path "$passim")
+[[ -z $writer ]] || writer=$(fuzz_exe_path "$writer")
+[[ -n $out && ! -e $out || -d $out ]] ||
+  fuzz_usage_error seeds "<out dir>: expected a folder or a new path, found '$out'"
 mkdir -p "$out"
 
 # cut_seed <file> [prefix bytes (printf escapes)]: the file's first $cut_bytes bytes as a seed.
