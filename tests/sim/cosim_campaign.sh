@@ -21,12 +21,15 @@ seed=${3:-1}
 configs=${4:-"tiny small base"}
 [[ -f $tool && -x $tool ]] ||
   die "$tool: expected the passim_cosim executable, found no executable file"
-[[ $instructions =~ ^[0-9]{1,11}$ ]] && ((10#$instructions >= 1)) ||
-  die "instructions: expected a decimal number of at least 1, found '$instructions'"
+[[ $tool == */* ]] || tool=./$tool  # the file checked above, not one found on PATH
+[[ $instructions =~ ^[0-9]{1,11}$ ]] && ((10#$instructions >= 1 && 10#$instructions <= 10**10)) ||
+  die "instructions: expected a decimal number in 1..10000000000, found '$instructions'"
 [[ $seed =~ ^[0-9]{1,18}$ ]] ||
   die "seed: expected a decimal number of at most 18 digits, found '$seed'"
 seed=$((10#$seed))
-read -r -a config_list <<<"$configs"
+set -f  # split on any white space, newlines included, and expand no pattern
+config_list=($configs)
+set +f
 ((${#config_list[@]})) || die "configs: expected one or more of tiny small base, found none"
 for config in "${config_list[@]}"; do
   [[ $config =~ ^(tiny|small|base)$ ]] ||

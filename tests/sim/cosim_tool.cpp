@@ -117,10 +117,14 @@ int main(int argc, char** argv) {
   app.add_flag("--invalid", o.invalid, "broken programs: both must report the same error");
   double latency_ns = 0;
   double bytes_per_ns = 0;
+  // A latency of 10^5 ns is 10^4 cycles per beat at 100 MHz: longer ones only make each
+  // program slower to simulate (the drawn ones are 10 to 500 ns).
   const CLI::Option* latency =
-      app.add_option("--latency-ns", latency_ns, "DRAM latency (default: drawn from the seed)");
+      app.add_option("--latency-ns", latency_ns, "DRAM latency (default: drawn from the seed)")
+          ->check(CLI::Range(0.0, 1e5));
   const CLI::Option* bandwidth =
-      app.add_option("--bytes-per-ns", bytes_per_ns, "DRAM bandwidth (default: from the seed)");
+      app.add_option("--bytes-per-ns", bytes_per_ns, "DRAM bandwidth (default: from the seed)")
+          ->check(CLI::Range(0.01, 1e3));
   app.add_option("--max-ops", o.max_ops, "operations per program, at most")
       ->transform(decimal_in(1, 200));
   app.add_option("--dram-kib", o.dram_kib, "DRAM size in KiB")->transform(decimal_in(256, 65536));
