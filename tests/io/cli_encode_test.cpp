@@ -85,6 +85,13 @@ TEST(CliEncode, BadSequencesAndShapesAreRefused) {
   EXPECT_EQ(weights.code, 2);
   EXPECT_NE(weights.err.find("--weights: only for --backend rtl"), std::string::npos)
       << weights.err;
+  // 64 blocks of width 4096 would take 24 GiB of float weights: refused before any is made.
+  const auto huge = run_cli({"encode", "--dim", "4096", "--hidden", "4096", "--layers", "64",
+                             "--seq", "4", "-b", "float"});
+  EXPECT_EQ(huge.code, 2);
+  EXPECT_NE(huge.err.find("--dim 4096 --hidden 4096 --layers 64: expected an encoder whose float "
+                          "weights fit in 4 GiB, found one of 24.0 GiB"), std::string::npos)
+      << huge.err;
   const auto missing = run_cli({"encode", "-b", "cpu"});
   EXPECT_EQ(missing.code, 2);
   EXPECT_NE(missing.err.find("--seq"), std::string::npos) << missing.err;

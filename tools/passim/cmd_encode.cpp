@@ -67,8 +67,26 @@ QuantModel quantised(const FloatModel& fm, std::size_t seq, std::uint32_t seed) 
   return q;
 }
 
+/// The random encoder's float weights, in bytes: per block the four attention projections
+/// (dim x dim) and the two FFN matrices (dim x hidden), plus the token and position rows and
+/// the classifier; biases and norms are left out (under 1 % at any allowed shape).
+double encoder_weight_bytes(const EncoderShape& s) {
+  const double d = s.dim, h = s.hidden;
+  return 4.0 * (s.layers * (4 * d * d + 2 * d * h) + (2.0 * s.vocab + s.seq_len) * d);
+}
+
+/// The most float weight bytes `passim encode` builds: BERT-Large's shape takes 1.2 GiB.
+constexpr double kEncoderWeightLimit = 4.0 * (1u << 30);
+
 void check_encode_usage(const EncodeOptions& o, bool rtl_built) {
   const bool is_rtl = o.backend == "rtl";
+  if (const double bytes = encoder_weight_bytes(o.shape); bytes > kEncoderWeightLimit) {
+    throw UsageError(fmt::format(
+        "--dim {} --hidden {} --layers {}: expected an encoder whose float weights fit in "
+        "{:.0f} GiB, found one of {:.1f} GiB (lower one of them)",
+        o.shape.dim, o.shape.hidden, o.shape.layers, kEncoderWeightLimit / (1u << 30),
+        bytes / (1u << 30)));
+  }
   if (o.seq < 1 || o.seq > o.shape.seq_len) {
     throw UsageError(fmt::format("--seq: expected 1..{} (--context), found {}",
                                  o.shape.seq_len, o.seq));
