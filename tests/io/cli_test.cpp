@@ -229,6 +229,24 @@ TEST(CliRun, PromptLongerThanSeqLenFails) {
                                    "found " + std::to_string(n_tokens) + " tokens"}));
 }
 
+// On the integer backends the prompt is checked before the float model is calibrated and
+// quantised: no "quantising" or "calibration" notice comes before the refusal.
+TEST(CliRun, PromptLongerThanSeqLenFailsBeforeQuantising) {
+  PASSIM_REQUIRE_DATA();
+  std::string prompt;
+  for (int i = 0; i < 600; ++i) {
+    prompt += i == 0 ? "cat" : " cat";
+  }
+  const auto r = run_cli({"run", "--backend", "cpu", "--model", model(), "--tokenizer",
+                          tokenizer(), "--prompt", prompt});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_TRUE(contains_all(r.err, {model() + ": prompt: expected at most seq_len = 512 tokens"}))
+      << r.err;
+  EXPECT_EQ(r.err.find("quantising"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("calibration"), std::string::npos) << r.err;
+}
+
 TEST(CliRun, StepsAboveSeqLenAreClampedWithNotice) {
   PASSIM_REQUIRE_DATA();
   const ScratchDir dir;

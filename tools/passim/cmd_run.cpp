@@ -261,7 +261,7 @@ int cmd_run(const RunOptions& o, std::ostream& out, std::ostream& err, const Rtl
   const kernels::SoftmaxOptions softmax{o.softmax == "online" ? kernels::SoftmaxMode::kOnline
                                                               : kernels::SoftmaxMode::kThreePass,
                                         hw_cfg->lanes};
-  const LoadedModel m = load(o.model, is_float, !is_float, err);
+  const LoadedModel m = load(o.model, is_float, !is_float, err, nullptr, &o.prompt);
   run_self_check(o, m, err);
   RunBackend b;
   if (o.model.backend == "rtl") {

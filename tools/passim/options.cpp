@@ -16,6 +16,7 @@
 #include <fmt/ostream.h>
 
 #include "default_model.hpp"
+#include "passim/eval/generate.hpp"
 #include "passim/io/file.hpp"
 #include "passim/io/psm.hpp"
 #include "passim/model/float_backend.hpp"
@@ -117,7 +118,7 @@ void check_batchnorm(const ModelOptions& o, const LoadedModel& m) {
 }  // namespace
 
 LoadedModel load(const ModelOptions& o, bool need_float, bool need_quant, std::ostream& err,
-                 const TextOptions* text) {
+                 const TextOptions* text, const std::string* prompt) {
   const auto builtin = default_model_bytes();
   check_model_usage(o, need_quant, !builtin.empty());
   if (!need_float && !o.calib_text.empty() && !o.model.empty() && is_psm_file(o.model)) {
@@ -128,6 +129,13 @@ LoadedModel load(const ModelOptions& o, bool need_float, bool need_quant, std::o
   LoadedModel m = read_model({o.model, o.tokenizer, builtin, kDefaultModelName, need_float});
   if (text != nullptr) {
     check_text_options(*m.tokenizer, *text, model_name(o));
+  }
+  if (prompt != nullptr) {  // a prompt too long is refused before minutes of calibration
+    try {
+      (void)encode_prompt(*m.tokenizer, *prompt, m.config.seq_len);
+    } catch (const std::runtime_error& e) {
+      throw std::runtime_error(fmt::format("{}: {}", model_name(o), e.what()));
+    }
   }
   if (!o.batchnorm.empty() && o.batchnorm != "unfused" && o.batchnorm != "folded") {
     throw std::runtime_error(

@@ -55,10 +55,12 @@ void add_text_options(CLI::App* cmd, TextOptions& t);
 
 /// Loads the model and its tokenizer for a command, and quantises a float model when
 /// `need_quant`. Options that do not apply throw UsageError before anything is read; `text`
-/// (a command that evaluates a text) is checked against the tokenizer before any quantising.
+/// (a command that evaluates a text) is checked against the tokenizer, and `prompt` (run)
+/// against the model's context (std::runtime_error naming the model), before any quantising.
 /// Notices go to `err`.
 [[nodiscard]] LoadedModel load(const ModelOptions& o, bool need_float, bool need_quant,
-                               std::ostream& err, const TextOptions* text = nullptr);
+                               std::ostream& err, const TextOptions* text = nullptr,
+                               const std::string* prompt = nullptr);
 
 /// The float or cpu backend of a loaded model.
 [[nodiscard]] std::unique_ptr<Backend> make_backend(const std::string& name,

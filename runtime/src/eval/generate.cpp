@@ -21,25 +21,6 @@ using Clock = std::chrono::steady_clock;
 /// "1 byte", "7 bytes".
 std::string bytes_text(std::size_t n) { return fmt::format("{} byte{}", n, n == 1 ? "" : "s"); }
 
-/// The prompt's tokens, BOS first. Throws when they need more than `seq_len` positions; a
-/// prompt that needs at least bytes / max_piece_bytes tokens is refused before encoding it.
-std::vector<int> encode_prompt(const Tokenizer& tok, const std::string& prompt, int seq_len) {
-  const std::size_t min_tokens = prompt.size() / tok.max_piece_bytes();
-  if (min_tokens > std::size_t(seq_len)) {
-    throw std::runtime_error(fmt::format(
-        "prompt: expected at most seq_len = {} tokens (BOS included), found at least {} tokens "
-        "(the prompt has {} bytes; no piece of the vocabulary has more than {})",
-        seq_len, min_tokens, prompt.size(), bytes_text(tok.max_piece_bytes())));
-  }
-  std::vector<int> tokens = tok.encode(prompt, true, false);
-  if (tokens.size() > std::size_t(seq_len)) {
-    throw std::runtime_error(
-        fmt::format("prompt: expected at most seq_len = {} tokens (BOS included), found {} tokens",
-                    seq_len, tokens.size()));
-  }
-  return tokens;
-}
-
 /// Wall time of the loop, and the positions per second after the first forward pass (run.c
 /// leaves out the first position; with prefill, the first pass is the whole prompt).
 void record_timing(GenerateResult& res, Clock::time_point t0, Clock::time_point t_first) {
@@ -97,6 +78,24 @@ int sample_at(Sampler& sampler, std::span<const float> logits, std::vector<float
 }
 
 }  // namespace
+
+std::vector<int> encode_prompt(const Tokenizer& tok, const std::string& prompt, int seq_len) {
+  const std::size_t min_tokens = prompt.size() / tok.max_piece_bytes();
+  if (min_tokens > std::size_t(seq_len)) {
+    throw std::runtime_error(fmt::format(
+        "prompt: expected at most seq_len = {} tokens (BOS included), found at least {} tokens "
+        "(the prompt has {} bytes; no piece of the vocabulary has more than {})",
+        seq_len, min_tokens, prompt.size(), bytes_text(tok.max_piece_bytes())));
+  }
+  std::vector<int> tokens = tok.encode(prompt, true, false);
+  if (tokens.size() > std::size_t(seq_len)) {
+    throw std::runtime_error(
+        fmt::format("prompt: expected at most seq_len = {} tokens (BOS included), found {} tokens",
+                    seq_len, tokens.size()));
+  }
+  return tokens;
+}
+
 
 int clamp_steps(int steps, int seq_len, const std::function<void(std::string_view)>& notice) {
   if (steps <= 0 || steps > seq_len) {

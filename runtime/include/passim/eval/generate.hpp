@@ -41,6 +41,12 @@ struct GenerateResult {
   double prefill_seconds = 0;         ///< wall time of the prefill pass
 };
 
+/// The prompt's tokens, BOS first, as run.c encodes them. Throws std::runtime_error ("prompt:
+/// expected at most seq_len = N tokens ...") when they need more than `seq_len` positions; a
+/// prompt that needs at least bytes / tok.max_piece_bytes() tokens is refused before encoding.
+[[nodiscard]] std::vector<int> encode_prompt(const Tokenizer& tok, const std::string& prompt,
+                                             int seq_len);
+
 /// Validates `opts.steps` against the model: steps <= 0 or > seq_len is clamped to seq_len
 /// and a notice is passed to `notice`. Returns the steps to run.
 int clamp_steps(int steps, int seq_len, const std::function<void(std::string_view)>& notice);
