@@ -89,9 +89,14 @@ TEST(CliEncode, BadSequencesAndShapesAreRefused) {
   const auto huge = run_cli({"encode", "--dim", "4096", "--hidden", "4096", "--layers", "64",
                              "--seq", "4", "-b", "float"});
   EXPECT_EQ(huge.code, 2);
-  EXPECT_NE(huge.err.find("--dim 4096 --hidden 4096 --layers 64: expected an encoder whose float "
-                          "weights fit in 4 GiB, found one of 24.0 GiB"), std::string::npos)
-      << huge.err;
+  EXPECT_NE(huge.err.find("--dim 4096 --hidden 4096 --layers 64 --classes 16 --context 128: "
+                          "expected an encoder whose float weights fit in 4 GiB, found one of "
+                          "24.01 GiB"), std::string::npos) << huge.err;
+  // Just over the limit reads as over it (4.003 GiB, shown rounded up).
+  const auto edge = run_cli({"encode", "--dim", "2048", "--hidden", "2", "--layers", "64",
+                             "--seq", "4", "-b", "float"});
+  EXPECT_EQ(edge.code, 2);
+  EXPECT_NE(edge.err.find("found one of 4.01 GiB"), std::string::npos) << edge.err;
   const auto missing = run_cli({"encode", "-b", "cpu"});
   EXPECT_EQ(missing.code, 2);
   EXPECT_NE(missing.err.find("--seq"), std::string::npos) << missing.err;

@@ -3,6 +3,7 @@
 // (model/random_model.hpp) on the float, cpu or rtl backend, in one pass; prints the class the
 // classifier picks at the last position. On rtl the cycle tables follow, and --report writes the
 // JSON report (docs/reports.md) with the same `cycles` section as `passim run`.
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -81,11 +82,12 @@ constexpr double kEncoderWeightLimit = 4.0 * (1u << 30);
 void check_encode_usage(const EncodeOptions& o, bool rtl_built) {
   const bool is_rtl = o.backend == "rtl";
   if (const double bytes = encoder_weight_bytes(o.shape); bytes > kEncoderWeightLimit) {
+    const double gib = std::ceil(bytes / (1u << 30) * 100) / 100;  // never shown as the limit
     throw UsageError(fmt::format(
-        "--dim {} --hidden {} --layers {}: expected an encoder whose float weights fit in "
-        "{:.0f} GiB, found one of {:.1f} GiB (lower one of them)",
-        o.shape.dim, o.shape.hidden, o.shape.layers, kEncoderWeightLimit / (1u << 30),
-        bytes / (1u << 30)));
+        "--dim {} --hidden {} --layers {} --classes {} --context {}: expected an encoder whose "
+        "float weights fit in {:.0f} GiB, found one of {:.2f} GiB (lower one of them)",
+        o.shape.dim, o.shape.hidden, o.shape.layers, o.shape.vocab, o.shape.seq_len,
+        kEncoderWeightLimit / (1u << 30), gib));
   }
   if (o.seq < 1 || o.seq > o.shape.seq_len) {
     throw UsageError(fmt::format("--seq: expected 1..{} (--context), found {}",
