@@ -115,6 +115,19 @@ void check_batchnorm(const ModelOptions& o, const LoadedModel& m) {
   }
 }
 
+/// A prompt too long for the model's context, refused before minutes of calibration: the
+/// error names the model.
+void check_prompt(const ModelOptions& o, const LoadedModel& m, const std::string* prompt) {
+  if (prompt == nullptr) {
+    return;
+  }
+  try {
+    (void)encode_prompt(*m.tokenizer, *prompt, m.config.seq_len);
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(fmt::format("{}: {}", model_name(o), e.what()));
+  }
+}
+
 }  // namespace
 
 LoadedModel load(const ModelOptions& o, bool need_float, bool need_quant, std::ostream& err,
@@ -130,21 +143,16 @@ LoadedModel load(const ModelOptions& o, bool need_float, bool need_quant, std::o
   if (text != nullptr) {
     check_text_options(*m.tokenizer, *text, model_name(o));
   }
-  if (prompt != nullptr) {  // a prompt too long is refused before minutes of calibration
-    try {
-      (void)encode_prompt(*m.tokenizer, *prompt, m.config.seq_len);
-    } catch (const std::runtime_error& e) {
-      throw std::runtime_error(fmt::format("{}: {}", model_name(o), e.what()));
-    }
-  }
   if (!o.batchnorm.empty() && o.batchnorm != "unfused" && o.batchnorm != "folded") {
     throw std::runtime_error(
         fmt::format("--batchnorm: expected unfused or folded, found {}", o.batchnorm));
   }
   if (o.batchnorm.empty() && m.quant_model) {  // a .psm says how it was quantised
+    check_prompt(o, m, prompt);
     return m;
   }
   check_batchnorm(o, m);
+  check_prompt(o, m, prompt);
   if (need_quant && !m.quant_model) {
     quantise_in_memory(m, o.calib_text,
                        o.batchnorm == "folded" ? BatchNormMode::kFolded : BatchNormMode::kUnfused,
