@@ -96,7 +96,6 @@ std::vector<int> encode_prompt(const Tokenizer& tok, const std::string& prompt, 
   return tokens;
 }
 
-
 int clamp_steps(int steps, int seq_len, const std::function<void(std::string_view)>& notice) {
   if (steps <= 0 || steps > seq_len) {
     if (notice) {
