@@ -330,13 +330,16 @@ module psm_matmul #(
     end
   end
 
+  // Cycle B's registers change only with an array output: every use is under acc_valid_q.
   always_ff @(posedge clk_i) begin  // datapath: no reset
-    acc_row_q   <= out_row_q;
-    acc_nt_q    <= out_nt_q;
-    acc_first_q <= (out_kt_q == '0);
-    acc_last_q  <= (out_kt_q == ktiles_q - 1'b1);
-    psum_q      <= arr_out;
-    acc_rdata_q <= acc_mem[AccAddrWidth'(out_row_q)];
+    if (arr_valid) begin
+      acc_row_q   <= out_row_q;
+      acc_nt_q    <= out_nt_q;
+      acc_first_q <= (out_kt_q == '0);
+      acc_last_q  <= (out_kt_q == ktiles_q - 1'b1);
+      psum_q      <= arr_out;
+      acc_rdata_q <= acc_mem[AccAddrWidth'(out_row_q)];
+    end
     if (acc_valid_q) acc_mem[AccAddrWidth'(acc_row_q)] <= acc_sum;
   end
 
@@ -384,6 +387,10 @@ module psm_matmul #(
   logic [ColBits-1:0]      out_mem [OutDepth];
   logic [ColBits-1:0]      out_rdata_q;
 
+  // Cycle B of a last-k-tile row: the rows whose sums the requantisers take (rq_valid_q next).
+  logic rq_in;
+  assign rq_in = acc_valid_q && acc_last_q;
+
   for (genvar j = 0; j < ArrayCols; j++) begin : g_col
     logic signed [31:0] psum, acc_old, sum;
     logic [DimWidth-1:0] col;
@@ -417,7 +424,7 @@ module psm_matmul #(
 
     psm_requant u_requant (
       .clk_i,
-      .en_i      (busy_o),  // idle units do not toggle their requantisers
+      .en_i      (rq_in),  // a requantiser toggles only for a row it requantises
       .x_i       (sum),
       .bias_i    (bias),
       .mult_i    (mult),
@@ -429,7 +436,7 @@ module psm_matmul #(
   end
 
   always_ff @(posedge clk_i) begin  // control: reset
-    rq_valid_q  <= !rst_i && acc_valid_q && acc_last_q;
+    rq_valid_q  <= !rst_i && rq_in;
     rq_valid_q2 <= !rst_i && rq_valid_q;
   end
 
