@@ -164,7 +164,7 @@ module psm_attn #(
     end
 
     // Inputs are sampled in StRound; the result arrives in StScore / StValueWrite.
-    psm_requant u_requant (.clk_i, .en_i(busy_o), .x_i(rq_x), .bias_i(26'sd0),
+    psm_requant u_requant (.clk_i, .en_i(state_q == StRound), .x_i(rq_x), .bias_i(26'sd0),
                            .mult_i(rq_mult_q), .shift_i(rq_shift_q),
                            .out_bits_i(is_score ? 6'd32 : 6'd8), .y_o(rq_y),
                            .sat_o(lane_sat[l]));

@@ -7,8 +7,9 @@
 // the `saturated` counter where y_o is a unit's result; elsewhere it is left open.
 // Datapath only: no reset.
 // The user delays its own valid bit by 2 cycles alongside. While en_i is low nothing is
-// sampled, and y_o holds once the last sample has left the pipeline (clock-enable: an idle
-// unit's requantisers do not toggle).
+// sampled, and y_o holds once the last sample has left the pipeline (clock-enable: a unit
+// raises en_i only in the cycles whose inputs it will use, so its requantisers stay still
+// otherwise, in hardware and in simulation).
 //
 //   stage 1: prod = (x + bias) * mult             exact: x + bias in 33 bits (no int32 wrap),
 //                                                 prod in 64 bits signed (|prod| < 2^63)

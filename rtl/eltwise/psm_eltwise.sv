@@ -152,9 +152,9 @@ module psm_eltwise #(
     end
 
     // Inputs are sampled in StCalc; the result is on rq_y in StWrite, two cycles later.
-    psm_requant u_requant (.clk_i, .en_i(busy_o), .x_i(rq_x), .bias_i(26'sd0), .mult_i(rq_mult),
-                           .shift_i(rq_shift), .out_bits_i(out_bits), .y_o(rq_y),
-                           .sat_o(lane_sat[l]));
+    psm_requant u_requant (.clk_i, .en_i(state_q == StCalc), .x_i(rq_x), .bias_i(26'sd0),
+                           .mult_i(rq_mult), .shift_i(rq_shift), .out_bits_i(out_bits),
+                           .y_o(rq_y), .sat_o(lane_sat[l]));
     assign lane_out[l*32 +: 32] = rq_y;
 
     always_ff @(posedge clk_i) begin  // datapath: no reset
