@@ -52,68 +52,104 @@ module psm_counters #(
   localparam int unsigned ClassControl = 32'(psm_pkg::OpClassControl);
 
   //////////////////////////////////////////////////////////////////////////////////////////////
+  // This cycle's events                                                                      //
+  //////////////////////////////////////////////////////////////////////////////////////////////
+
+  // Formed once per cycle and shared by the counters. Every input is a register or logic of
+  // registers (psm_accel registers its port), so a simulator evaluates this once per clock edge.
+  // cls_busy[c]: some busy unit runs an instruction of class c, or c is control and no unit is
+  // busy. Class codes outside 0 .. Classes - 1 count nowhere.
+  logic [15:0] cls_busy;
+  logic        any_passes;  // some unit started passes this cycle
+  logic        any_sat;     // some unit clamped results this cycle
+
+  always_comb begin
+    cls_busy = '0;
+    for (int u = 0; u < Units; u++) begin
+      if (unit_busy_i[u]) cls_busy[unit_class_i[u*4 +: 4]] = 1'b1;
+    end
+    if (unit_busy_i == '0) cls_busy[ClassControl] = 1'b1;
+    any_passes = |unit_passes_i;
+    any_sat    = |unit_saturated_i;
+  end
+
+  //////////////////////////////////////////////////////////////////////////////////////////////
   // Counters                                                                                 //
   //////////////////////////////////////////////////////////////////////////////////////////////
 
-  // The increment of counter i in this cycle: 1 for an event, a pass count for passes_<class>.
-  // It is evaluated inside the register update, once per clock edge: the inputs depend on the
-  // memory port, and a simulator evaluates logic outside registers that depends on a
-  // top-level input at every evaluation of the model.
-  function automatic logic [CntWidth-1:0] increment(
-      input int unsigned                 i,
-      input logic                        active,
-      input logic [Units-1:0]            busy,
-      input logic [Units*4-1:0]          cls,
-      input logic [Units*PassWidth-1:0]  passes,
-      input logic [Units*PassWidth-1:0]  saturated,
-      input logic                        mem_stall,
-      input logic                        unit_stall,
-      input logic                        instret);
-    logic [CntWidth-1:0] inc;
-    inc = '0;
-    if (active) begin
-      if (i == CntTotal)     inc = CntWidth'(1);
-      if (i == CntBusyDma)   inc = CntWidth'(busy[0]);
-      if (i == CntBusyMm)    inc = CntWidth'(busy[1]);
-      if (i == CntBusyVec)   inc = CntWidth'(busy[2]);
-      if (i == CntMemStall)  inc = CntWidth'(mem_stall);
-      if (i == CntUnitStall) inc = CntWidth'(unit_stall);
-      // DMA behind compute (the matmul or vector unit busy as well) or exposed (neither).
-      if (i == CntDmaHidden) inc = CntWidth'(busy[0] && (busy[1] || busy[2]));
-      if (i == CntDmaExposd) inc = CntWidth'(busy[0] && !busy[1] && !busy[2]);
-      // Cycles: one per class that has a busy unit; control when no unit is busy.
-      if (i >= FirstCycle && i < FirstCycle + Classes) begin
-        for (int u = 0; u < Units; u++) begin
-          if (busy[u] && 32'(cls[u*4 +: 4]) == i - FirstCycle) inc = CntWidth'(1);
-        end
-        if (i == FirstCycle + ClassControl && busy == '0) inc = CntWidth'(1);
-      end
-    end
-    // Passes, clamped results and retired instructions are events: they count even in the
-    // cycle a run ends.
-    if (i >= FirstPass && i < FirstPass + Classes) begin
-      for (int u = 0; u < Units; u++) begin
-        if (32'(cls[u*4 +: 4]) == i - FirstPass) inc += CntWidth'(passes[u*PassWidth +: PassWidth]);
-      end
-    end
-    if (i == CntSaturated) begin
-      for (int u = 0; u < Units; u++) inc += CntWidth'(saturated[u*PassWidth +: PassWidth]);
-    end
-    if (i == CntInstret) inc = CntWidth'(instret);
-    increment = inc;
-  endfunction
-
   // One register per counter (a simulator updates an unpacked array's elements through a flag
-  // each, in every cycle).
+  // each, in every cycle), each with only its own event: cycle counts while the run is active;
+  // passes, clamped results and retired instructions are events that count even in the cycle a
+  // run ends.
   logic [CntWidth-1:0] cnt_value [NumCnt];
 
   for (genvar i = 0; i < NumCnt; i++) begin : g_cnt
     logic [CntWidth-1:0] cnt_q;
+    logic                tick;  // +1 this cycle
+    logic                add;   // + inc this cycle
+    logic [CntWidth-1:0] inc;
+
+    if (i >= FirstPass && i < FirstPass + Classes) begin : g_passes
+      // passes_<class>: the sum over the units running an instruction of that class.
+      always_comb begin
+        inc = '0;
+        if (any_passes) begin
+          for (int u = 0; u < Units; u++) begin
+            if (32'(unit_class_i[u*4 +: 4]) == i - FirstPass) begin
+              inc += CntWidth'(unit_passes_i[u*PassWidth +: PassWidth]);
+            end
+          end
+        end
+      end
+      assign tick = 1'b0;
+      assign add  = any_passes;
+    end else if (i == CntSaturated) begin : g_saturated
+      always_comb begin
+        inc = '0;
+        if (any_sat) begin
+          for (int u = 0; u < Units; u++) begin
+            inc += CntWidth'(unit_saturated_i[u*PassWidth +: PassWidth]);
+          end
+        end
+      end
+      assign tick = 1'b0;
+      assign add  = any_sat;
+    end else if (i == CntInstret) begin : g_instret
+      assign tick = instret_i;
+      assign add  = 1'b0;
+      assign inc  = '0;
+    end else begin : g_event
+      logic ev;
+      if (i == CntTotal) begin : g_total
+        assign ev = 1'b1;
+      end else if (i == CntBusyDma) begin : g_busy_dma
+        assign ev = unit_busy_i[0];
+      end else if (i == CntBusyMm) begin : g_busy_mm
+        assign ev = unit_busy_i[1];
+      end else if (i == CntBusyVec) begin : g_busy_vec
+        assign ev = unit_busy_i[2];
+      end else if (i == CntMemStall) begin : g_mem_stall
+        assign ev = mem_stall_i;
+      end else if (i == CntUnitStall) begin : g_unit_stall
+        assign ev = unit_stall_i;
+      end else if (i == CntDmaHidden) begin : g_dma_hidden  // behind compute
+        assign ev = unit_busy_i[0] && (unit_busy_i[1] || unit_busy_i[2]);
+      end else if (i == CntDmaExposd) begin : g_dma_exposed  // no compute unit busy
+        assign ev = unit_busy_i[0] && !unit_busy_i[1] && !unit_busy_i[2];
+      end else if (i >= FirstCycle && i < FirstCycle + Classes) begin : g_cycles
+        assign ev = cls_busy[i - FirstCycle];
+      end else begin : g_none
+        assign ev = 1'b0;
+      end
+      assign tick = active_i && ev;
+      assign add  = 1'b0;
+      assign inc  = '0;
+    end
 
     always_ff @(posedge clk_i) begin  // counters: reset and CTRL.clear_counters; wrap at 2^48
       if (rst_i || clear_i) cnt_q <= '0;
-      else cnt_q <= cnt_q + increment(i, active_i, unit_busy_i, unit_class_i, unit_passes_i,
-                                      unit_saturated_i, mem_stall_i, unit_stall_i, instret_i);
+      else if (tick)        cnt_q <= cnt_q + CntWidth'(1);
+      else if (add)         cnt_q <= cnt_q + inc;
     end
 
     assign cnt_value[i] = cnt_q;
