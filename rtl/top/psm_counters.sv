@@ -89,31 +89,24 @@ module psm_counters #(
     logic                add;   // + inc this cycle
     logic [CntWidth-1:0] inc;
 
-    if (i >= FirstPass && i < FirstPass + Classes) begin : g_passes
-      // passes_<class>: the sum over the units running an instruction of that class.
+    if ((i >= FirstPass && i < FirstPass + Classes) || i == CntSaturated) begin : g_sum
+      // passes_<class>: the sum over the units running an instruction of that class;
+      // saturated: the sum over every unit.
+      localparam bit IsSat = (i == CntSaturated);
+      logic [Units*PassWidth-1:0] per_unit;
+      assign per_unit = IsSat ? unit_saturated_i : unit_passes_i;
+      assign add      = IsSat ? any_sat : any_passes;
+      assign tick     = 1'b0;
       always_comb begin
         inc = '0;
-        if (any_passes) begin
+        if (add) begin
           for (int u = 0; u < Units; u++) begin
-            if (32'(unit_class_i[u*4 +: 4]) == i - FirstPass) begin
-              inc += CntWidth'(unit_passes_i[u*PassWidth +: PassWidth]);
+            if (IsSat || 32'(unit_class_i[u*4 +: 4]) == i - FirstPass) begin
+              inc += CntWidth'(per_unit[u*PassWidth +: PassWidth]);
             end
           end
         end
       end
-      assign tick = 1'b0;
-      assign add  = any_passes;
-    end else if (i == CntSaturated) begin : g_saturated
-      always_comb begin
-        inc = '0;
-        if (any_sat) begin
-          for (int u = 0; u < Units; u++) begin
-            inc += CntWidth'(unit_saturated_i[u*PassWidth +: PassWidth]);
-          end
-        end
-      end
-      assign tick = 1'b0;
-      assign add  = any_sat;
     end else if (i == CntInstret) begin : g_instret
       assign tick = instret_i;
       assign add  = 1'b0;
