@@ -23,7 +23,8 @@
 //   EMBED read x, calc, round, write                            = 4, plus 1 per row
 // done_o pulses in the cycle after the last write, with busy_o already low.
 // Ports: the vector-unit groups `PSM_VEC_* of rtl/common/psm_vector_port.svh; scratchpad
-// data: int16 a, b or int8 x in, int16 (ADD, EMBED) or int8 (MUL) out, each sign-extended to 32 bits.
+// data: int16 a, b or int8 x in, int16 (ADD, EMBED) or int8 (MUL) out, each sign-extended to 32
+// bits.
 `include "psm_vector_port.svh"
 module psm_eltwise #(
   `PSM_VEC_PARAMS,
