@@ -2,7 +2,8 @@
 // Simulation speed of the Verilated accelerator: cycles per second of SimDevice (the model
 // stepped inside one SC_THREAD, TLM-2.0 DRAM with a quantum keeper) against LoopDevice (the
 // same Verilated model stepped in a plain C++ loop, fixed-latency DRAM) on tiny, and SimDevice
-// on small and base, on the same work: decoding steps of the compiled stories260K model.
+// on small and base, on the same work: decoding steps of the compiled stories260K model
+// (BM_SimDeviceBasePrefill: ln-gpt's 120-character prompt as one prefill pass on base).
 //
 // SystemC elaborates once per process, so run one SystemC benchmark per process:
 //   passim_sim_bench --benchmark_filter=BM_LoopDevice
