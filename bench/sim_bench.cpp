@@ -5,7 +5,8 @@
 // on small and base, on the same work: decoding steps of the compiled stories260K model
 // (BM_SimDeviceBasePrefill: ln-gpt's 120-character prompt as one prefill pass on base).
 //
-// SystemC elaborates once per process, so run one SystemC benchmark per process:
+// SystemC elaborates once per process, so run one SystemC benchmark per process (the others in
+// the same process are skipped with SimDevice's message):
 //   passim_sim_bench --benchmark_filter=BM_LoopDevice
 //   passim_sim_bench --benchmark_filter=BM_SimDevice/
 //   passim_sim_bench --benchmark_filter=BM_SimDeviceSyncEveryCycle
@@ -19,6 +20,7 @@
 #include <fstream>
 #include <memory>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -61,7 +63,13 @@ void run_steps(benchmark::State& state, MakeDevice make, const hw::HwConfig& cfg
   const ModelCompiler probe(model, cfg, {.weights = weights});
   sim::SimOptions opts;
   opts.dram_bytes = (probe.dram_bytes() + 4095) / 4096 * 4096;
-  auto device = make(opts);
+  decltype(make(opts)) device;
+  try {
+    device = make(opts);
+  } catch (const std::runtime_error& e) {  // a second SystemC device in this process
+    state.SkipWithError(e.what());
+    return;
+  }
   DeviceBackend backend(probe, *device);
   const int steps = static_cast<int>(state.range(0));
   if (probe.residency().weights) {
@@ -168,10 +176,16 @@ void BM_SimDeviceBasePrefill(benchmark::State& state) {
   const ModelCompiler probe(*m.quant_model, hw::kBase);
   sim::SimOptions opts;
   opts.dram_bytes = (probe.dram_bytes() + 4095) / 4096 * 4096;
-  sim::SimDevice device(sim::make_accel_model_base(), opts);
+  std::unique_ptr<sim::SimDevice> device;
+  try {
+    device = std::make_unique<sim::SimDevice>(sim::make_accel_model_base(), opts);
+  } catch (const std::runtime_error& e) {  // a second SystemC device in this process
+    state.SkipWithError(e.what());
+    return;
+  }
   MacCounter mc;
-  device.add_observer(&mc);
-  DeviceBackend backend(probe, device);
+  device->add_observer(&mc);
+  DeviceBackend backend(probe, *device);
   for (auto _ : state) {
     backend.forward_sequence(tokens, 0);
   }
