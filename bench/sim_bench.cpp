@@ -46,6 +46,18 @@ std::filesystem::path model_path() {
   return dir / "models" / "stories260K.bin";
 }
 
+/// The device `make` builds, or null after marking the benchmark skipped with the error's
+/// message: a second SystemC device in one process is refused (SimDevice elaborates once).
+template <typename Make>
+auto make_or_skip(benchmark::State& state, Make make) -> decltype(make()) {
+  try {
+    return make();
+  } catch (const std::runtime_error& e) {
+    state.SkipWithError(e.what());
+    return nullptr;
+  }
+}
+
 /// Runs `steps` decoding steps (positions 0..steps-1) of stories260K on `device` per
 /// iteration and reports simulated cycles per second of wall time. The speed benchmarks
 /// stream the weights (the workload every earlier figure was measured on); with resident
@@ -63,11 +75,8 @@ void run_steps(benchmark::State& state, MakeDevice make, const hw::HwConfig& cfg
   const ModelCompiler probe(model, cfg, {.weights = weights});
   sim::SimOptions opts;
   opts.dram_bytes = (probe.dram_bytes() + 4095) / 4096 * 4096;
-  decltype(make(opts)) device;
-  try {
-    device = make(opts);
-  } catch (const std::runtime_error& e) {  // a second SystemC device in this process
-    state.SkipWithError(e.what());
+  auto device = make_or_skip(state, [&] { return make(opts); });
+  if (!device) {
     return;
   }
   DeviceBackend backend(probe, *device);
@@ -176,11 +185,10 @@ void BM_SimDeviceBasePrefill(benchmark::State& state) {
   const ModelCompiler probe(*m.quant_model, hw::kBase);
   sim::SimOptions opts;
   opts.dram_bytes = (probe.dram_bytes() + 4095) / 4096 * 4096;
-  std::unique_ptr<sim::SimDevice> device;
-  try {
-    device = std::make_unique<sim::SimDevice>(sim::make_accel_model_base(), opts);
-  } catch (const std::runtime_error& e) {  // a second SystemC device in this process
-    state.SkipWithError(e.what());
+  auto device = make_or_skip(state, [&] {
+    return std::make_unique<sim::SimDevice>(sim::make_accel_model_base(), opts);
+  });
+  if (!device) {
     return;
   }
   MacCounter mc;
