@@ -13,15 +13,21 @@
 // like the golden uint32 accumulators. The single Requant step rq is read through the
 // parameter port from param_addr at the start of the command.
 //
-// ATTN_SCORE walks position t, then the words w of q and k_t, and collects Lanes scores into
-// one output word. ATTN_VALUE walks output word w, then position t: each lane accumulates
-// p[t] * v_t[i]; the p row is read once per output word, every V word exactly once.
+// ATTN_SCORE walks position t, then the words w of q and k_t, and streams: one read per
+// cycle, a score leaves the requantiser 4 cycles after the read of its last k word, and Lanes
+// scores make one output word, written in the cycle the word's last score leaves (the reads
+// wait that cycle). A q row of one word (len <= Lanes) is read once and kept. ATTN_VALUE walks
+// output word w, then position t: each lane accumulates p[t] * v_t[i]; the p row is read once
+// per output word, every V word exactly once.
 //
 // Cycles, W = ceil(len / Lanes), P = ceil(rows / Lanes), from the cycle after start_i:
-//   ATTN_SCORE  1 (param) + rows * (2 W + 4) + P              (2 reads per word, sum, round x2,
-//                                                             store; one write per Lanes scores)
-//   ATTN_VALUE  1 (param) + W * (rows + P + 4)                (one read per position, one per
-//                                                             p word, sum, round x2, write)
+//   ATTN_SCORE  5 + [W = 1] + rows * c + N     c = 1 if W = 1 (q kept), else 2 W (q and k
+//                                              words); N = the output words but the last
+//                                              whose write takes the port before the last
+//                                              read (each delays the reads by one cycle):
+//                                              P - 1 when W > 1 (rtl/attn/README.md)
+//   ATTN_VALUE  1 (param) + W * (rows + P + 4)  (one read per position, one per p word, sum,
+//                                              round x2, write)
 // done_o pulses in the cycle after the last write, with busy_o already low.
 // Ports: the vector-unit groups `PSM_VEC_* of rtl/common/psm_vector_port.svh; scratchpad
 // data: 16-bit operands in, int32 scores or int8 out, each sign-extended to 32 bits.
@@ -48,16 +54,15 @@ module psm_attn #(
   typedef enum logic [3:0] {
     StIdle,      // wait for start_i
     StParam,     // request the Requant step (it arrives during the next state)
-    StScoreQ,    // SCORE: request word w of q; word w-1 of k_t arrives and is accumulated
-    StScoreK,    // SCORE: request word w of k_t; word w of q arrives
+    StScoreQ,    // SCORE: request word w of q (W > 1, or the first position)
+    StScoreK,    // SCORE: request word w of k_t
+    StScoreTail, // SCORE: every k word is read; the last scores leave the pipeline
     StValueP,    // VALUE: request the p word holding p[t] (when t % Lanes == 0)
     StValueV,    // VALUE: request word w of v_t; the p word or v_(t-1) arrives
-    StSum,       // the last k / v word arrives and is accumulated
-    StRound,     // the requantisers take the sums
-    StRound2,    // requantiser stage 2
-    StScore,     // SCORE: s[t] arrives; keep it in lane t % Lanes of the output word
-    StScoreWrite,  // SCORE: write the output word (full, or the last one)
-    StValueWrite   // VALUE: out[w] arrives: write it, tail lanes masked
+    StSum,       // VALUE: the last v word arrives and is accumulated
+    StRound,     // VALUE: the requantisers take the sums
+    StRound2,    // VALUE: requantiser stage 2
+    StValueWrite // VALUE: out[w] arrives: write it, tail lanes masked
   } attn_state_e;
 
   attn_state_e state_d, state_q;
@@ -124,7 +129,17 @@ module psm_attn #(
   logic signed [31:0]      score_acc_q; // SCORE: q . k_t so far, wraps like the golden uint32
   logic [Lanes*32-1:0]     lane_out;    // requantiser outputs, sign-extended
   logic [Lanes-1:0]        lane_sat;    // ... clamped (to 32 bits for a score, else 8)
-  logic                    acc_clear;   // zero the accumulators (start of a dot product)
+  logic                    acc_clear;   // VALUE: zero the accumulators (start of a word)
+
+  // The SCORE pipeline, stage by stage: a k word arrives (with its flags: the first and last
+  // word of k_t, the last position), q . k_t is complete, requantiser stages 1 and 2 (s[t] on
+  // lane 0's output). A write takes the port in the cycle the last score of an output word
+  // leaves; the reads wait that cycle.
+  logic k_rd_q, k_first_q, k_last_q, k_end_q;    // a k word arrives: first / last of k_t; last t
+  logic q_rd_q;                                   // a q word arrives
+  logic score_done_q, score_end_q;                // score_acc_q holds q . k_t (end: last t)
+  logic score_v1_q, score_end1_q, score_v2_q, score_end2_q;
+  logic score_wr;                                 // write the output word this cycle
 
   logic signed [15:0] p_t;  // p[t] for the arriving v_t word
   assign p_t = p_q[v_lane_q*16 +: 16];
@@ -163,8 +178,15 @@ module psm_attn #(
       assign rq_x = acc_q;
     end
 
-    // Inputs are sampled in StRound; the result arrives in StScore / StValueWrite.
-    psm_requant u_requant (.clk_i, .en_i(state_q == StRound), .x_i(rq_x), .bias_i(26'sd0),
+    // VALUE: inputs are sampled in StRound, the result arrives in StValueWrite. SCORE (lane
+    // 0): a finished dot product is sampled with score_done_q, two cycles before score_v2_q.
+    logic rq_en;
+    if (l == 0) begin : g_en_score
+      assign rq_en = (state_q == StRound) || score_done_q;
+    end else begin : g_en_value
+      assign rq_en = (state_q == StRound);
+    end
+    psm_requant u_requant (.clk_i, .en_i(rq_en), .x_i(rq_x), .bias_i(26'sd0),
                            .mult_i(rq_mult_q), .shift_i(rq_shift_q),
                            .out_bits_i(is_score ? 6'd32 : 6'd8), .y_o(rq_y),
                            .sat_o(lane_sat[l]));
@@ -178,31 +200,41 @@ module psm_attn #(
   // Sum of one word's products, lanes outside len left out (their data is not the row's).
   always_comb begin
     dot = '0;
-    if (read_state_q == StScoreK) begin
+    if (k_rd_q) begin
       for (int l = 0; l < Lanes; l++) begin
         if (k_mask[l]) dot = dot + $signed(prod[l*32 +: 32]);
       end
     end
   end
 
-  // The output word of ATTN_SCORE: lane t % Lanes takes s[t] in StScore.
-  logic [Lanes*32-1:0] scores_q;
-  logic [Lanes-1:0]    scores_sat_q;  // lane t % Lanes: s[t] was clamped
+  // The output word of ATTN_SCORE: lane t % Lanes takes s[t] as it leaves the requantiser
+  // (pos_lane_q counts the scores out); the write merges the arriving one.
+  logic [Lanes*32-1:0] scores_q, scores_wdata;
+  logic [Lanes-1:0]    scores_sat_q, scores_wsat;  // lane t % Lanes: s[t] was clamped
+
+  always_comb begin
+    scores_wdata = scores_q;
+    scores_wsat  = scores_sat_q;
+    if (score_v2_q) begin
+      scores_wdata[pos_lane_q*32 +: 32] = lane_out[31:0];
+      scores_wsat[pos_lane_q]           = lane_sat[0];
+    end
+  end
+  assign score_wr = score_v2_q && (last_lane || score_end2_q);
 
   always_ff @(posedge clk_i) begin  // datapath: no reset
     if (busy_o) begin
-      if (acc_clear)                     score_acc_q <= '0;
-      else if (read_state_q == StScoreK) score_acc_q <= score_acc_q + dot;
-      if (read_state_q == StScoreQ) q_q <= rd16;
+      if (k_rd_q) score_acc_q <= (k_first_q ? '0 : score_acc_q) + dot;
+      if (q_rd_q) q_q <= rd16;
       if (read_state_q == StValueP) p_q <= rd16;
       if (read_state_q == StParam) begin
         rq_mult_q  <= prm_rdata_i[psm_pkg::PARAM_RQ_MULT_LSB +: 31];
         rq_shift_q <= prm_rdata_i[psm_pkg::PARAM_RQ_SHIFT_LSB +: 6];
       end
       if (state_q == StValueV) v_lane_q <= pos_lane_q;
-      if (state_q == StScore) begin
-        scores_q[pos_lane_q*32 +: 32] <= lane_out[31:0];
-        scores_sat_q[pos_lane_q]      <= lane_sat[0];
+      if (score_v2_q) begin
+        scores_q     <= scores_wdata;
+        scores_sat_q <= scores_wsat;
       end
     end
   end
@@ -216,9 +248,19 @@ module psm_attn #(
     unique case (state_q)
       StIdle:  if (start_i) state_d = StParam;
       StParam: state_d = is_score ? StScoreQ : StValueP;
-      // SCORE: q and k_t word by word; the dot product accumulates as the k words arrive.
-      StScoreK: state_d = last_word ? StSum : StScoreQ;
-      StScoreQ: state_d = StScoreK;
+      // SCORE: q and k_t word by word (the dot product accumulates as the k words arrive),
+      // then k_(t+1); a one-word q is kept, so then only k words are read. Every state waits
+      // while a score word is written; the command ends with the last one.
+      StScoreQ: if (!score_wr) state_d = StScoreK;
+      StScoreK: begin
+        if (!score_wr && last_word) begin
+          if (last_pos)          state_d = StScoreTail;
+          else if (word != '0)   state_d = StScoreQ;
+        end else if (!score_wr) begin
+          state_d = StScoreQ;
+        end
+      end
+      StScoreTail: if (score_wr && score_end2_q) state_d = StIdle;
       // VALUE: p[t] and v_t for every position t, for output word w; p[t + 1] is in the next
       // p word after the last lane.
       StValueP: state_d = StValueV;
@@ -228,10 +270,7 @@ module psm_attn #(
       end
       StSum:    state_d = StRound;
       StRound:  state_d = StRound2;
-      StRound2: state_d = is_score ? StScore : StValueWrite;
-      // SCORE: the sums are sampled; keep s[t], then write a full word or go on with t + 1.
-      StScore:      state_d = (last_lane || last_pos) ? StScoreWrite : StScoreQ;
-      StScoreWrite: state_d = last_pos ? StIdle : StScoreQ;
+      StRound2: state_d = StValueWrite;
       // VALUE: out[w] arrives; write it and start the next output word at t = 0.
       StValueWrite: state_d = last_word ? StIdle : StValueP;
       default:      state_d = StIdle;
@@ -248,10 +287,10 @@ module psm_attn #(
   end
 
   // The walks, the accumulators and the ports, state by state. SCORE moves to word w + 1 of
-  // the same t, or (after the score of t is kept) to word 0 of t + 1; VALUE moves down to t + 1
-  // for the same w, or (after out[w] is written) to word w + 1 at t = 0. The scratchpad port:
-  // q or p, k_t or v_t words (the default address: k_t / v_t word w), and the output words
-  // (scores: a full word or the last one; out: tail lanes masked).
+  // the same t, or after its last word to word 0 of t + 1; VALUE moves down to t + 1 for the
+  // same w, or (after out[w] is written) to word w + 1 at t = 0. The scratchpad port: q or p,
+  // k_t or v_t words (the default address: k_t / v_t word w), and the output words (scores: a
+  // full word or the last one, taking the port from the reads; out: tail lanes masked).
   logic done_d;
   always_comb begin
     walk_next       = 1'b0;
@@ -268,13 +307,15 @@ module psm_attn #(
     unique case (state_q)
       StParam: acc_clear = 1'b1;
       StScoreQ: begin
-        mem_req_o  = 1'b1;
+        mem_req_o  = !score_wr;
         mem_addr_o = src_q + word;
       end
-      StScoreK: begin
-        mem_req_o = 1'b1;
-        k_read    = 1'b1;
-        walk_next = !last_word;
+      StScoreK: if (!score_wr) begin
+        mem_req_o     = 1'b1;
+        k_read        = 1'b1;
+        walk_next     = !last_word;
+        walk_rewind   = last_word && !last_pos;
+        walk_row_next = last_word && !last_pos;
       end
       StValueP: begin
         mem_addr_o = src_q + pos_word_q;
@@ -282,20 +323,6 @@ module psm_attn #(
       end
       StValueV: begin
         mem_req_o     = 1'b1;
-        walk_row_next = !last_pos;
-      end
-      StScore: begin
-        acc_clear     = 1'b1;
-        walk_rewind   = !last_lane && !last_pos;
-        walk_row_next = !last_lane && !last_pos;
-      end
-      StScoreWrite: begin
-        mem_req_o     = 1'b1;
-        mem_we_o      = 1'b1;
-        mem_addr_o    = dst_q + pos_word_q;
-        mem_wmask_o   = score_mask;
-        done_d        = last_pos;
-        walk_rewind   = !last_pos;
         walk_row_next = !last_pos;
       end
       StValueWrite: begin
@@ -310,12 +337,43 @@ module psm_attn #(
       end
       default: ;
     endcase
+    if (score_wr) begin
+      mem_req_o   = 1'b1;
+      mem_we_o    = 1'b1;
+      mem_addr_o  = dst_q + pos_word_q;
+      mem_wmask_o = score_mask;
+      done_d      = score_end2_q;
+    end
   end
 
   assign prm_req_o   = (state_q == StParam);
   assign prm_addr_o  = prm_base_q;
-  assign mem_wdata_o = (state_q == StScoreWrite) ? scores_q : lane_out;
-  assign mem_wsat_o  = (state_q == StScoreWrite) ? scores_sat_q : lane_sat;
+  assign mem_wdata_o = score_wr ? scores_wdata : lane_out;
+  assign mem_wsat_o  = score_wr ? scores_wsat : lane_sat;
+
+  // The SCORE pipeline's valid bits and flags (the k flags matter only with k_rd_q).
+  always_ff @(posedge clk_i) begin  // control: reset
+    if (rst_i) begin
+      {k_rd_q, q_rd_q, score_done_q, score_v1_q, score_v2_q} <= '0;
+    end else begin
+      k_rd_q       <= k_read;
+      q_rd_q       <= (state_q == StScoreQ) && !score_wr;
+      score_done_q <= k_rd_q && k_last_q;
+      score_v1_q   <= score_done_q;
+      score_v2_q   <= score_v1_q;
+    end
+  end
+
+  always_ff @(posedge clk_i) begin  // datapath: no reset
+    if (busy_o) begin
+      k_first_q    <= (word == '0);
+      k_last_q     <= last_word;
+      k_end_q      <= last_word && last_pos;
+      score_end_q  <= k_end_q;
+      score_end1_q <= score_end_q;
+      score_end2_q <= score_end1_q;
+    end
+  end
 
   always_ff @(posedge clk_i) begin  // control: reset
     if (rst_i) begin
@@ -329,7 +387,7 @@ module psm_attn #(
       if (start_cmd || walk_row_rewind) begin
         pos_lane_q <= '0;
         pos_word_q <= '0;
-      end else if (walk_row_next) begin
+      end else if (is_score ? score_v2_q : walk_row_next) begin
         pos_lane_q <= last_lane ? '0 : pos_lane_q + LaneIdxWidth'(1);
         pos_word_q <= last_lane ? pos_word_q + AddrWidth'(1) : pos_word_q;
       end

@@ -3,6 +3,7 @@
 // passim::CpuDevice (the two halves of attention_i8()), compared exactly.
 #include <cmath>
 #include <cstdint>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -44,6 +45,28 @@ struct Head {
   std::vector<std::int32_t> cache;
   Requant rq;
 };
+
+/// Busy cycles of ATTN_SCORE from the schedule in rtl/attn/README.md, cycle by cycle: the
+/// parameter read, one scratchpad access per cycle (a one-word q once, else q and k words
+/// alternating for every position), and an output word's write 4 cycles after the read of
+/// its last k word, taking the port from the reads. The command ends with the last write.
+std::uint64_t score_busy_cycles(std::size_t len, std::size_t rows, std::size_t lanes) {
+  const std::size_t w = (len + lanes - 1) / lanes;
+  const std::size_t reads_per_pos = w == 1 ? 1 : 2 * w;
+  std::set<std::uint64_t> writes;
+  std::uint64_t cycle = w == 1 ? 2 : 1;  // param (and the one q word)
+  for (std::size_t t = 0; t < rows; ++t) {
+    for (std::size_t r = 0; r < reads_per_pos; ++r) {
+      do {
+        ++cycle;
+      } while (writes.count(cycle) != 0);
+    }
+    if (t % lanes == lanes - 1 || t == rows - 1) {
+      writes.insert(cycle + 4);
+    }
+  }
+  return *writes.rbegin();
+}
 
 template <typename P>
 class AttnRtl : public ::testing::Test {
@@ -90,11 +113,14 @@ class AttnRtl : public ::testing::Test {
     e.out_base = cmd.dst;
     e.out_rows = 1;
     e.out_len = out_len;
-    // SCORE reads q once per position; VALUE reads p once per output word.
-    elt_add_row(e.reads, cmd.src, src_len, kLanes, static_cast<int>(score ? rows : w));
+    // SCORE reads q once per position (once in all when it is one word); VALUE reads p once
+    // per output word.
+    const std::size_t src_reads = score ? (w == 1 ? 1 : rows) : w;
+    elt_add_row(e.reads, cmd.src, src_len, kLanes, static_cast<int>(src_reads));
     elt_add_row(e.reads, cmd.src2, rows * w * kLanes, kLanes);
     e.param_reads[kParamBase] = 1;
-    e.busy_cycles = score ? 1 + rows * (2ull * w + 4) + pw : 1 + w * (rows + pw + 4ull);
+    e.busy_cycles =
+        score ? score_busy_cycles(len, rows, kLanes) : 1 + w * (rows + pw + 4ull);
 
     auto describe = [&](std::size_t, std::size_t i) {
       std::ostringstream s;
@@ -166,6 +192,21 @@ TYPED_TEST(AttnRtl, ScoreEveryTLenFrom1To512) {
                  score_rq(rng, len)};
     ASSERT_NO_FATAL_FAILURE(this->check(Opcode::kAttnScore, len, rows, h, seed))
         << "t_len " << rows;
+  }
+}
+
+// A q row of one word is read once and every position takes one read: each t_len from 1 to
+// 100, so the output words' writes fall at every place among the reads and after the last.
+TYPED_TEST(AttnRtl, ScoreOneWordHeadEveryTLen) {
+  const std::uint32_t seed = 9505;
+  auto rng = elt_seeded_rng(seed);
+  for (std::size_t len = 1; len <= TestFixture::kLanes; ++len) {
+    for (std::size_t rows = 1; rows <= 100; ++rows) {
+      const Head h{random_vec(rng, len, -2048, 2047), random_vec(rng, rows * len, -2048, 2047),
+                   score_rq(rng, len)};
+      ASSERT_NO_FATAL_FAILURE(this->check(Opcode::kAttnScore, len, rows, h, seed))
+          << "head_size " << len << ", t_len " << rows;
+    }
   }
 }
 
