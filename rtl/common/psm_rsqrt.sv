@@ -4,9 +4,9 @@
 //
 // 1. Normalise: shift x left by 2 bits per cycle (k times) until it is in [2^60, 2^62).
 // 2. s = isqrt(x << 2k) in [2^30, 2^31) (psm_isqrt, 32 cycles).
-// 3. mult = floor(2^59 / s) in (2^28, 2^29] (psm_divider, 60 cycles).
+// 3. mult = floor(2^59 / s) in (2^28, 2^29] (psm_divider, 30 cycles).
 // 4. shift = 59 - k + extra_shift.
-// Timing: start_i in cycle 0; done_o pulses in cycle 97 + k (k = (62 - bit_width(x)) / 2,
+// Timing: start_i in cycle 0; done_o pulses in cycle 65 + k (k = (62 - bit_width(x)) / 2,
 // 0..30), with mult_o and shift_o valid until the next start_i. Precondition (as in the golden
 // model): 1 <= x < 2^62 and shift <= 63.
 module psm_rsqrt (

@@ -17,11 +17,12 @@
 // gain_addr_i + ceil(len / Lanes).
 //
 // Cycles for W = ceil(len / Lanes) words, from the cycle after start_i:
-//   pass 0: W reads + 1 (last data) + 1 (reduce) + DivWidth + 1 (divide)  = W + DivWidth + 3
-//   pass 1: W reads + 1 (last data) + 1 (reduce) + 95 + k (rsqrt)         = W + 97 + k
+//   pass 0: W reads + 1 (last data) + 1 (reduce) + DivSteps + 1 (divide)  = W + DivSteps + 3
+//   pass 1: W reads + 1 (last data) + 1 (reduce) + 65 + k (rsqrt)         = W + 67 + k
 //           with k = (62 - bit_width(ssd)) / 2 in [0, 30]
 //   pass 2: (read x, read gain, read bias, round, write) per word         = 5 * W
-// DivWidth = LenWidth + 17 (33 for the default LenWidth 16). done_o pulses in the cycle after
+// DivSteps = ceil(DivWidth / 2), DivWidth = LenWidth + 17 (17 and 33 for the default LenWidth
+// 16): psm_divider makes two quotient bits per cycle. done_o pulses in the cycle after
 // the last write, with busy_o already low.
 // Ports: the vector-unit groups `PSM_VEC_* of rtl/common/psm_vector_port.svh; scratchpad
 // data: int16 x, gain and bias in, int8 out, each sign-extended to 32 bits.

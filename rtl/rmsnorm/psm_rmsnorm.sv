@@ -8,7 +8,7 @@
 //        out[i] = requantize(x[i] * gain[i], r, 8) as int8, sign-extended to 32 bits.
 //
 // Cycles for W = ceil(len / Lanes) words, from the cycle after start_i:
-//   pass 0: W reads + 1 (last data) + 1 (reduce) + 95 + k (rsqrt)  = W + 97 + k
+//   pass 0: W reads + 1 (last data) + 1 (reduce) + 65 + k (rsqrt)  = W + 67 + k
 //           with k = (62 - bit_width(ss)) / 2 in [0, 30]
 //   pass 1: (read x, read gain, write) per word                   = 3 * W
 // done_o pulses in the cycle after the last write, with busy_o already low.

@@ -15,7 +15,7 @@
 // from param_addr and param_addr + 1.
 //
 // Cycles per word (one word in flight at a time):
-//   read, load, to_q10 round, sigmoid (divider start), 38 divide, out_rq round, write = 44
+//   read, load, to_q10 round, sigmoid (divider start), 20 divide, out_rq round, write = 26
 // done_o pulses in the cycle after the last write, with busy_o already low.
 // Ports: the vector-unit groups `PSM_VEC_* of rtl/common/psm_vector_port.svh; scratchpad
 // data: int16 x in, int16 out, each sign-extended to 32 bits.

@@ -21,9 +21,9 @@
 //
 // Cycles for W = ceil(len / Lanes) words, from the cycle after start_i:
 //   three passes: pass 0: W reads + 1 (last data) + 1 (reduce)          = W + 2
-//                 pass 1: W reads + 1 (last data) + 1 (reduce) + 65 (divide) = W + 67
+//                 pass 1: W reads + 1 (last data) + 1 (reduce) + 33 (divide) = W + 35
 //                 pass 2: (read, write) per word                         = 2 * W
-//   online:       pass 0: W reads + 1 (last data) + 1 (max) + 1 (sum) + 65 (divide) = W + 68
+//   online:       pass 0: W reads + 1 (last data) + 1 (max) + 1 (sum) + 33 (divide) = W + 36
 //                 pass 1: (read, write) per word                         = 2 * W
 // done_o pulses in the cycle after the last write, with busy_o already low.
 // Ports: the vector-unit groups `PSM_VEC_* of rtl/common/psm_vector_port.svh; scratchpad

@@ -162,7 +162,7 @@ TEST(RsqrtRtl, MatchesRsqrtRequant) {
     const RsqrtResult got = rtl_rsqrt(top, x, extra);
     ASSERT_EQ(got.r.mult, want.mult) << "x " << x << ", extra " << extra << ", seed " << seed;
     ASSERT_EQ(got.r.shift, want.shift) << "x " << x << ", extra " << extra << ", seed " << seed;
-    ASSERT_EQ(got.cycles, 95 + k) << "latency, x " << x;
+    ASSERT_EQ(got.cycles, 65 + k) << "latency, x " << x;
   }
 }
 
@@ -236,7 +236,7 @@ class RmsNormRtl : public ::testing::Test {
 
     EXPECT_EQ(s.done_pulses, 1) << s.summary();
     EXPECT_EQ(s.idle_requests, 0);
-    EXPECT_EQ(s.pass_cycles[0], words + kPass0Extra + 95 + static_cast<std::uint64_t>(k))
+    EXPECT_EQ(s.pass_cycles[0], words + kPass0Extra + 65 + static_cast<std::uint64_t>(k))
         << "n " << n << ", ss " << ss << "; " << s.summary();
     EXPECT_EQ(s.pass_cycles[1], 3 * std::uint64_t{words}) << "n " << n << "; " << s.summary();
     EXPECT_EQ(s.pass_cycles[2] + s.pass_cycles[3], 0u) << s.summary();

@@ -32,7 +32,7 @@ using passim::sim::EltParamMemory;
 using passim::sim::VecScratchpad;
 
 constexpr std::int32_t kSigOne = 1 << passim::kSigmoidFracBits;  // 1.0 in Q0.15
-constexpr std::uint64_t kCyclesPerWord = 44;                     // rtl/silu/README.md
+constexpr std::uint64_t kCyclesPerWord = 26;                     // rtl/silu/README.md
 
 template <typename Top, std::size_t L>
 struct SiluModel {

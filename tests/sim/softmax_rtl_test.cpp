@@ -40,9 +40,9 @@ constexpr std::size_t kMaxLen = 65535;                       // LenWidth = 16 (t
 
 // Cycles per pass for a row of W words (rtl/softmax/README.md): the divider is part of pass 1.
 constexpr std::uint64_t kPass0Extra = 2;   // last read data + reduction
-constexpr std::uint64_t kPass1Extra = 67;  // last read data + reduction + 65-cycle divide
-// Online: pass 0 is last read data + max reduction + sum combine + 65-cycle divide.
-constexpr std::uint64_t kOnlinePass0Extra = 68;
+constexpr std::uint64_t kPass1Extra = 35;  // last read data + reduction + 33-cycle divide
+// Online: pass 0 is last read data + max reduction + sum combine + 33-cycle divide.
+constexpr std::uint64_t kOnlinePass0Extra = 36;
 
 /// The two modes of psm_softmax (its online_i input).
 enum class Mode { kThreePass, kOnline };
@@ -111,7 +111,8 @@ void divider_tick(Vpsm_divider& top) {
   top.eval();
 }
 
-/// Runs one division; checks the documented latency (done_o in cycle Width + 1).
+/// Runs one division; checks the documented latency (done_o in cycle Width / 2 + 1: two
+/// quotient bits per cycle).
 std::uint64_t rtl_divide(Vpsm_divider& top, std::uint64_t dividend, std::uint64_t divisor) {
   top.dividend_i = dividend;
   top.divisor_i = divisor;
@@ -127,7 +128,7 @@ std::uint64_t rtl_divide(Vpsm_divider& top, std::uint64_t dividend, std::uint64_
     }
     divider_tick(top);
   }
-  EXPECT_EQ(cycles, 65) << "psm_divider latency";
+  EXPECT_EQ(cycles, 33) << "psm_divider latency";
   return top.quotient_o;
 }
 

@@ -122,9 +122,9 @@ class NormRtl : public ::testing::Test {
     passim::kernels::layernorm_i8(c.x, {c.gain, c.bias, c.frac, c.eps}, golden);
     const RowStats st = row_stats(c.x, c.eps);
     const std::uint64_t w = vec_words(c.x.size(), kLanes);
-    // rtl/layernorm/README.md: W + DivWidth + 3, W + 97 + k, 5 W.
-    const std::vector<std::uint64_t> cycles{w + kDivWidth + 3, w + 97 + std::uint64_t(st.k),
-                                            5 * w};
+    // rtl/layernorm/README.md: W + ceil(DivWidth / 2) + 3, W + 67 + k, 5 W.
+    const std::vector<std::uint64_t> cycles{w + (kDivWidth + 1) / 2 + 3,
+                                            w + 67 + std::uint64_t(st.k), 5 * w};
     run_and_check(false, c, golden, cycles, seed, at, spam);
   }
 
