@@ -326,26 +326,28 @@ void ModelCompiler::cache_rows(ProgramBuilder& b, const Rows& r, std::size_t l,
 }
 
 void ModelCompiler::attend(ProgramBuilder& b, const Rows& r, std::size_t l) const {
-  // Per KV head: the cache and window, then each of its query heads row by row (row i sees
-  // positions 0 .. pos0 + i: the causal mask; without a mask all n positions); head h's rows go to DRAM as att's columns
-  // h * hs .. (h + 1) * hs - 1.
+  // Every head's two steps (score_rq, attn_out_rq) in one load, at parameter entries 2h and
+  // 2h + 1. Per KV head: the cache and window, then each of its query heads row by row (row i
+  // sees positions 0 .. pos0 + i: the causal mask; without a mask all n positions); head h's
+  // rows go to DRAM as att's columns h * hs .. (h + 1) * hs - 1.
   const AttentionDesc& a = desc_.layers[l].attention;
   const VectorLayout& v = r.v;
   const std::size_t hs = a.head_size, wh = words(hs), q_row = a.n_heads * wh;
   const bool online = opts_.softmax == kernels::SoftmaxMode::kOnline;
+  b.load({.mem = Mem::kParam, .elem_log2 = 3, .dram = layout_.layers[l].rq_attn,
+          .row_len = 2 * a.n_heads, .stride = 16 * a.n_heads});
   for (std::size_t g = 0; g < a.n_kv_heads; ++g) {
     cache_rows(b, r, l, g);
     for (std::size_t h = g * a.group(); h < (g + 1) * a.group(); ++h) {
-      b.load({.mem = Mem::kParam, .elem_log2 = 3, .dram = layout_.layers[l].rq_attn + h * 16,
-              .row_len = 2, .stride = 16});
       for (std::size_t i = 0; i < r.n; ++i) {
         const std::size_t t_len = a.mask == MaskKind::kNone ? r.pos0 + r.n : r.pos0 + i + 1;
         b.vector({.op = Opcode::kAttnScore, .src = v.q + i * q_row + h * wh, .src2 = v.k_win,
-                  .dst = v.scores, .len = hs, .rows = t_len});
+                  .dst = v.scores, .param = 2 * h, .len = hs, .rows = t_len});
         b.vector({.op = Opcode::kSoftmax, .src = v.scores, .dst = v.probs, .len = t_len,
                   .online = online});
         b.vector({.op = Opcode::kAttnValue, .src = v.probs, .src2 = v.v_win,
-                  .dst = v.att + (h * r.n + i) * wh, .param = 1, .len = hs, .rows = t_len});
+                  .dst = v.att + (h * r.n + i) * wh, .param = 2 * h + 1, .len = hs,
+                  .rows = t_len});
       }
       b.store({.mem = Mem::kVector, .dram = r.att + h * hs, .spad = v.att + h * r.n * wh,
                .rows = r.n, .row_len = hs, .stride = a.q_dim()});

@@ -177,6 +177,12 @@ std::size_t tile_columns(const ModelDesc& desc, const hw::HwConfig& cfg) {
         "{} columns ({} words)", cfg.name, cfg.weight_depth, cfg.array_cols, desc.dim,
         a.head_size, head_words));
   }
+  // The attention block loads every head's two steps at once (compiler.cpp, attend()).
+  if (2 * a.n_heads > cfg.param_depth) {
+    throw std::runtime_error(fmt::format(
+        "config {}: parameter memory of {} entries cannot hold the {} attention steps of {} "
+        "heads", cfg.name, cfg.param_depth, 2 * a.n_heads, a.n_heads));
+  }
   return cols;
 }
 
