@@ -357,6 +357,23 @@ TEST(EncoderDevice, CompiledOnTheIsaReferenceMatchesCpuBackend) {
   }
 }
 
+TEST(EncoderConfig, ParameterMemoryWithoutRoomForEveryHeadsStepsIsRefused) {
+  // The attention block loads all heads' two steps at once: 16 heads need 32 entries.
+  const QuantModel q = quantised_encoder(random_encoder({.dim = 32, .heads = 16}, kSeed));
+  hw::HwConfig cfg = hw::kTiny;
+  cfg.param_depth = 31;
+  try {
+    const ModelCompiler comp(q, cfg);
+    FAIL() << "a 31-entry parameter memory was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot hold the 32 attention steps of 16 heads"),
+              std::string::npos)
+        << e.what();
+  }
+  cfg.param_depth = 32;
+  EXPECT_NO_THROW(ModelCompiler(q, cfg));
+}
+
 TEST(EncoderConfig, RejectsWhatItCannotRun) {
   ModelConfig c = random_encoder({}, kSeed).config;
   c.norm = NormKind::kBatch;  // a post-norm BatchNorm has no integer form here

@@ -5,9 +5,10 @@
 //   EMBED the n token rows (+ ADD the learned position rows) into x
 //   per layer: norm x -> xn -> DRAM -> input scratchpad -> MATMUL per head (q, k, v), each
 //              weight tile streamed against all n rows
-//              ROPE q, k per row (RoPE models); k, v rows to the DRAM KV cache
-//              per head and row: KV window -> vector scratchpad, ATTN_SCORE over positions
-//              0 .. pos0 + row (causal) or 0 .. n - 1 (no mask), SOFTMAX, ATTN_VALUE -> DRAM
+//              ROPE q, k per row (RoPE models); k, v rows to the DRAM KV cache (one store
+//              per row for all KV heads); per KV head its window -> vector scratchpad, then
+//              per head and row ATTN_SCORE over positions 0 .. pos0 + row (causal) or
+//              0 .. n - 1 (no mask), SOFTMAX, ATTN_VALUE; every head's output -> DRAM at once
 //              MATMUL wo -> ADD; norm -> FFN (SwiGLU: MATMUL w1, w3, SILU, MUL; GELU: MATMUL
 //              w1, GELU) -> DRAM -> MATMUL w2 -> ADD
 //              post-norm blocks: the DMA requantises x itself into xn, and after each ADD
@@ -302,57 +303,67 @@ void ModelCompiler::rope(ProgramBuilder& b, const Rows& r, std::size_t l) const 
   }
 }
 
-void ModelCompiler::cache_rows(ProgramBuilder& b, const Rows& r, std::size_t l,
-                               std::size_t g) const {
-  // KV head g's key and value of every row to the DRAM cache (positions pos0 .. pos0 + n - 1),
-  // then its window of positions 0 .. pos0 + n - 1 back into the vector scratchpad.
+void ModelCompiler::cache_rows(ProgramBuilder& b, const Rows& r, std::size_t l) const {
+  // Every KV head's key and value of each row to the DRAM cache (positions pos0 .. pos0 + n -
+  // 1): per row one store of all the keys and one of all the values, the KV heads being
+  // consecutive words of the row and max_positions cache rows apart in DRAM; one store per
+  // head when that distance does not fit the DMA's 16-bit stride.
   const AttentionDesc& a = desc_.layers[l].attention;
   const ModelDram& d = layout_.dram;
   const VectorLayout& v = r.v;
   const std::size_t hs = a.head_size, wh = words(hs), kv_row = a.n_kv_heads * wh;
-  const std::uint64_t row0 = (l * a.n_kv_heads + g) * desc_.embedding.max_positions;
+  const std::uint64_t max_pos = desc_.embedding.max_positions;
+  const std::uint64_t head_bytes = max_pos * hs * 2;  // one KV head's K cache
+  const std::size_t per_store = head_bytes < (std::uint64_t{1} << 16) ? a.n_kv_heads : 1;
   for (std::size_t i = 0; i < r.n; ++i) {
-    const std::uint64_t at = row0 + r.pos0 + i;
-    b.store({.mem = Mem::kVector, .elem_log2 = 1, .dram = d.k_cache + at * hs * 2,
-             .spad = v.k_new + i * kv_row + g * wh, .row_len = hs, .stride = hs * 2});
-    b.store({.mem = Mem::kVector, .dram = d.v_cache + at * hs,
-             .spad = v.v_new + i * kv_row + g * wh, .row_len = hs, .stride = hs});
+    for (std::size_t g = 0; g < a.n_kv_heads; g += per_store) {
+      const std::uint64_t at = (l * a.n_kv_heads + g) * max_pos + r.pos0 + i;
+      const std::size_t spad = i * kv_row + g * wh;
+      b.store({.mem = Mem::kVector, .elem_log2 = 1, .dram = d.k_cache + at * hs * 2,
+               .spad = v.k_new + spad, .rows = per_store, .row_len = hs,
+               .stride = per_store > 1 ? head_bytes : hs * 2});
+      b.store({.mem = Mem::kVector, .dram = d.v_cache + at * hs, .spad = v.v_new + spad,
+               .rows = per_store, .row_len = hs, .stride = per_store > 1 ? head_bytes / 2 : hs});
+    }
   }
-  const std::size_t t_len = r.pos0 + r.n;
-  b.load({.mem = Mem::kVector, .elem_log2 = 1, .dram = d.k_cache + row0 * hs * 2,
-          .spad = v.k_win, .rows = t_len, .row_len = hs, .stride = hs * 2});
-  b.load({.mem = Mem::kVector, .dram = d.v_cache + row0 * hs, .spad = v.v_win, .rows = t_len,
-          .row_len = hs, .stride = hs});
 }
 
 void ModelCompiler::attend(ProgramBuilder& b, const Rows& r, std::size_t l) const {
   // Every head's two steps (score_rq, attn_out_rq) in one load, at parameter entries 2h and
-  // 2h + 1. Per KV head: the cache and window, then each of its query heads row by row (row i
-  // sees positions 0 .. pos0 + i: the causal mask; without a mask all n positions); head h's
-  // rows go to DRAM as att's columns h * hs .. (h + 1) * hs - 1.
+  // 2h + 1, and the rows' keys and values to the cache. Per KV head: its window of positions
+  // 0 .. pos0 + n - 1 from the cache, then each of its query heads row by row (row i sees
+  // positions 0 .. pos0 + i: the causal mask; without a mask all n positions). Row i of head h
+  // goes to att word (i * n_heads + h) * wh, so that one store writes att (n, q_dim) to DRAM.
   const AttentionDesc& a = desc_.layers[l].attention;
+  const ModelDram& d = layout_.dram;
   const VectorLayout& v = r.v;
   const std::size_t hs = a.head_size, wh = words(hs), q_row = a.n_heads * wh;
   const bool online = opts_.softmax == kernels::SoftmaxMode::kOnline;
   b.load({.mem = Mem::kParam, .elem_log2 = 3, .dram = layout_.layers[l].rq_attn,
           .row_len = 2 * a.n_heads, .stride = 16 * a.n_heads});
+  cache_rows(b, r, l);
+  const std::size_t t_len = r.pos0 + r.n;
   for (std::size_t g = 0; g < a.n_kv_heads; ++g) {
-    cache_rows(b, r, l, g);
+    const std::uint64_t row0 = (l * a.n_kv_heads + g) * desc_.embedding.max_positions;
+    b.load({.mem = Mem::kVector, .elem_log2 = 1, .dram = d.k_cache + row0 * hs * 2,
+            .spad = v.k_win, .rows = t_len, .row_len = hs, .stride = hs * 2});
+    b.load({.mem = Mem::kVector, .dram = d.v_cache + row0 * hs, .spad = v.v_win, .rows = t_len,
+            .row_len = hs, .stride = hs});
     for (std::size_t h = g * a.group(); h < (g + 1) * a.group(); ++h) {
       for (std::size_t i = 0; i < r.n; ++i) {
-        const std::size_t t_len = a.mask == MaskKind::kNone ? r.pos0 + r.n : r.pos0 + i + 1;
+        const std::size_t t_i = a.mask == MaskKind::kNone ? t_len : r.pos0 + i + 1;
         b.vector({.op = Opcode::kAttnScore, .src = v.q + i * q_row + h * wh, .src2 = v.k_win,
-                  .dst = v.scores, .param = 2 * h, .len = hs, .rows = t_len});
-        b.vector({.op = Opcode::kSoftmax, .src = v.scores, .dst = v.probs, .len = t_len,
+                  .dst = v.scores, .param = 2 * h, .len = hs, .rows = t_i});
+        b.vector({.op = Opcode::kSoftmax, .src = v.scores, .dst = v.probs, .len = t_i,
                   .online = online});
         b.vector({.op = Opcode::kAttnValue, .src = v.probs, .src2 = v.v_win,
-                  .dst = v.att + (h * r.n + i) * wh, .param = 2 * h + 1, .len = hs,
-                  .rows = t_len});
+                  .dst = v.att + (i * a.n_heads + h) * wh, .param = 2 * h + 1, .len = hs,
+                  .rows = t_i});
       }
-      b.store({.mem = Mem::kVector, .dram = r.att + h * hs, .spad = v.att + h * r.n * wh,
-               .rows = r.n, .row_len = hs, .stride = a.q_dim()});
     }
   }
+  b.store({.mem = Mem::kVector, .dram = r.att, .spad = v.att, .rows = r.n * a.n_heads,
+           .row_len = hs, .stride = hs});
 }
 
 void ModelCompiler::ffn_block(ProgramBuilder& b, const Rows& r, std::size_t l) const {

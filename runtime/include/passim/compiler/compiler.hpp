@@ -123,7 +123,7 @@ class ModelCompiler {
   void attention_block(ProgramBuilder& b, const Rows& r, std::size_t l) const;
   void qkv(ProgramBuilder& b, const Rows& r, std::size_t l) const;
   void rope(ProgramBuilder& b, const Rows& r, std::size_t l) const;
-  void cache_rows(ProgramBuilder& b, const Rows& r, std::size_t l, std::size_t g) const;
+  void cache_rows(ProgramBuilder& b, const Rows& r, std::size_t l) const;
   void attend(ProgramBuilder& b, const Rows& r, std::size_t l) const;
   void ffn_block(ProgramBuilder& b, const Rows& r, std::size_t l) const;
   void swiglu(ProgramBuilder& b, const Rows& r, std::size_t l) const;
