@@ -2,7 +2,11 @@
 // Whole sequences: a prompt fed in one pass (every matmul on n rows) and then decoded token by
 // token gives exactly what token-by-token decoding gives, on the float and cpu backends; and
 // within a pass, a later token never changes an earlier position's outputs (the causal mask).
+#include <algorithm>
 #include <memory>
+#include <span>
+#include <stdexcept>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -19,6 +23,28 @@
 namespace {
 
 using namespace passim;
+
+/// A backend that throws when it reaches position `stop`, as the simulator's watchdog does.
+class StopAt final : public Backend {
+ public:
+  StopAt(Backend& inner, int stop) : inner_(inner), stop_(stop) {}
+  [[nodiscard]] std::string_view name() const noexcept override { return inner_.name(); }
+  [[nodiscard]] const ModelConfig& config() const noexcept override { return inner_.config(); }
+  void forward(int token, int pos) override {
+    if (pos == stop_) {
+      throw std::runtime_error("stopped");
+    }
+    inner_.forward(token, pos);
+  }
+  [[nodiscard]] std::span<const float> logits() const noexcept override {
+    return inner_.logits();
+  }
+  void reset() override { inner_.reset(); }
+
+ private:
+  Backend& inner_;
+  int stop_;
+};
 
 class Prefill : public ::testing::Test {
  protected:
@@ -114,6 +140,35 @@ TEST_F(Prefill, LaterTokenNeverChangesEarlierPositions) {
     }
   }
   EXPECT_GT(last_differs, 0u) << "the changed token's own position must change";
+}
+
+// A run stopped at a position (by the watchdog, say) leaves what completed in the result: the
+// prompt's tokens, the positions, the ids chosen before the stop; a stop inside the prefill
+// pass leaves no position.
+TEST_F(Prefill, AStoppedRunKeepsTheCompletedPositions) {
+  FloatBackend fb(*fm_);
+  GenerateOptions o{.prompt = "Once upon a time", .steps = 24, .prefill = false};
+  const GenerateResult full = generate(fb, *tok_, o, nullptr);
+  const int n_prompt = int(full.prompt_tokens.size());
+  ASSERT_GT(n_prompt, 2);
+  StopAt stop(fb, 16);
+  GenerateResult r;
+  EXPECT_THROW(generate_into(r, stop, *tok_, o, nullptr), std::runtime_error);
+  EXPECT_EQ(r.prompt_tokens, full.prompt_tokens);
+  EXPECT_EQ(r.steps, 16);
+  ASSERT_EQ(r.generated_tokens.size(), std::size_t(16 - (n_prompt - 1)));
+  EXPECT_TRUE(std::equal(r.generated_tokens.begin(), r.generated_tokens.end(),
+                         full.generated_tokens.begin()));
+  EXPECT_EQ(r.prefill_positions, 0);
+  EXPECT_EQ(r.seconds, 0.0) << "timings only for a run that ends";
+
+  o.prefill = true;  // the default forward_sequence feeds the prompt through forward()
+  StopAt early(fb, 1);
+  EXPECT_THROW(generate_into(r, early, *tok_, o, nullptr), std::runtime_error);
+  EXPECT_EQ(r.prompt_tokens, full.prompt_tokens);
+  EXPECT_EQ(r.steps, 0);
+  EXPECT_EQ(r.prefill_positions, 0);
+  EXPECT_TRUE(r.generated_tokens.empty());
 }
 
 TEST_F(Prefill, BadSequencesAreRefused) {

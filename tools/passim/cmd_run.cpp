@@ -278,7 +278,7 @@ int cmd_run(const RunOptions& o, std::ostream& out, std::ostream& err, const Rtl
   std::string stopped;  // the watchdog's message when --max-cycles stopped the run
   std::string shown;    // the text printed so far
   try {
-    r = generate(*b.backend, *m.tokenizer, g, [&](std::string_view piece) {
+    generate_into(r, *b.backend, *m.tokenizer, g, [&](std::string_view piece) {
       out << piece;
       out.flush();
       shown += piece;
@@ -291,10 +291,14 @@ int cmd_run(const RunOptions& o, std::ostream& out, std::ostream& err, const Rtl
     stopped = e.what();
     r.text = shown;
     out << '\n';
-    fmt::print(err, "partial run: {}; the tables below cover the run until the stop\n",
-               stopped);
+    fmt::print(err,
+               "partial run: {}; {} position(s) completed; the tables below cover the run until "
+               "the stop\n",
+               stopped, r.steps);
   }
-  print_timing(err, *b.backend, r);
+  if (stopped.empty()) {
+    print_timing(err, *b.backend, r);
+  }
   print_split_notice(err, b, r);
   write_run_outputs(o, m, b, r, g.steps, stopped, err);
   if (!stopped.empty()) {

@@ -109,8 +109,16 @@ int clamp_steps(int steps, int seq_len, const std::function<void(std::string_vie
 
 GenerateResult generate(Backend& backend, const Tokenizer& tok, const GenerateOptions& opts,
                         const std::function<void(std::string_view)>& on_text) {
-  const ModelConfig& c = backend.config();
   GenerateResult res;
+  generate_into(res, backend, tok, opts, on_text);
+  return res;
+}
+
+void generate_into(GenerateResult& res, Backend& backend, const Tokenizer& tok,
+                   const GenerateOptions& opts,
+                   const std::function<void(std::string_view)>& on_text) {
+  const ModelConfig& c = backend.config();
+  res = GenerateResult{};
   res.prompt_tokens = encode_prompt(tok, opts.prompt, c.seq_len);
   const int n_prompt = static_cast<int>(res.prompt_tokens.size());
   const int steps = opts.steps;
@@ -126,9 +134,9 @@ GenerateResult generate(Backend& backend, const Tokenizer& tok, const GenerateOp
   int pos = 0;
   bool warned = false;
   if (opts.prefill) {
-    res.prefill_positions = prefill_length(res.prompt_tokens, steps, c);
-    backend.forward_sequence(std::span(res.prompt_tokens).first(std::size_t(res.prefill_positions)),
-                             0);
+    const int n = prefill_length(res.prompt_tokens, steps, c);
+    backend.forward_sequence(std::span(res.prompt_tokens).first(std::size_t(n)), 0);
+    res.prefill_positions = n;  // set once the pass has run
     res.prefill_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   }
   while (pos < steps) {
@@ -142,7 +150,7 @@ GenerateResult generate(Backend& backend, const Tokenizer& tok, const GenerateOp
       next = sample_at(sampler, backend.logits(), scratch, pos, opts.notice, warned);
       res.generated_tokens.push_back(next);
     }
-    ++pos;
+    res.steps = ++pos;
     if (next == c.bos_token && c.bos_ends_text) {
       break;
     }
@@ -160,9 +168,7 @@ GenerateResult generate(Backend& backend, const Tokenizer& tok, const GenerateOp
   if (on_text) {
     on_text("\n");
   }
-  res.steps = pos;
   record_timing(res, t0, t_first);
-  return res;
 }
 
 }  // namespace passim

@@ -57,4 +57,13 @@ int clamp_steps(int steps, int seq_len, const std::function<void(std::string_vie
 GenerateResult generate(Backend& backend, const Tokenizer& tok, const GenerateOptions& opts,
                         const std::function<void(std::string_view)>& on_text);
 
+/// generate() into `res`, which it fills as the run goes: the prompt's tokens before the
+/// first forward pass, prefill_positions once the prefill pass has run, steps,
+/// generated_tokens and text after each position. When the backend throws (a simulation
+/// watchdog, say), `res` describes the positions that completed, and the exception
+/// propagates; the timings are set only by a run that ends.
+void generate_into(GenerateResult& res, Backend& backend, const Tokenizer& tok,
+                   const GenerateOptions& opts,
+                   const std::function<void(std::string_view)>& on_text);
+
 }  // namespace passim
