@@ -3,7 +3,7 @@
 # `passim encode --backend rtl` on tiny: the random post-norm encoder's sequence in one pass
 # picks the same class with the same logits as `--backend cpu`, and the report's cycles hold:
 # every class, the DMA split, 3 LayerNorm passes per row in each block, 3 Softmax passes per
-# row and head, and no RMSNorm.
+# row and head, and no RMSNorm; and --max-cycles stops the pass with a partial report.
 #   cli_encode_check.sh <passim> <work-dir>
 set -euo pipefail
 passim=$1 work=$2
@@ -41,4 +41,24 @@ ops = {x["op"] for x in c["records"]}
 assert "LAYERNORM" in ops and "RMSNORM" not in ops and "GELU" in ops, ops
 phases = c["by_phase"]  # the sequence is one prefill pass (after the preload of resident weights)
 assert phases["prefill"]["total"] + phases.get("preload", {}).get("total", 0) == c["total"], phases
+PY
+# The watchdog stops the pass: a clear error and a non-zero exit, no class line, the cycle
+# tables up to the stop, and a partial report without logits.
+if "$passim" "${args[@]}" -b rtl --max-cycles 3000 --report "$work/partial.json" \
+    > "$work/partial.txt" 2> "$work/partial.err"; then
+  echo "encode --max-cycles 3000: expected a non-zero exit"; exit 1
+fi
+grep -q "passim: error: encode: simulation watchdog: the run did not end within 3000 cycles" \
+  "$work/partial.err" || { cat "$work/partial.err"; exit 1; }
+grep -q "partial report written" "$work/partial.err"
+grep -q "cycles by op class (tiny config" "$work/partial.err"
+[ ! -s "$work/partial.txt" ] ||
+  { echo "a stopped pass printed a class:"; cat "$work/partial.txt"; exit 1; }
+python3 - "$work/partial.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["partial"] is True and "watchdog" in r["stopped_by"], r.get("stopped_by")
+assert r["final_logits"] is None, r["final_logits"]
+c = r["cycles"]
+assert 3000 <= c["total"] and c["class_totals_sum_to_total_plus_dma_hidden"], c["total"]
 PY

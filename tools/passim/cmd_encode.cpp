@@ -179,6 +179,34 @@ void start_backend(const EncodeOptions& o, const FloatModel& fm, const RtlFactor
   b.backend = &b.session->backend();
 }
 
+/// The cycle tables (rtl) on `err` and the --report file; a pass the watchdog stopped
+/// (`stopped` holds its message) gets both, its report marked "partial" with no logits.
+void write_encode_outputs(const EncodeOptions& o, const FloatModel& fm, EncodeBackend& b,
+                          const std::vector<int>& tokens, const std::string& stopped,
+                          std::ostream& err) {
+  json cycles;
+  if (b.session) {
+    cycles = cycle_report(*b.session, fm.config, err);
+    cycles["weights"] =
+        weights_report(dynamic_cast<const DeviceBackend&>(*b.backend), o.weights, err);
+  }
+  if (o.report.empty()) {
+    return;
+  }
+  json j = encode_report(o, b.backend->name(), fm, b.quant ? &*b.quant : nullptr, tokens,
+                         b.backend->logits());
+  if (b.session) {
+    j["hardware"] = hardware_json(b.session->hw());
+    j["cycles"] = cycles;
+  }
+  j["partial"] = !stopped.empty();
+  if (!stopped.empty()) {
+    j["stopped_by"] = stopped;
+    j["final_logits"] = nullptr;  // the pass did not reach the classifier
+  }
+  write_json(o.report, j);
+}
+
 int cmd_encode(const EncodeOptions& o, std::ostream& out, std::ostream& err,
                const RtlFactory& rtl) {
   check_encode_usage(o, bool(rtl));
@@ -186,27 +214,29 @@ int cmd_encode(const EncodeOptions& o, std::ostream& out, std::ostream& err,
   EncodeBackend b;
   start_backend(o, fm, rtl, b);
   const std::vector<int> tokens = random_tokens(std::size_t(o.seq), o.shape.vocab, o.seed);
-  b.backend->forward_sequence(tokens, 0);  // one pass: every position attends to every other
-  const std::span<const float> logits = b.backend->logits();
-  std::size_t best = 0;
-  for (std::size_t c = 1; c < logits.size(); ++c) {
-    best = logits[c] > logits[best] ? c : best;
-  }
-  fmt::print(out, "class {} logit {:.6f}\n", best, logits[best]);
-  json cycles;
-  if (b.session) {
-    cycles = cycle_report(*b.session, fm.config, err);
-    cycles["weights"] =
-        weights_report(dynamic_cast<const DeviceBackend&>(*b.backend), o.weights, err);
-  }
-  if (!o.report.empty()) {
-    json j = encode_report(o, b.backend->name(), fm, b.quant ? &*b.quant : nullptr, tokens,
-                           logits);
-    if (b.session) {
-      j["hardware"] = hardware_json(b.session->hw());
-      j["cycles"] = cycles;
+  std::string stopped;  // the watchdog's message when --max-cycles stopped the pass
+  try {
+    b.backend->forward_sequence(tokens, 0);  // one pass: every position attends to every other
+  } catch (const std::runtime_error& e) {
+    if (!b.session || !b.session->absorb_partial_run(e)) {
+      throw;
     }
-    write_json(o.report, j);
+    stopped = e.what();
+    fmt::print(err, "partial run: {}; the tables below cover the pass until the stop\n",
+               stopped);
+  }
+  if (stopped.empty()) {
+    const std::span<const float> logits = b.backend->logits();
+    std::size_t best = 0;
+    for (std::size_t c = 1; c < logits.size(); ++c) {
+      best = logits[c] > logits[best] ? c : best;
+    }
+    fmt::print(out, "class {} logit {:.6f}\n", best, logits[best]);
+  }
+  write_encode_outputs(o, fm, b, tokens, stopped, err);
+  if (!stopped.empty()) {
+    throw std::runtime_error(fmt::format("encode: {}{}", stopped,
+                                         o.report.empty() ? "" : " (partial report written)"));
   }
   return 0;
 }
