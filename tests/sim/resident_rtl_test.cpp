@@ -117,7 +117,12 @@ void check_both_modes(const QuantModel& m, const hw::HwConfig& cfg, ModelFactory
   EXPECT_EQ(str.loads[kPre], 0u);
   EXPECT_EQ(str.loads[kDec],
             6 * str.loads[kFill]);               // every tile in each of 6 steps
-  EXPECT_EQ(str.loads[kFill], res.loads[kPre]);  // the same tiles, once
+  // Resident: every tile once. Where a head fills whole vector words, q, k and v are wide
+  // tiles instead of one per head (ModelCompiler::qkv), so there may be fewer of them.
+  EXPECT_LE(res.loads[kPre], str.loads[kFill]);
+  if (m.config.head_size() % cfg.lanes != 0) {
+    EXPECT_EQ(res.loads[kPre], str.loads[kFill]) << "one tile per head in both modes";
+  }
   EXPECT_GT(res.cycles[kPre], 0u);
   EXPECT_EQ(str.cycles[kPre], 0u);
   EXPECT_LT(res.cycles[kDec], str.cycles[kDec]);

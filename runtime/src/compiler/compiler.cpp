@@ -3,7 +3,8 @@
 // description. One pass over n positions (n = 1: a decoding step; every arrow through DRAM is
 // a DMA):
 //   EMBED the n token rows (+ ADD the learned position rows) into x
-//   per layer: norm x -> xn -> DRAM -> input scratchpad -> MATMUL per head (q, k, v), each
+//   per layer: norm x -> xn -> DRAM -> input scratchpad -> MATMUL q, k, v (a tile per head
+//              unless the weights are resident and a head fills whole vector words), each
 //              weight tile streamed against all n rows
 //              ROPE q, k per row (RoPE models); k, v rows to the DRAM KV cache (one store
 //              per row for all KV heads); per KV head its window -> vector scratchpad, then
@@ -30,7 +31,12 @@ using hw::Opcode;
 ModelCompiler::ModelCompiler(const QuantModel& model, const hw::HwConfig& cfg, CompileOptions opts)
     : model_(model), desc_(describe(model.config)), cfg_(cfg), opts_(opts) {
   layout_ = plan_layout(model, desc_, cfg);
+  wide_heads_ = opts.weights != WeightsMode::kStreamed;
   residency_ = plan_residency(step(0, 0), cfg, layout_.max_rows, opts.weights);
+  if (!residency_.weights && wide_heads_) {
+    wide_heads_ = false;  // streamed after all: one tile per head
+    residency_ = plan_residency(step(0, 0), cfg, layout_.max_rows, opts.weights);
+  }
   if (opts.weights == WeightsMode::kResident && !residency_.weights) {
     throw std::runtime_error(fmt::format("--weights resident: the model does not fit: {}",
                                          residency_.reason));
@@ -264,15 +270,26 @@ void ModelCompiler::attention_block(ProgramBuilder& b, const Rows& r, std::size_
 }
 
 void ModelCompiler::qkv(ProgramBuilder& b, const Rows& r, std::size_t l) const {
-  // One weight tile per head; a row holds every query head (one word-aligned slot each),
-  // likewise each KV head's key and value.
+  // A row holds every query head (one word-aligned slot each), likewise each KV head's key and
+  // value. When a head fills whole words (head_size a multiple of L) the slots are the packed
+  // row, and with resident weights each projection runs as wide tiles (wide_heads_);
+  // otherwise one weight tile per head.
   const AttentionDesc& a = desc_.layers[l].attention;
   const LayerDram& d = layout_.layers[l];
   const VectorLayout& v = r.v;
   const std::size_t dim = desc_.dim, hs = a.head_size, wh = words(hs);
-  const Projection q{.w_t = d.wq, .rq = d.rq_q, .k = dim, .n = a.q_dim(), .out_bits = kQkBits};
-  const Projection k{.w_t = d.wk, .rq = d.rq_k, .k = dim, .n = a.kv_dim(), .out_bits = kQkBits};
-  const Projection val{.w_t = d.wv, .rq = d.rq_v, .k = dim, .n = a.kv_dim(), .out_bits = 8};
+  const Projection q{.w_t = d.wq, .rq = d.rq_q, .k = dim, .n = a.q_dim(), .dst = v.q,
+                     .out_bits = kQkBits};
+  const Projection k{.w_t = d.wk, .rq = d.rq_k, .k = dim, .n = a.kv_dim(), .dst = v.k_new,
+                     .out_bits = kQkBits};
+  const Projection val{.w_t = d.wv, .rq = d.rq_v, .k = dim, .n = a.kv_dim(), .dst = v.v_new,
+                       .out_bits = 8};
+  if (wide_heads_ && hs % cfg_.lanes == 0) {
+    projection(b, r, q);  // q (n, q_dim) 12-bit
+    projection(b, r, k);  // k (n, kv_dim) 12-bit
+    projection(b, r, val);  // v (n, kv_dim) int8
+    return;
+  }
   const std::size_t q_row = a.n_heads * wh, kv_row = a.n_kv_heads * wh;
   for (std::size_t h = 0; h < a.n_heads; ++h) {
     tile(b, r, q, {.col0 = h * hs, .cols = hs, .dst = v.q + h * wh, .stride = q_row});

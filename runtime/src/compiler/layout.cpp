@@ -169,7 +169,7 @@ std::size_t tile_columns(const ModelDesc& desc, const hw::HwConfig& cfg) {
     throw std::runtime_error(fmt::format("config {}: input scratchpad of {} words cannot hold "
                                          "a row of {}", cfg.name, cfg.input_depth, k_max));
   }
-  // The q, k and v projections run one head per tile: dim deep, head_size wide.
+  // The q, k and v projections may run one head per tile: dim deep, head_size wide.
   const std::size_t head_words = desc.dim * ceil_div(a.head_size, cfg.array_cols);
   if (head_words > cfg.weight_depth || a.head_size > cfg.param_depth) {
     throw std::runtime_error(fmt::format(

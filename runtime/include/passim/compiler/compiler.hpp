@@ -139,6 +139,10 @@ class ModelCompiler {
   CompileOptions opts_;
   Layout layout_;
   Residency residency_;
+  /// q, k and v run as wide tiles, not one tile per head, where a head fills whole vector
+  /// words: with resident weights only (streamed, the narrow per-head tiles load under the
+  /// MATMULs and the wide ones would not).
+  bool wide_heads_ = true;
 };
 
 }  // namespace passim
