@@ -184,24 +184,14 @@ void start_backend(const EncodeOptions& o, const FloatModel& fm, const RtlFactor
 void write_encode_outputs(const EncodeOptions& o, const FloatModel& fm, EncodeBackend& b,
                           const std::vector<int>& tokens, const std::string& stopped,
                           std::ostream& err) {
-  json cycles;
-  if (b.session) {
-    cycles = cycle_report(*b.session, fm.config, err);
-    cycles["weights"] =
-        weights_report(dynamic_cast<const DeviceBackend&>(*b.backend), o.weights, err);
-  }
+  const json cycles = b.session ? rtl_cycles(*b.session, fm.config, o.weights, err) : json();
   if (o.report.empty()) {
     return;
   }
   json j = encode_report(o, b.backend->name(), fm, b.quant ? &*b.quant : nullptr, tokens,
                          b.backend->logits());
-  if (b.session) {
-    j["hardware"] = hardware_json(b.session->hw());
-    j["cycles"] = cycles;
-  }
-  j["partial"] = !stopped.empty();
+  add_rtl_sections(j, b.session.get(), cycles, stopped);
   if (!stopped.empty()) {
-    j["stopped_by"] = stopped;
     j["final_logits"] = nullptr;  // the pass did not reach the classifier
   }
   write_json(o.report, j);

@@ -230,22 +230,13 @@ void write_run_outputs(const RunOptions& o, const LoadedModel& m, RunBackend& b,
   json cycles;
   if (b.session) {
     b.session->close_trace();
-    cycles = cycle_report(*b.session, m.config, err);
-    cycles["weights"] =
-        weights_report(dynamic_cast<const DeviceBackend&>(*b.backend), o.weights, err);
+    cycles = rtl_cycles(*b.session, m.config, o.weights, err);
   }
   if (o.report.empty()) {
     return;
   }
   json j = run_report(o, m, *b.backend, r, steps);
-  if (b.session) {
-    j["hardware"] = hardware_json(b.session->hw());
-    j["cycles"] = cycles;
-  }
-  j["partial"] = !stopped.empty();
-  if (!stopped.empty()) {
-    j["stopped_by"] = stopped;
-  }
+  add_rtl_sections(j, b.session.get(), cycles, stopped);
   write_json(o.report, j);
 }
 

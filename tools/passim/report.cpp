@@ -382,4 +382,24 @@ json hardware_json(const hw::HwConfig& h) {
           {"lanes", h.lanes}};
 }
 
+json rtl_cycles(RtlSession& s, const ModelConfig& c, const std::string& requested,
+                std::ostream& err) {
+  json cycles = cycle_report(s, c, err);
+  cycles["weights"] =
+      weights_report(dynamic_cast<const DeviceBackend&>(s.backend()), requested, err);
+  return cycles;
+}
+
+void add_rtl_sections(json& j, const RtlSession* s, const json& cycles,
+                      const std::string& stopped) {
+  if (s != nullptr) {
+    j["hardware"] = hardware_json(s->hw());
+    j["cycles"] = cycles;
+  }
+  j["partial"] = !stopped.empty();
+  if (!stopped.empty()) {
+    j["stopped_by"] = stopped;
+  }
+}
+
 }  // namespace passim::app

@@ -29,4 +29,15 @@ namespace passim::app {
 /// The JSON "hardware" section: the config's name, a hash of its sizes, R, C and L.
 [[nodiscard]] nlohmann::json hardware_json(const hw::HwConfig& h);
 
+/// cycle_report() and weights_report() of a session: prints both on `err` and returns the
+/// "cycles" section with "weights" in it; `requested`: the --weights option.
+[[nodiscard]] nlohmann::json rtl_cycles(RtlSession& s, const ModelConfig& c,
+                                        const std::string& requested, std::ostream& err);
+
+/// Adds a run's "hardware" and "cycles" sections to report `j` when `s` is set (the rtl
+/// backend), and "partial": true with "stopped_by" when the simulation watchdog stopped the
+/// run (`stopped` holds its message), else "partial": false.
+void add_rtl_sections(nlohmann::json& j, const RtlSession* s, const nlohmann::json& cycles,
+                      const std::string& stopped);
+
 }  // namespace passim::app
