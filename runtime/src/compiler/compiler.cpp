@@ -334,7 +334,7 @@ void ModelCompiler::cache_rows(ProgramBuilder& b, const Rows& r, std::size_t l) 
   const std::size_t per_store = head_bytes < (std::uint64_t{1} << 16) ? a.n_kv_heads : 1;
   for (std::size_t i = 0; i < r.n; ++i) {
     for (std::size_t g = 0; g < a.n_kv_heads; g += per_store) {
-      const std::uint64_t at = (l * a.n_kv_heads + g) * max_pos + r.pos0 + i;
+      const std::uint64_t at = cache_row0(l, g) + r.pos0 + i;
       const std::size_t spad = i * kv_row + g * wh;
       b.store({.mem = Mem::kVector, .elem_log2 = 1, .dram = d.k_cache + at * hs * 2,
                .spad = v.k_new + spad, .rows = per_store, .row_len = hs,
@@ -361,7 +361,7 @@ void ModelCompiler::attend(ProgramBuilder& b, const Rows& r, std::size_t l) cons
   cache_rows(b, r, l);
   const std::size_t t_len = r.pos0 + r.n;
   for (std::size_t g = 0; g < a.n_kv_heads; ++g) {
-    const std::uint64_t row0 = (l * a.n_kv_heads + g) * desc_.embedding.max_positions;
+    const std::uint64_t row0 = cache_row0(l, g);
     b.load({.mem = Mem::kVector, .elem_log2 = 1, .dram = d.k_cache + row0 * hs * 2,
             .spad = v.k_win, .rows = t_len, .row_len = hs, .stride = hs * 2});
     b.load({.mem = Mem::kVector, .dram = d.v_cache + row0 * hs, .spad = v.v_win, .rows = t_len,

@@ -124,6 +124,10 @@ class ModelCompiler {
   void qkv(ProgramBuilder& b, const Rows& r, std::size_t l) const;
   void rope(ProgramBuilder& b, const Rows& r, std::size_t l) const;
   void cache_rows(ProgramBuilder& b, const Rows& r, std::size_t l) const;
+  /// The KV cache row of position 0 of KV head g in layer l (max_positions rows per head).
+  [[nodiscard]] std::uint64_t cache_row0(std::size_t l, std::size_t g) const noexcept {
+    return (l * desc_.layers[l].attention.n_kv_heads + g) * desc_.embedding.max_positions;
+  }
   void attend(ProgramBuilder& b, const Rows& r, std::size_t l) const;
   void ffn_block(ProgramBuilder& b, const Rows& r, std::size_t l) const;
   void swiglu(ProgramBuilder& b, const Rows& r, std::size_t l) const;
