@@ -355,7 +355,7 @@ module psm_matmul #(
   //////////////////////////////////////////////////////////////////////////////////////////////
 
   // Requant parameters: one synchronous RAM per lane (block RAM on an FPGA), written by the
-  // port while idle. Column c is lane c % C, word c / C. Cycle A of a last-k-tile row reads the
+  // port while idle or, in column order, ahead of the rows that read them. Column c is lane c % C, word c / C. Cycle A of a last-k-tile row reads the
   // word of its n tile, so cycle B, which requantises that row, has its C columns' parameters
   // (other rows do not read: rq_word_q matters only with acc_last_q and requant_en_q).
   localparam int unsigned RqLaneDepth     = (RqDepth + ArrayCols - 1) / ArrayCols;
@@ -492,8 +492,29 @@ module psm_matmul #(
       start_i && requant_en_i |-> out_bits_i >= 6'd2 && out_bits_i <= 6'd32);
   AccReadAfterWrite_A: assert property (@(posedge clk_i) disable iff (rst_i)
       acc_valid_q && arr_valid |-> acc_row_q != out_row_q);
-  WriteWhenIdle_A: assert property (@(posedge clk_i) disable iff (rst_i)
-      busy_o |-> !rq_we_i);
+  // Requant entries are written while idle, or while busy in column order (the matmul stage's
+  // copy-in under the run), each before the first row that reads its n tile.
+  logic        rq_pre_q;   // entries written while idle: every later read may use them
+  logic [31:0] rq_cnt_q;   // entries written in order since the start
+  always_ff @(posedge clk_i) begin
+    if (rst_i) begin
+      rq_pre_q <= 1'b0;
+      rq_cnt_q <= '0;
+    end else begin
+      if (!busy_o && rq_we_i) rq_pre_q <= 1'b1;
+      if (start_cmd) begin
+        rq_cnt_q <= '0;
+      end else if (busy_o && rq_we_i) begin
+        rq_cnt_q <= rq_cnt_q + 1;
+        rq_pre_q <= 1'b0;
+      end
+    end
+  end
+  WriteInOrder_A: assert property (@(posedge clk_i) disable iff (rst_i)
+      busy_o && rq_we_i |-> 32'(rq_addr_i) == rq_cnt_q);
+  WriteBeforeRead_A: assert property (@(posedge clk_i) disable iff (rst_i)
+      rq_rd && !rq_pre_q |-> rq_cnt_q >= ((32'(out_nt_q) + 1) * ArrayCols < 32'(n_q)
+                                          ? (32'(out_nt_q) + 1) * ArrayCols : 32'(n_q)));
   // Past RqDepth a write would wrap onto a real column's word in its lane RAM.
   RqAddrInRange_A: assert property (@(posedge clk_i) disable iff (rst_i)
       rq_we_i |-> 32'(rq_addr_i) < RqDepth);

@@ -188,7 +188,8 @@ module psm_accel #(
   logic                            fetch_active, fetch_req_valid, fetch_stall;
   logic [31:0]                     fetch_req_addr;
   logic [psm_pkg::INSTR_WIDTH-1:0] instr;
-  logic [2:0]                      unit_start, unit_busy;
+  logic [2:0]                      unit_start, unit_busy, unit_wait;
+  logic                            mm_copy_in;
   logic                            dma_err;
   logic [11:0]                     unit_class;
   logic                            unit_stall, instret;
@@ -214,7 +215,7 @@ module psm_accel #(
     .fetch_stall_o  (fetch_stall),
     .instr_o        (instr),
     .unit_start_o   (unit_start),
-    .unit_busy_i    (unit_busy),
+    .unit_busy_i    (unit_wait),
     .dma_err_i      (dma_err),
     .abort_o        (abort),
     .unit_class_o   (unit_class),
@@ -337,6 +338,8 @@ module psm_accel #(
     .start_i   (unit_start[1]),
     .instr_i   (instr),
     .busy_o    (mm_busy),
+    .vec_busy_i(vec_busy),
+    .copy_in_o (mm_copy_in),
     .in_req_o  (mm_in_req),
     .in_addr_o (mm_in_addr),
     .in_gnt_i  (mm_in_gnt),
@@ -386,6 +389,9 @@ module psm_accel #(
   );
 
   assign unit_busy = {vec_busy, mm_busy, dma_busy};
+  // A vector instruction waits while a MATMUL copies its requantisation steps: nothing may
+  // take the parameter memory from that copy-in once the run has started (rtl/top/README.md).
+  assign unit_wait = {vec_busy || mm_copy_in, mm_busy, dma_busy};
 
   //////////////////////////////////////////////////////////////////////////////////////////////
   // Memories                                                                                //

@@ -7,7 +7,10 @@
 //
 // With KT = ceil(k / R), NW = ceil(n / C), NV = ceil(n / L), S = dst_stride (NV when 0):
 //   copy in   param[rq_addr + c] (when out_bits != 0) -> psm_matmul requant entry c, c < n:
-//               mult [30:0], shift [37:32] and the signed bias [63:38] (docs/isa.md)
+//               mult [30:0], shift [37:32] and the signed bias [63:38] (docs/isa.md), one per
+//               cycle, under the run when the vector unit is idle at the start (then nothing
+//               else reads the parameter memory: the controller holds vector instructions
+//               while copy_in_o is set, and the DMA yields), else before it
 //   run       psm_matmul (one pass per weight tile: KT * NW passes); it reads
 //               input[a_addr + r * KT + kt]  (R int8: a's row r, k tile kt)
 //               weight[w_addr + kk * NW + j] (C int8: W^T row kk, word group j)
@@ -26,6 +29,8 @@ module psm_matmul_stage #(
   input  logic                            start_i,
   input  logic [psm_pkg::INSTR_WIDTH-1:0] instr_i,
   output logic                            busy_o,
+  input  logic                            vec_busy_i,   // the vector unit, for the copy-in
+  output logic                            copy_in_o,    // requantisation steps still to copy
   // Input memory read port
   output logic                            in_req_o,
   output logic [Cfg.in_addr_width-1:0]    in_addr_o,
@@ -78,6 +83,7 @@ module psm_matmul_stage #(
   logic [5:0]  out_bits_q;
   logic        requant_en_q;
   logic [VecAddrWidth-1:0] stride_q;  // S: vector words from one result row to the next
+  logic        overlap_q;    // the copy-in runs under the run (vector unit idle at the start)
 
   logic [15:0] start_kt, start_nw;
   logic [VecAddrWidth-1:0] start_stride;  // (wider strides fail the instruction check)
@@ -99,6 +105,7 @@ module psm_matmul_stage #(
       out_bits_q   <= cmd.out_bits;
       requant_en_q <= cmd.out_bits != '0;
       stride_q     <= start_stride;
+      overlap_q    <= !vec_busy_i;
     end
   end
 
@@ -175,8 +182,11 @@ module psm_matmul_stage #(
   assign wt_req_o  = mm_wgt_rd;
   assign wt_addr_o = WgtAddrWidth'(32'(w_addr_q) + 32'(mm_wgt_rd_addr));
 
+  // The copy-in runs in StCopyIn, or from StStart on when it overlaps the run: it is at least
+  // R cycles ahead of the first requantised row of every n tile (rtl/top/README.md).
   logic copy_in;
-  assign copy_in = (state_q == StCopyIn);
+  assign copy_in = (state_q == StCopyIn)
+                   || (overlap_q && (state_q == StStart || state_q == StRun));
 
   //////////////////////////////////////////////////////////////////////////////////////////////
   // Copy in: requantisation steps                                                          //
@@ -324,8 +334,8 @@ module psm_matmul_stage #(
     passes_o = '0;
     unique case (state_q)
       // Wait for a MATMUL.
-      StIdle: if (start_i) state_d = StCopyIn;
-      // The requantisation steps are in psm_matmul.
+      StIdle: if (start_i) state_d = vec_busy_i ? StCopyIn : StStart;
+      // The requantisation steps are in psm_matmul (copied before the run).
       StCopyIn: if (pm_done) state_d = StStart;
       // One pass per weight tile.
       StStart: begin
@@ -342,6 +352,7 @@ module psm_matmul_stage #(
   end
 
   assign busy_o      = (state_q != StIdle);
+  assign copy_in_o   = busy_o && !pm_done;
   assign saturated_o = 24'(mm_saturated);
 
   // psm_matmul's own counters duplicate the controller's; bit 31 of a step is zero; the input
