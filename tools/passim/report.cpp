@@ -343,13 +343,14 @@ json weights_report(const DeviceBackend& backend, const std::string& requested,
                     std::ostream& err) {
   const Residency& r = backend.compiler().residency();
   const hw::HwConfig& h = backend.compiler().hw();
-  const std::uint64_t param_bytes = r.params ? r.param_entries * 8 : 0;
+  const std::uint64_t param_bytes = r.params ? (r.param_entries + r.step_entries) * 8 : 0;
   json j = {{"mode", r.weights ? "resident" : "streamed"},
             {"requested", requested},
             {"tiles", r.tiles.size()},
             {"weight_words", r.weight_words},
             {"weight_scratchpad_words", h.weight_depth},
             {"params_resident", r.params},
+            {"vector_steps_resident", r.step_entries},
             {"preloaded_bytes", r.weights ? r.weight_bytes + param_bytes : 0},
             {"streamed_bytes_per_pass", r.weights ? 0 : r.weight_bytes}};
   for (const Phase p : {Phase::kPreload, Phase::kPrefill, Phase::kDecode}) {
@@ -359,10 +360,11 @@ json weights_report(const DeviceBackend& backend, const std::string& requested,
     j["reason"] = r.reason;
   }
   fmt::print(err, "\nweights: {} ({} tiles, {} of the weight scratchpad's {} words, "
-             "requantisation steps {}): {} bytes preloaded once, {} bytes streamed per pass; "
-             "tile loads: preload {}, prefill {}, decode {}\n",
+             "requantisation steps {}, {} vector-unit steps resident): {} bytes preloaded once, "
+             "{} bytes streamed per pass; tile loads: preload {}, prefill {}, decode {}\n",
              j["mode"].get<std::string>(), r.tiles.size(), r.weight_words, h.weight_depth,
-             r.params ? "resident" : "streamed", j["preloaded_bytes"].get<std::uint64_t>(),
+             r.params ? "resident" : "streamed", r.step_entries,
+             j["preloaded_bytes"].get<std::uint64_t>(),
              j["streamed_bytes_per_pass"].get<std::uint64_t>(),
              backend.weight_tile_loads(Phase::kPreload), backend.weight_tile_loads(Phase::kPrefill),
              backend.weight_tile_loads(Phase::kDecode));

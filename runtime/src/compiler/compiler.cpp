@@ -48,6 +48,7 @@ ModelCompiler::ModelCompiler(const QuantModel& model, const hw::HwConfig& cfg, C
     layout_.chunk_cols = half;
     residency_ = plan_residency(step(0, 0), cfg, layout_.max_rows, opts.weights);
   }
+  place_steps(residency_, step_blocks_, cfg);
 }
 
 std::vector<std::vector<hw::Instr>> ModelCompiler::preload() const {
@@ -63,6 +64,10 @@ std::vector<std::vector<hw::Instr>> ModelCompiler::preload() const {
       b.load({.mem = Mem::kParam, .elem_log2 = 3, .dram = t.rq, .spad = t.rq_addr,
               .row_len = t.cols, .stride = t.cols * 8});
     }
+  }
+  for (const auto& [dram, s] : residency_.steps) {
+    b.load({.mem = Mem::kParam, .elem_log2 = 3, .dram = dram, .spad = s.addr,
+            .row_len = s.count, .stride = s.count * 8});
   }
   return b.programs();
 }
@@ -175,13 +180,12 @@ void ModelCompiler::norm(ProgramBuilder& b, const Rows& r, NormRows in, NormKind
     const bool batch = kind == NormKind::kBatch;
     b.load({.mem = Mem::kVector, .elem_log2 = 1, .dram = d.rows, .spad = v.gain,
             .rows = kind == NormKind::kRms ? 1u : 2u, .row_len = dim, .stride = dim * 2});
-    b.load({.mem = Mem::kParam, .elem_log2 = 3, .dram = batch ? d.rq : dram.eps, .row_len = 1,
-            .stride = 8});
+    const std::size_t param = steps(b, batch ? d.rq : dram.eps, 1);
     const Opcode op = batch ? Opcode::kBatchnorm
                       : kind == NormKind::kRms ? Opcode::kRmsnorm
                                                : Opcode::kLayernorm;
-    b.vector({.op = op, .src = in.src, .src2 = v.gain, .dst = v.xn, .len = dim, .rows = in.rows,
-              .gain_frac_bits = unsigned(n.frac_bits)});
+    b.vector({.op = op, .src = in.src, .src2 = v.gain, .dst = v.xn, .param = param,
+              .len = dim, .rows = in.rows, .gain_frac_bits = unsigned(n.frac_bits)});
     b.store({.mem = Mem::kVector, .dram = r.xn, .spad = v.xn, .rows = in.rows, .row_len = dim,
              .stride = dim});
   }
@@ -199,15 +203,25 @@ void ModelCompiler::post_norm(ProgramBuilder& b, const Rows& r, const NormDesc& 
   const std::size_t dim = desc_.dim;
   b.load({.mem = Mem::kVector, .elem_log2 = 1, .dram = d.rows, .spad = v.gain, .rows = 2,
           .row_len = dim, .stride = dim * 2});
-  b.load({.mem = Mem::kParam, .elem_log2 = 3, .dram = layout_.dram.eps, .row_len = 1,
-          .stride = 8});
-  b.vector({.op = Opcode::kLayernorm, .src = v.x, .src2 = v.gain, .dst = v.xn, .len = dim,
-            .rows = r.n, .gain_frac_bits = unsigned(n.frac_bits)});
+  const std::size_t eps = steps(b, layout_.dram.eps, 1);
+  b.vector({.op = Opcode::kLayernorm, .src = v.x, .src2 = v.gain, .dst = v.xn, .param = eps,
+            .len = dim, .rows = r.n, .gain_frac_bits = unsigned(n.frac_bits)});
   for (std::size_t i = 0; i < r.n; ++i) {
     b.load({.mem = Mem::kParam, .elem_log2 = 3, .dram = d.out_rq, .spad = i, .row_len = 1,
             .stride = 8});
   }
   b.vector({.op = Opcode::kEmbed, .src = v.xn, .dst = v.x, .len = dim, .rows = r.n});
+}
+
+std::size_t ModelCompiler::steps(ProgramBuilder& b, std::uint64_t dram, std::size_t count,
+                                 std::size_t spad) const {
+  if (const ResidentSteps* home = residency_.find_steps(dram, count)) {
+    return home->addr;
+  }
+  step_blocks_.emplace(dram, count);
+  b.load({.mem = Mem::kParam, .elem_log2 = 3, .dram = dram, .spad = spad, .row_len = count,
+          .stride = count * 8});
+  return spad;
 }
 
 void ModelCompiler::tile(ProgramBuilder& b, const Rows& r, const Projection& p,
@@ -356,8 +370,7 @@ void ModelCompiler::attend(ProgramBuilder& b, const Rows& r, std::size_t l) cons
   const VectorLayout& v = r.v;
   const std::size_t hs = a.head_size, wh = words(hs), q_row = a.n_heads * wh;
   const bool online = opts_.softmax == kernels::SoftmaxMode::kOnline;
-  b.load({.mem = Mem::kParam, .elem_log2 = 3, .dram = layout_.layers[l].rq_attn,
-          .row_len = 2 * a.n_heads, .stride = 16 * a.n_heads});
+  const std::size_t rq = steps(b, layout_.layers[l].rq_attn, 2 * a.n_heads);
   cache_rows(b, r, l);
   const std::size_t t_len = r.pos0 + r.n;
   for (std::size_t g = 0; g < a.n_kv_heads; ++g) {
@@ -370,11 +383,11 @@ void ModelCompiler::attend(ProgramBuilder& b, const Rows& r, std::size_t l) cons
       for (std::size_t i = 0; i < r.n; ++i) {
         const std::size_t t_i = a.mask == MaskKind::kNone ? t_len : r.pos0 + i + 1;
         b.vector({.op = Opcode::kAttnScore, .src = v.q + i * q_row + h * wh, .src2 = v.k_win,
-                  .dst = v.scores, .param = 2 * h, .len = hs, .rows = t_i});
+                  .dst = v.scores, .param = rq + 2 * h, .len = hs, .rows = t_i});
         b.vector({.op = Opcode::kSoftmax, .src = v.scores, .dst = v.probs, .len = t_i,
                   .online = online});
         b.vector({.op = Opcode::kAttnValue, .src = v.probs, .src2 = v.v_win,
-                  .dst = v.att + (i * a.n_heads + h) * wh, .param = 2 * h + 1, .len = hs,
+                  .dst = v.att + (i * a.n_heads + h) * wh, .param = rq + 2 * h + 1, .len = hs,
                   .rows = t_i});
       }
     }
@@ -417,16 +430,16 @@ void ModelCompiler::swiglu(ProgramBuilder& b, const Rows& r, std::size_t l) cons
                     .out_bits = 16});
   projection(b, r, {.w_t = d.w3, .rq = d.rq_3, .k = dim, .n = hidden, .dst = v.up,
                     .out_bits = 16});
-  b.load({.mem = Mem::kParam, .elem_log2 = 3, .dram = d.rq_act, .row_len = 2, .stride = 16});
-  b.vector({.op = Opcode::kSilu, .src = v.gate, .dst = v.gate, .len = hidden, .rows = r.n});
+  const std::size_t act = steps(b, d.rq_act, 2);
+  b.vector({.op = Opcode::kSilu, .src = v.gate, .dst = v.gate, .param = act, .len = hidden,
+            .rows = r.n});
   for (std::size_t c0 = 0; c0 < hidden; c0 += layout_.chunk_cols) {
     const std::size_t cols = std::min(layout_.chunk_cols, hidden - c0), w = c0 / cfg_.lanes;
-    b.load({.mem = Mem::kParam, .elem_log2 = 3, .dram = d.rq_mul + c0 * 8, .row_len = cols,
-            .stride = cols * 8});
+    const std::size_t mul = steps(b, d.rq_mul + c0 * 8, cols);
     const bool whole = cols == hidden;  // rows are packed: one MUL takes them all
     for (std::size_t i = 0; i < (whole ? 1 : r.n); ++i) {
       b.vector({.op = Opcode::kMul, .src = v.gate + i * wr + w, .src2 = v.up + i * wr + w,
-                .dst = v.hid + i * wr + w, .len = cols, .rows = whole ? r.n : 1});
+                .dst = v.hid + i * wr + w, .param = mul, .len = cols, .rows = whole ? r.n : 1});
     }
   }
 }
@@ -438,8 +451,9 @@ void ModelCompiler::gelu(ProgramBuilder& b, const Rows& r, std::size_t l) const 
   const std::size_t dim = desc_.dim, hidden = desc_.layers[l].ffn.hidden;
   projection(b, r, {.w_t = d.w1, .rq = d.rq_1, .k = dim, .n = hidden, .dst = v.hid,
                     .out_bits = 8});
-  b.load({.mem = Mem::kParam, .elem_log2 = 3, .dram = d.rq_act, .row_len = 2, .stride = 16});
-  b.vector({.op = Opcode::kGelu, .src = v.hid, .dst = v.hid, .len = hidden, .rows = r.n});
+  const std::size_t act = steps(b, d.rq_act, 2);
+  b.vector({.op = Opcode::kGelu, .src = v.hid, .dst = v.hid, .param = act, .len = hidden,
+            .rows = r.n});
 }
 
 void ModelCompiler::head(ProgramBuilder& b, const Rows& r) const {

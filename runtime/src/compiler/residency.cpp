@@ -101,4 +101,28 @@ Residency plan_residency(const std::vector<std::vector<hw::Instr>>& step, const 
   return r;
 }
 
+void place_steps(Residency& r, const std::map<std::uint64_t, std::size_t>& blocks,
+                 const hw::HwConfig& cfg) {
+  // Smallest blocks first: a load costs about the same fixed time whatever its length, so
+  // this removes the most loads from the parameter memory that is left.
+  r.steps.clear();
+  r.step_entries = 0;
+  if (!r.params) {
+    return;
+  }
+  std::vector<std::pair<std::size_t, std::uint64_t>> order;  // (count, dram)
+  for (const auto& [dram, count] : blocks) {
+    order.emplace_back(count, dram);
+  }
+  std::sort(order.begin(), order.end());
+  const std::size_t base = r.param_base + r.param_entries;
+  for (const auto& [count, dram] : order) {
+    if (base + r.step_entries + count > cfg.param_depth) {
+      break;
+    }
+    r.steps[dram] = {.dram = dram, .count = count, .addr = base + r.step_entries};
+    r.step_entries += count;
+  }
+}
+
 }  // namespace passim

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <span>
 #include <vector>
 
@@ -118,6 +119,10 @@ class ModelCompiler {
             const NormDram& d) const;
   void post_norm(ProgramBuilder& b, const Rows& r, const NormDesc& nd, const QuantNorm& n,
                  const NormDram& d) const;
+  /// The parameter entry of the `count` steps at DRAM byte `dram` that a vector instruction
+  /// reads: their resident home, or `spad` after a DMA_LOAD of them there.
+  [[nodiscard]] std::size_t steps(ProgramBuilder& b, std::uint64_t dram, std::size_t count,
+                                  std::size_t spad = 0) const;
   void tile(ProgramBuilder& b, const Rows& r, const Projection& p, const Columns& c) const;
   void projection(ProgramBuilder& b, const Rows& r, const Projection& p) const;
   void attention_block(ProgramBuilder& b, const Rows& r, std::size_t l) const;
@@ -147,6 +152,9 @@ class ModelCompiler {
   /// words: with resident weights only (streamed, the narrow per-head tiles load under the
   /// MATMULs and the wide ones would not).
   bool wide_heads_ = true;
+  /// Every block of vector steps a pass loads (DRAM byte address -> entries), as the passes
+  /// compiled so far asked for them; the constructor makes them resident from this.
+  mutable std::map<std::uint64_t, std::size_t> step_blocks_;
 };
 
 }  // namespace passim

@@ -35,6 +35,15 @@ struct ResidentTile {
   std::size_t rq_addr = 0;   ///< parameter entry of column 0 (params resident only)
 };
 
+/// `count` parameter entries that every pass loads from DRAM byte `dram` for a vector
+/// instruction (the attention steps, SiLU's and GELU's, MUL's per channel, a norm's eps),
+/// with their fixed home when resident.
+struct ResidentSteps {
+  std::uint64_t dram = 0;
+  std::size_t count = 0;
+  std::size_t addr = 0;  ///< parameter entry of the first step
+};
+
 /// The resident plan of a model on one configuration; `weights` false:
 /// streamed.
 struct Residency {
@@ -44,6 +53,9 @@ struct Residency {
   std::size_t weight_words = 0;                 ///< weight-scratchpad words the tiles take
   std::size_t param_base = 0;                   ///< first resident parameter entry
   std::size_t param_entries = 0;                ///< parameter entries the tiles' steps take
+  /// The vector instructions' steps, after the tiles' (only when `params` and they fit).
+  std::map<std::uint64_t, ResidentSteps> steps;
+  std::size_t step_entries = 0;    ///< parameter entries the vector steps take
   std::uint64_t weight_bytes = 0;  ///< int8 weights the preload moves (k * cols summed)
   std::string reason;              ///< why the weights are streamed (empty if resident)
 
@@ -51,6 +63,11 @@ struct Residency {
   [[nodiscard]] const ResidentTile* find(std::uint64_t dram) const {
     const auto it = tiles.find(dram);
     return it == tiles.end() ? nullptr : &it->second;
+  }
+  /// The home of `count` steps loaded from DRAM byte `dram`, or nullptr.
+  [[nodiscard]] const ResidentSteps* find_steps(std::uint64_t dram, std::size_t count) const {
+    const auto it = steps.find(dram);
+    return it == steps.end() || it->second.count != count ? nullptr : &it->second;
   }
 };
 
@@ -60,6 +77,12 @@ struct Residency {
 /// `param_base` stay free for the loads every step makes (EMBED's, the norms',
 /// SwiGLU's MUL steps, a sequence pass's rows). `mode` kStreamed, or a model
 /// whose tiles do not fit `cfg`, gives `weights` false with the reason.
+/// Gives blocks of vector steps (DRAM byte address -> entries) homes after the tiles'
+/// steps, when the tiles' steps are resident: the smallest blocks first, as many as the
+/// parameter memory of `cfg` holds. The passes load the others.
+void place_steps(Residency& r, const std::map<std::uint64_t, std::size_t>& blocks,
+                 const hw::HwConfig& cfg);
+
 [[nodiscard]] Residency plan_residency(const std::vector<std::vector<hw::Instr>>& step,
                                        const hw::HwConfig& cfg, std::size_t param_base,
                                        WeightsMode mode);
