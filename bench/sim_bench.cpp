@@ -152,9 +152,11 @@ class MacCounter final : public RunObserver {
       counters[i] += stats.counters[i];
     }
     for (const InstrRecord& r : stats.records) {
-      const bool matmul = r.index < program.size() &&
-                          hw::get_field(program[r.index], hw::fields::kOpcode) ==
-                              std::uint32_t(hw::Opcode::kMatmul);
+      const bool matmul =
+          r.index < program.size() &&
+          hw::unit_of(static_cast<hw::Opcode>(hw::get_field(program[r.index],
+                                                            hw::fields::kOpcode))) ==
+              hw::Unit::kMatmul;  // MATMUL and MATMUL_HEADS
       if (matmul) {
         macs += instr_macs(program[r.index]);
       }

@@ -4,7 +4,7 @@
 // Use as psm_pkg::NAME (no `import`: Yosys 0.23 rejects it).
 package psm_pkg;
   // read back by the VERSION register
-  localparam int SPEC_VERSION = 3;
+  localparam int SPEC_VERSION = 4;
 
   ////////////
   // Widths //
@@ -197,6 +197,9 @@ package psm_pkg;
     OpDmaStore = 8'd17,
     // out(m, n) = a(m, k) * w(n, k)^T with int32 accumulation (wraps), like matmul_i8
     OpMatmul = 8'd32,
+    // MATMUL whose result columns are heads of `head_size` columns, each head starting a vector
+    // word: operands, requantisation and passes as MATMUL
+    OpMatmulHeads = 8'd33,
     // softmax_i16 (or, with `online`, softmax_online_i16 in the order of the config's L lanes) on
     // each of `rows` rows of `len` int32 Q.10 logits
     OpSoftmax = 8'd48,
@@ -227,7 +230,7 @@ package psm_pkg;
     OpGelu = 8'd59
   } opcode_e;
   typedef enum logic [3:0] {
-    // weight matmuls on the systolic array: MATMUL
+    // weight matmuls on the systolic array: MATMUL, MATMUL_HEADS
     OpClassMatmul = 4'd0,
     // attention's activation-by-activation products: ATTN_SCORE, ATTN_VALUE
     OpClassAttention = 4'd1,
@@ -339,6 +342,40 @@ package psm_pkg;
     logic [7:0] layer;                  // [15:8]
     logic [7:0] opcode;                 // [7:0]
   } matmul_instr_t;
+
+  // MATMUL_HEADS operands (see docs/isa.md).
+  localparam int MATMUL_HEADS_RQ_ADDR_LSB = 20;
+  localparam int MATMUL_HEADS_RQ_ADDR_WIDTH = 12;
+  localparam int MATMUL_HEADS_A_ADDR_LSB = 32;
+  localparam int MATMUL_HEADS_A_ADDR_WIDTH = 16;
+  localparam int MATMUL_HEADS_W_ADDR_LSB = 48;
+  localparam int MATMUL_HEADS_W_ADDR_WIDTH = 16;
+  localparam int MATMUL_HEADS_DST_ADDR_LSB = 64;
+  localparam int MATMUL_HEADS_DST_ADDR_WIDTH = 16;
+  localparam int MATMUL_HEADS_HEAD_SIZE_LSB = 80;
+  localparam int MATMUL_HEADS_HEAD_SIZE_WIDTH = 10;
+  localparam int MATMUL_HEADS_OUT_BITS_LSB = 90;
+  localparam int MATMUL_HEADS_OUT_BITS_WIDTH = 6;
+  localparam int MATMUL_HEADS_M_LSB = 96;
+  localparam int MATMUL_HEADS_M_WIDTH = 10;
+  localparam int MATMUL_HEADS_K_LSB = 106;
+  localparam int MATMUL_HEADS_K_WIDTH = 11;
+  localparam int MATMUL_HEADS_N_LSB = 117;
+  localparam int MATMUL_HEADS_N_WIDTH = 11;
+  typedef struct packed {
+    logic [10:0] n;                     // [127:117]
+    logic [10:0] k;                     // [116:106]
+    logic [9:0] m;                      // [105:96]
+    logic [5:0] out_bits;               // [95:90]
+    logic [9:0] head_size;              // [89:80]
+    logic [15:0] dst_addr;              // [79:64]
+    logic [15:0] w_addr;                // [63:48]
+    logic [15:0] a_addr;                // [47:32]
+    logic [11:0] rq_addr;               // [31:20]
+    logic [3:0] op_class;               // [19:16]
+    logic [7:0] layer;                  // [15:8]
+    logic [7:0] opcode;                 // [7:0]
+  } matmul_heads_instr_t;
 
   // SOFTMAX operands (see docs/isa.md).
   localparam int SOFTMAX_ONLINE_LSB = 20;

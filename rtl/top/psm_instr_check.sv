@@ -49,7 +49,7 @@ module psm_instr_check #(
     unique case (opcode)
       psm_pkg::OpNop, psm_pkg::OpEnd, psm_pkg::OpBarrier: unit_o = UnitControl;
       psm_pkg::OpDmaLoad, psm_pkg::OpDmaStore:              unit_o = UnitDma;
-      psm_pkg::OpMatmul:                                   unit_o = UnitMatmul;
+      psm_pkg::OpMatmul, psm_pkg::OpMatmulHeads:           unit_o = UnitMatmul;
       psm_pkg::OpSoftmax, psm_pkg::OpRmsnorm, psm_pkg::OpSilu, psm_pkg::OpRope,
       psm_pkg::OpAdd, psm_pkg::OpMul, psm_pkg::OpEmbed, psm_pkg::OpAttnScore,
       psm_pkg::OpAttnValue, psm_pkg::OpLayernorm, psm_pkg::OpBatchnorm, psm_pkg::OpGelu:
@@ -125,8 +125,12 @@ module psm_instr_check #(
   // MATMUL                                                                                   //
   //////////////////////////////////////////////////////////////////////////////////////////////
 
+  // MATMUL_HEADS has the same fields, with head_size where MATMUL has dst_stride; its rows
+  // are ceil(n / head_size) heads of ceil(head_size / L) words each, packed.
   logic [7:0]  mm_err;
   logic [31:0] mm_kt, mm_nt_w, mm_nt_c, mm_nt_l, mm_span;
+  logic        mm_heads;
+  assign mm_heads = (opcode == psm_pkg::OpMatmulHeads);
   always_comb begin
     mm_err  = psm_pkg::ErrNone;
     mm_span = '0;
@@ -138,15 +142,21 @@ module psm_instr_check #(
       // not a MATMUL: no checks
     end else if (mm.m == '0 || mm.k == '0 || mm.n == '0
                  || mm.out_bits == 6'd1 || mm.out_bits > 6'd32
-                 || (mm.dst_stride != '0 && 32'(mm.dst_stride) < ceil_div(32'(mm.n), Lanes))
+                 || (mm_heads && mm.dst_stride == '0)
+                 || (!mm_heads && mm.dst_stride != '0
+                     && 32'(mm.dst_stride) < ceil_div(32'(mm.n), Lanes))
                  || 32'(mm.m) > Cfg.acc_depth || 32'(mm.n) > ParamDepth) begin
       mm_err = psm_pkg::ErrBadOperand;
     end else begin
       mm_kt   = ceil_div(32'(mm.k), Cfg.array_rows);  // input words per row of a
       mm_nt_w = ceil_div(32'(mm.n), Cfg.array_cols);  // weight words per row of W^T
       mm_nt_c = mm_nt_w;                               // psm_matmul output words per row
-      mm_nt_l = ceil_div(32'(mm.n), Lanes);            // vector words per result row
-      mm_span = (32'(mm.m) - 32'd1) * (mm.dst_stride != '0 ? 32'(mm.dst_stride) : mm_nt_l) + mm_nt_l;
+      mm_nt_l = mm_heads                               // vector words per result row
+                ? (32'(mm.n) + 32'(mm.dst_stride) - 32'd1) / 32'(mm.dst_stride)
+                  * ceil_div(32'(mm.dst_stride), Lanes)
+                : ceil_div(32'(mm.n), Lanes);
+      mm_span = (32'(mm.m) - 32'd1) * (!mm_heads && mm.dst_stride != '0 ? 32'(mm.dst_stride)
+                                                                        : mm_nt_l) + mm_nt_l;
       if (32'(mm.m) * mm_nt_c > Cfg.mm_out_depth) begin
         mm_err = psm_pkg::ErrBadOperand;
       end else if (!fits(32'(mm.a_addr), 32'(mm.m) * mm_kt, Cfg.input_depth)

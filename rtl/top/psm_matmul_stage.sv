@@ -17,7 +17,9 @@
 //             The matmul stage is the input and weight memories' highest-priority requester,
 //             so every read is granted at once (InGranted_A, WtGranted_A).
 //   copy out  psm_matmul output word r * NW + t (C int32) -> element gearbox ->
-//             vector word dst_addr + r * S + w (L lanes, write mask on the row's tail)
+//             vector word dst_addr + r * S + w (L lanes, write mask on the row's tail);
+//             MATMUL_HEADS: head after head, each from a new word (mask on its tail), the
+//             rows packed (S = the words of one row)
 // out_bits (2..32) goes straight to psm_matmul, whose requantisers saturate to any width;
 // out_bits = 0 runs it with requant_en_i = 0 (the raw int32 sums).
 module psm_matmul_stage #(
@@ -84,6 +86,13 @@ module psm_matmul_stage #(
   logic        requant_en_q;
   logic [VecAddrWidth-1:0] stride_q;  // S: vector words from one result row to the next
   logic        overlap_q;    // the copy-in runs under the run (vector unit idle at the start)
+  logic        heads_q;      // MATMUL_HEADS: a head starts a word, rows packed
+  logic [15:0] group_q;      // columns per head (n for MATMUL: the row is one group)
+  logic [VecAddrWidth-1:0] head_words_q;  // ceil(head_size / L): the words of a head's slot
+  logic [15:0] start_group;
+  logic        start_heads;
+  assign start_heads = (cmd.opcode == psm_pkg::OpMatmulHeads);
+  assign start_group = start_heads ? 16'(cmd.dst_stride) : 16'(cmd.n);
 
   logic [15:0] start_kt, start_nw;
   logic [VecAddrWidth-1:0] start_stride;  // (wider strides fail the instruction check)
@@ -106,6 +115,9 @@ module psm_matmul_stage #(
       requant_en_q <= cmd.out_bits != '0;
       stride_q     <= start_stride;
       overlap_q    <= !vec_busy_i;
+      heads_q      <= start_heads;
+      group_q      <= start_group;
+      head_words_q <= VecAddrWidth'((32'(cmd.dst_stride) + Lanes - 1) / Lanes);
     end
   end
 
@@ -263,13 +275,15 @@ module psm_matmul_stage #(
     end
   end
 
-  // Write side: row r of the result, min(L, left) lanes per word.
+  // Write side: row r of the result, head (group) after head, min(L, left) lanes per word.
   logic [GbElems*32-1:0] gb_q;
   logic [15:0]           ow_r_q;     // rows written
-  logic [15:0]           ow_left_q;  // elements of the row not yet written
+  logic [15:0]           ow_left_q;  // elements of the head not yet written
+  logic [15:0]           ow_rleft_q; // elements of the row not yet written
   logic [15:0]           ow_n;       // lanes of this word
   logic [VecAddrWidth-1:0] ow_addr_q;
   logic [VecAddrWidth-1:0] ow_row_q;  // the first word of row r
+  logic [VecAddrWidth-1:0] ow_head_q; // MATMUL_HEADS: the first word of the head
   logic                  ow_done;
   logic [GbCntWidth-1:0] pop_n, app_n;
 
@@ -302,23 +316,35 @@ module psm_matmul_stage #(
     if (rst_i || start_i) begin
       gb_cnt_q  <= '0;
       gb_q      <= '0;
-      ow_r_q    <= '0;
-      ow_left_q <= cmd.n == '0 ? 16'd0 : 16'(cmd.n);
-      ow_addr_q <= VecAddrWidth'(cmd.dst_addr);
-      ow_row_q  <= VecAddrWidth'(cmd.dst_addr);
+      ow_r_q     <= '0;
+      ow_left_q  <= (start_group < 16'(cmd.n)) ? start_group : 16'(cmd.n);
+      ow_rleft_q <= 16'(cmd.n);
+      ow_addr_q  <= VecAddrWidth'(cmd.dst_addr);
+      ow_row_q   <= VecAddrWidth'(cmd.dst_addr);
+      ow_head_q  <= VecAddrWidth'(cmd.dst_addr);
     end else if (copy_out) begin
       gb_cnt_q <= gb_cnt_q - pop_n + app_n;
       gb_q     <= (gb_q >> (32'(pop_n) * 32))
                   | (app_data << ((32'(gb_cnt_q) - 32'(pop_n)) * 32));
       if (vs_req_o && vs_gnt_i) begin
-        if (ow_left_q == ow_n) begin  // the row's last word: the next row starts S on
-          ow_r_q    <= ow_r_q + 16'd1;
-          ow_left_q <= n_q;
-          ow_addr_q <= ow_row_q + stride_q;
-          ow_row_q  <= ow_row_q + stride_q;
+        ow_rleft_q <= ow_rleft_q - ow_n;
+        ow_addr_q  <= ow_addr_q + VecAddrWidth'(1);
+        if (heads_q && ow_left_q == ow_n) begin  // a head's last word: the next head's slot
+          ow_addr_q <= ow_head_q + head_words_q;   // (rows are packed: also the next row)
+          ow_head_q <= ow_head_q + head_words_q;
+        end
+        if (ow_rleft_q == ow_n) begin  // the row's last word
+          ow_r_q     <= ow_r_q + 16'd1;
+          ow_left_q  <= (group_q < n_q) ? group_q : n_q;
+          ow_rleft_q <= n_q;
+          if (!heads_q) begin  // MATMUL: the next row starts S on
+            ow_addr_q <= ow_row_q + stride_q;
+            ow_row_q  <= ow_row_q + stride_q;
+          end
+        end else if (ow_left_q == ow_n) begin  // a head's last word: the next head
+          ow_left_q <= (group_q < ow_rleft_q - ow_n) ? group_q : ow_rleft_q - ow_n;
         end else begin
           ow_left_q <= ow_left_q - ow_n;
-          ow_addr_q <= ow_addr_q + VecAddrWidth'(1);
         end
       end
     end
@@ -359,7 +385,7 @@ module psm_matmul_stage #(
   // and weight reads are always granted (see the assertions).
   logic unused_bits;
   assign unused_bits = ^{mm_perf_busy, mm_perf_mac, mm_busy, pm_rdata_i[31],
-                         in_gnt_i, wt_gnt_i, cmd.opcode,
+                         in_gnt_i, wt_gnt_i,
                          cmd.layer, cmd.op_class};
 
   //////////////////////////////////////////////////////////////////////////////////////////////

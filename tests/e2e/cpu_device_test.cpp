@@ -266,6 +266,46 @@ TEST(CpuDeviceGpt, MatmulAddsTheParamBias) {
   EXPECT_EQ(got[5], -7);
 }
 
+// MATMUL_HEADS: every head of head_size columns starts a vector word, the rows are packed, and
+// the lanes past a head's last column keep what they held.
+TEST(CpuDeviceGpt, MatmulHeadsStartsEachHeadAtAWord) {
+  CpuDevice dev(hw::kSmall, kDram);  // L = 8
+  constexpr std::uint32_t m = 2, k = 5, n = 10, hs = 3, words = 4;  // heads of 3, 3, 3, 1
+  std::vector<std::int8_t> a(m * k), wt(k * n);
+  for (std::uint32_t i = 0; i < a.size(); ++i) {
+    a[i] = std::int8_t(int(i) - 4);
+  }
+  for (std::uint32_t i = 0; i < wt.size(); ++i) {
+    wt[i] = std::int8_t(3 * int(i % 17) - 20);  // W^T: row kk, column c at kk * n + c
+  }
+  const std::vector<std::int32_t> fill(m * words * 8, -999);
+  put(dev, kIn, a);
+  put(dev, kIn2, wt);
+  put(dev, kOut + 0x1000, fill);
+  hw::Instr mm = hw::make_instr(hw::Opcode::kMatmulHeads, 0);
+  hw::set_field(mm, f::matmul_heads::kHeadSize, hs);
+  hw::set_field(mm, f::matmul_heads::kDstAddr, 20);
+  hw::set_field(mm, f::matmul_heads::kM, m);
+  hw::set_field(mm, f::matmul_heads::kK, k);
+  hw::set_field(mm, f::matmul_heads::kN, n);
+  run(dev, {dma(true, hw::Mem::kVector, 2, kOut + 0x1000, 20, 1, m * words * 8),
+            dma(true, hw::Mem::kInput, 0, kIn, 0, m, k),
+            dma(true, hw::Mem::kWeight, 0, kIn2, 0, k, n), mm,
+            dma(false, hw::Mem::kVector, 2, kOut, 20, 1, m * words * 8)});
+  const auto got = get<std::int32_t>(dev, kOut, m * words * 8);
+  std::vector<std::int32_t> want = fill;
+  for (std::uint32_t r = 0; r < m; ++r) {
+    for (std::uint32_t c = 0; c < n; ++c) {
+      std::int32_t sum = 0;
+      for (std::uint32_t i = 0; i < k; ++i) {
+        sum += std::int32_t{a[r * k + i]} * wt[i * n + c];
+      }
+      want[(r * words + c / hs) * 8 + c % hs] = sum;
+    }
+  }
+  EXPECT_EQ(got, want);
+}
+
 // DMA_STORE `requant`: int8, int16 and int32 stores of int32 lanes with param[0], saturating
 // at both ends; the step's bias bits are ignored.
 TEST(CpuDeviceGpt, DmaStoreRequantSaturates) {
@@ -431,4 +471,17 @@ TEST(ProgramBuilderFields, WideOperandsAreRefused) {
   EXPECT_THROW(b.load({.spad = 1u << 16, .row_len = 1}), std::invalid_argument);
   EXPECT_NO_THROW(b.matmul({.m = 2, .k = 4, .n = 8, .dst_stride = 1023}));
   EXPECT_EQ(b.body().size(), 1u);
+  EXPECT_THROW(b.matmul({.m = 2, .k = 4, .n = 8, .head_size = 1024}), std::invalid_argument);
+}
+
+TEST(ProgramBuilderFields, AHeadSizeMakesAMatmulHeads) {
+  passim::ProgramBuilder b;
+  b.matmul({.m = 2, .k = 4, .n = 16, .dst_stride = 5});
+  b.matmul({.m = 2, .k = 4, .n = 16, .head_size = 8});
+  ASSERT_EQ(b.body().size(), 2u);
+  EXPECT_EQ(hw::get_field(b.body()[0], f::kOpcode), std::uint32_t(hw::Opcode::kMatmul));
+  EXPECT_EQ(hw::get_field(b.body()[0], f::matmul::kDstStride), 5u);
+  EXPECT_EQ(hw::get_field(b.body()[1], f::kOpcode), std::uint32_t(hw::Opcode::kMatmulHeads));
+  EXPECT_EQ(hw::get_field(b.body()[1], f::matmul_heads::kHeadSize), 8u);
+  EXPECT_EQ(hw::get_field(b.body()[1], f::matmul_heads::kN), 16u);
 }

@@ -100,6 +100,15 @@ TEST(CheckInstr, NamesTheFieldOfEachErrorCode) {
   hw::Instr stride = matmul(2, 1, 8);
   hw::set_field(stride, f::matmul::kDstStride, 3);
   expect_check(stride, ErrorCode::kBadOperand, "dst_stride: expected 0 or >= ceil(n / L) = 4");
+  hw::Instr heads = matmul(2, 1, 8);  // tiny: L = 2
+  hw::set_field(heads, f::kOpcode, std::uint32_t(Opcode::kMatmulHeads));
+  expect_check(heads, ErrorCode::kBadOperand, "MATMUL_HEADS head_size: expected >= 1, found 0");
+  hw::set_field(heads, f::matmul_heads::kHeadSize, 3);  // heads of 3, 3, 2: 2 words each
+  const auto last = std::uint32_t(hw::kTiny.vector_depth - 11);  // two rows need 12 words
+  hw::set_field(heads, f::matmul_heads::kDstAddr, last);
+  expect_check(heads, ErrorCode::kSpadRange, "dst " + std::to_string(last) + "+12 of");
+  hw::set_field(heads, f::matmul_heads::kDstAddr, last - 1);
+  EXPECT_TRUE(check_instr(heads, hw::kTiny).ok()) << check_instr(heads, hw::kTiny).detail;
   expect_check(vec(Opcode::kRope, 3, 1), ErrorCode::kBadOperand, "even and >= 2, found 3");
   hw::Instr gain = vec(Opcode::kRmsnorm, 4, 1);
   hw::set_field(gain, f::rmsnorm::kGainFracBits, 14);

@@ -62,7 +62,7 @@ bool operands_disjoint(const hw::Instr& in, Opcode op, const hw::HwConfig& c) {
 const std::vector<hw::Opcode>& all_opcodes() {
   static const std::vector<Opcode> ops = {
       Opcode::kNop,     Opcode::kEnd,      Opcode::kBarrier,   Opcode::kDmaLoad,
-      Opcode::kDmaStore, Opcode::kMatmul,  Opcode::kSoftmax,   Opcode::kRmsnorm,
+      Opcode::kDmaStore, Opcode::kMatmul,  Opcode::kMatmulHeads, Opcode::kSoftmax, Opcode::kRmsnorm,
       Opcode::kSilu,    Opcode::kRope,     Opcode::kAdd,       Opcode::kMul,
       Opcode::kEmbed,   Opcode::kAttnScore, Opcode::kAttnValue, Opcode::kLayernorm,
       Opcode::kBatchnorm, Opcode::kGelu};
@@ -184,17 +184,22 @@ hw::Instr ProgramGen::random_dma(bool load) {
   return in;
 }
 
-hw::Instr ProgramGen::random_matmul() {
+hw::Instr ProgramGen::random_matmul(hw::Opcode op) {
+  // MATMUL_HEADS: head_size mostly below n (several heads, often narrower than L), its field
+  // where MATMUL has dst_stride; the rows are packed.
+  const bool heads = op == Opcode::kMatmulHeads;
   const std::uint64_t m = small_or_large(1, std::min<std::uint64_t>(cfg_.acc_depth, 1023));
   const std::uint64_t k = small_or_large(1, 2047);
   const std::uint64_t n = small_or_large(1, std::min<std::uint64_t>(cfg_.param_depth, 2047));
   const std::uint64_t kt = ceil_div(k, cfg_.array_rows), nt_w = ceil_div(n, cfg_.array_cols);
-  const std::uint64_t nt_l = ceil_div(n, cfg_.lanes);
-  const std::uint64_t stride = chance(0.3) ? pick(nt_l, std::min<std::uint64_t>(nt_l + 3, 1023))
-                                           : 0;
-  const std::uint64_t span = (m - 1) * (stride != 0 ? stride : nt_l) + nt_l;
+  const std::uint64_t head = chance(0.8) ? pick(1, std::min<std::uint64_t>(n, 40)) : pick(1, 1023);
+  const std::uint64_t nt_l = heads ? ceil_div(n, head) * ceil_div(head, cfg_.lanes)
+                                   : ceil_div(n, cfg_.lanes);
+  const std::uint64_t stride =
+      heads ? head : chance(0.3) ? pick(nt_l, std::min<std::uint64_t>(nt_l + 3, 1023)) : 0;
+  const std::uint64_t span = (m - 1) * (!heads && stride != 0 ? stride : nt_l) + nt_l;
   const std::uint64_t out_bits = chance(0.2) ? 0 : pick(2, 32);
-  hw::Instr in = hw::make_instr(Opcode::kMatmul, 0);
+  hw::Instr in = hw::make_instr(op, 0);
   set_field(in, f::matmul::kM, std::uint32_t(m));
   set_field(in, f::matmul::kK, std::uint32_t(k));
   set_field(in, f::matmul::kN, std::uint32_t(n));
@@ -247,7 +252,7 @@ hw::Instr ProgramGen::random_valid(hw::Opcode op) {
     hw::Instr in{};
     switch (hw::unit_of(op)) {
       case hw::Unit::kDma: in = random_dma(op == Opcode::kDmaLoad); break;
-      case hw::Unit::kMatmul: in = random_matmul(); break;
+      case hw::Unit::kMatmul: in = random_matmul(op); break;
       case hw::Unit::kVector: in = random_vector(op); break;
       default: in = hw::make_instr(op, 0); break;
     }

@@ -70,7 +70,7 @@ class ProgramGen {
   [[nodiscard]] std::uint64_t small_or_large(std::uint64_t lo, std::uint64_t hi);
   [[nodiscard]] std::uint64_t random_step();  // a parameter entry holding a Requant step
   [[nodiscard]] hw::Instr random_dma(bool load);
-  [[nodiscard]] hw::Instr random_matmul();
+  [[nodiscard]] hw::Instr random_matmul(hw::Opcode op);
   [[nodiscard]] hw::Instr random_vector(hw::Opcode op);
   [[nodiscard]] hw::Instr random_valid(hw::Opcode op);
   void add_op(Body& b, hw::Opcode op);

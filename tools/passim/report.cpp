@@ -107,7 +107,7 @@ json class_report(const RtlSession& s, std::ostream& err) {
 std::uint64_t array_macs(const std::vector<OpRecord>& recs, const Phase* phase) {
   std::uint64_t macs = 0;
   for (const OpRecord& r : recs) {
-    if (r.op == hw::Opcode::kMatmul && (phase == nullptr || r.phase == *phase)) {
+    if (hw::unit_of(r.op) == hw::Unit::kMatmul && (phase == nullptr || r.phase == *phase)) {
       macs += r.macs;
     }
   }

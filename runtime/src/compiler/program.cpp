@@ -103,9 +103,14 @@ void ProgramBuilder::load(const DmaOp& op) { dma(Opcode::kDmaLoad, op); }
 void ProgramBuilder::store(const DmaOp& op) { dma(Opcode::kDmaStore, op); }
 
 void ProgramBuilder::matmul(const MatmulOp& op) {
-  hw::Instr in = hw::make_instr(Opcode::kMatmul, layer_);
+  const bool heads = op.head_size != 0;
+  hw::Instr in = hw::make_instr(heads ? Opcode::kMatmulHeads : Opcode::kMatmul, layer_);
   put(in, f::matmul::kOutBits, op.requant ? op.out_bits : 0u, "MATMUL out_bits");
-  put(in, f::matmul::kDstStride, op.dst_stride, "MATMUL dst_stride");
+  if (heads) {
+    put(in, f::matmul_heads::kHeadSize, op.head_size, "MATMUL_HEADS head_size");
+  } else {
+    put(in, f::matmul::kDstStride, op.dst_stride, "MATMUL dst_stride");
+  }
   put(in, f::matmul::kAAddr, op.a_addr, "MATMUL a_addr");
   put(in, f::matmul::kWAddr, op.w_addr, "MATMUL w_addr");
   put(in, f::matmul::kDstAddr, op.dst, "MATMUL dst_addr");

@@ -35,6 +35,7 @@ std::uint64_t instr_passes(const hw::Instr& in, const hw::HwConfig& cfg) noexcep
     case hw::Opcode::kDmaStore:
       return get_field(in, f::dma_load::kRows);
     case hw::Opcode::kMatmul:
+    case hw::Opcode::kMatmulHeads:
       return ceil_div(get_field(in, f::matmul::kK), cfg.array_rows) *
              ceil_div(get_field(in, f::matmul::kN), cfg.array_cols);
     case hw::Opcode::kSoftmax:
@@ -303,8 +304,13 @@ void CpuDevice::matmul(const hw::Instr& in, std::uint32_t index) {
   const bool requant_en = out_bits != 0;
   const std::size_t a_words = ceil_div(k, cfg_.array_rows);
   const std::size_t w_words = ceil_div(n, cfg_.array_cols);
-  const std::size_t stride_field = get_field(in, f::matmul::kDstStride);
-  const std::size_t stride = stride_field == 0 ? vec_words(n) : stride_field;
+  // MATMUL: row r at dst + r * stride. MATMUL_HEADS: heads of head_size columns, each from
+  // a new vector word, rows packed (docs/isa.md).
+  const bool heads = get_field(in, f::kOpcode) == std::uint32_t(hw::Opcode::kMatmulHeads);
+  const std::size_t field = get_field(in, f::matmul::kDstStride);  // head_size when heads
+  const std::size_t group = heads ? field : n;
+  const std::size_t stride = heads ? ceil_div(n, group) * vec_words(group)
+                             : field == 0 ? vec_words(n) : field;
   // Gather a (m, k) and w (n, k) from their scratchpad layouts, then the golden kernel.
   std::vector<std::int8_t> a(m * k), w(n * k);
   for (std::size_t r = 0; r < m; ++r) {
@@ -327,7 +333,11 @@ void CpuDevice::matmul(const hw::Instr& in, std::uint32_t index) {
         row[c] = requantize_result(row[c], param_rq_biased(rq + c, index), out_bits);
       }
     }
-    write_row<std::int32_t>(dst + r * stride, row, index);
+    for (std::size_t c0 = 0; c0 < n; c0 += group) {
+      const std::size_t cols = std::min(group, n - c0);
+      write_row<std::int32_t>(dst + r * stride + (c0 / group) * vec_words(group),
+                              std::span<const std::int32_t>(row).subspan(c0, cols), index);
+    }
   }
 }
 

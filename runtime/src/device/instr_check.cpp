@@ -106,31 +106,40 @@ InstrCheck check_matmul(const hw::Instr& in, const hw::HwConfig& c) {
   const std::uint64_t m = get_field(in, f::matmul::kM), k = get_field(in, f::matmul::kK);
   const std::uint64_t n = get_field(in, f::matmul::kN);
   const std::uint64_t out_bits = get_field(in, f::matmul::kOutBits);
-  const std::uint64_t stride = get_field(in, f::matmul::kDstStride);
-  const std::uint64_t nt_l = ceil_div(n, c.lanes);  // vector words per result row
+  // MATMUL_HEADS: the same fields, head_size in dst_stride's place; packed rows of
+  // ceil(n / head_size) heads of ceil(head_size / L) words.
+  const bool heads = get_field(in, f::kOpcode) == std::uint32_t(hw::Opcode::kMatmulHeads);
+  const char* name = heads ? "MATMUL_HEADS" : "MATMUL";
+  const std::uint64_t stride = get_field(in, f::matmul::kDstStride);  // head_size when heads
+  const std::uint64_t nt_l = heads && stride != 0
+                                 ? ceil_div(n, stride) * ceil_div(stride, c.lanes)
+                                 : ceil_div(n, c.lanes);  // vector words per result row
   if (m == 0 || k == 0 || n == 0 || m > c.acc_depth || n > c.param_depth) {
-    return bad(fmt::format("MATMUL m, k, n: expected 1..{}, >= 1, 1..{}, found {}, {}, {}",
-                           c.acc_depth, c.param_depth, m, k, n));
+    return bad(fmt::format("{} m, k, n: expected 1..{}, >= 1, 1..{}, found {}, {}, {}",
+                           name, c.acc_depth, c.param_depth, m, k, n));
   }
   if (out_bits == 1 || out_bits > 32) {
-    return bad(fmt::format("MATMUL out_bits: expected 0 or 2..32, found {}", out_bits));
+    return bad(fmt::format("{} out_bits: expected 0 or 2..32, found {}", name, out_bits));
   }
-  if (stride != 0 && stride < nt_l) {
+  if (heads && stride == 0) {
+    return bad("MATMUL_HEADS head_size: expected >= 1, found 0");
+  }
+  if (!heads && stride != 0 && stride < nt_l) {
     return bad(fmt::format("MATMUL dst_stride: expected 0 or >= ceil(n / L) = {}, found {}",
                            nt_l, stride));
   }
   const std::uint64_t kt = ceil_div(k, c.array_rows), nt_w = ceil_div(n, c.array_cols);
   if (m * nt_w > mm_out_depth(c)) {
-    return bad(fmt::format("MATMUL m * ceil(n / C): expected <= {} (the output buffer), "
-                           "found {}", mm_out_depth(c), m * nt_w));
+    return bad(fmt::format("{} m * ceil(n / C): expected <= {} (the output buffer), "
+                           "found {}", name, mm_out_depth(c), m * nt_w));
   }
-  const std::uint64_t span = (m - 1) * (stride != 0 ? stride : nt_l) + nt_l;
+  const std::uint64_t span = (m - 1) * (!heads && stride != 0 ? stride : nt_l) + nt_l;
   const auto a = get_field(in, f::matmul::kAAddr), w = get_field(in, f::matmul::kWAddr);
   const auto dst = get_field(in, f::matmul::kDstAddr), rq = get_field(in, f::matmul::kRqAddr);
   if (!fits(a, m * kt, c.input_depth) || !fits(w, k * nt_w, c.weight_depth) ||
       !fits(dst, span, c.vector_depth) || (out_bits != 0 && !fits(rq, n, c.param_depth))) {
-    return range(fmt::format("MATMUL operands: a {}+{} of {}, W^T {}+{} of {}, dst {}+{} of {}, "
-                             "rq {}+{} of {} words", a, m * kt, c.input_depth, w, k * nt_w,
+    return range(fmt::format("{} operands: a {}+{} of {}, W^T {}+{} of {}, dst {}+{} of {}, "
+                             "rq {}+{} of {} words", name, a, m * kt, c.input_depth, w, k * nt_w,
                              c.weight_depth, dst, span, c.vector_depth, rq,
                              out_bits != 0 ? n : 0, c.param_depth));
   }

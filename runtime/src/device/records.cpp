@@ -18,6 +18,7 @@ Shape instr_shape(const hw::Instr& in) {
       return {{"rows", hw::get_field(in, f::dma_load::kRows)},
               {"row_len", hw::get_field(in, f::dma_load::kRowLen)}};
     case Opcode::kMatmul:
+    case Opcode::kMatmulHeads:
       return {{"m", hw::get_field(in, f::matmul::kM)},
               {"k", hw::get_field(in, f::matmul::kK)},
               {"n", hw::get_field(in, f::matmul::kN)}};
@@ -30,6 +31,7 @@ Shape instr_shape(const hw::Instr& in) {
 std::uint64_t instr_macs(const hw::Instr& in) {
   switch (static_cast<Opcode>(hw::get_field(in, f::kOpcode))) {
     case Opcode::kMatmul:
+    case Opcode::kMatmulHeads:
       return std::uint64_t{hw::get_field(in, f::matmul::kM)} * hw::get_field(in, f::matmul::kK) *
              hw::get_field(in, f::matmul::kN);
     case Opcode::kAttnScore:

@@ -39,6 +39,9 @@ struct MatmulOp {
   std::size_t rq_addr = 0;   ///< parameter entry of column 0
   unsigned out_bits = 8;     ///< saturation width of the requantised outputs, 2..32
   bool requant = true;       ///< false: the raw int32 accumulators (out_bits field 0)
+  /// Not 0: MATMUL_HEADS, every head of `head_size` columns from a new vector word and the
+  /// rows packed (dst_stride unused)
+  std::size_t head_size = 0;
 };
 
 /// Operands of a vector opcode (all share one layout): `rows` rows of `len` elements from word

@@ -11,7 +11,7 @@
 namespace passim::hw {
 
 /// read back by `reg::kVersion`
-inline constexpr int kSpecVersion = 3;
+inline constexpr int kSpecVersion = 4;
 
 // Widths (bits) and fixed-point formats. Those that also exist in the runtime
 // (fixed_point.hpp, quant_model.hpp) are checked equal by tools/gen_spec.py.
@@ -197,6 +197,9 @@ enum class Opcode : std::uint8_t {
   kDmaStore = 17,
   /// out(m, n) = a(m, k) * w(n, k)^T with int32 accumulation (wraps), like matmul_i8
   kMatmul = 32,
+  /// MATMUL whose result columns are heads of `head_size` columns, each head starting a vector
+  /// word: operands, requantisation and passes as MATMUL
+  kMatmulHeads = 33,
   /// softmax_i16 (or, with `online`, softmax_online_i16 in the order of the config's L lanes) on
   /// each of `rows` rows of `len` int32 Q.10 logits
   kSoftmax = 48,
@@ -228,7 +231,7 @@ enum class Opcode : std::uint8_t {
 
 /// Op classes: which class-of-op counters an instruction feeds.
 enum class OpClass : std::uint8_t {
-  /// weight matmuls on the systolic array: MATMUL
+  /// weight matmuls on the systolic array: MATMUL, MATMUL_HEADS
   kMatmul = 0,
   /// attention's activation-by-activation products: ATTN_SCORE, ATTN_VALUE
   kAttention = 1,
@@ -270,6 +273,8 @@ enum class Unit : std::uint8_t {
     case Opcode::kDmaStore:
       return OpClass::kDma;
     case Opcode::kMatmul:
+      return OpClass::kMatmul;
+    case Opcode::kMatmulHeads:
       return OpClass::kMatmul;
     case Opcode::kSoftmax:
       return OpClass::kSoftmax;
@@ -314,6 +319,8 @@ enum class Unit : std::uint8_t {
       return Unit::kDma;
     case Opcode::kMatmul:
       return Unit::kMatmul;
+    case Opcode::kMatmulHeads:
+      return Unit::kMatmul;
     case Opcode::kSoftmax:
       return Unit::kVector;
     case Opcode::kRmsnorm:
@@ -357,6 +364,8 @@ enum class Unit : std::uint8_t {
       return "DMA_STORE";
     case Opcode::kMatmul:
       return "MATMUL";
+    case Opcode::kMatmulHeads:
+      return "MATMUL_HEADS";
     case Opcode::kSoftmax:
       return "SOFTMAX";
     case Opcode::kRmsnorm:
@@ -455,6 +464,29 @@ inline constexpr Field kK{106, 11};
 /// [127:117] output channels, >= 1
 inline constexpr Field kN{117, 11};
 }  // namespace matmul
+
+/// MATMUL_HEADS operands.
+namespace matmul_heads {
+/// [31:20] param entry of column 0's Requant step (unused when out_bits is 0)
+inline constexpr Field kRqAddr{20, 12};
+/// [47:32] input-scratchpad word address of a
+inline constexpr Field kAAddr{32, 16};
+/// [63:48] weight-scratchpad word address of W^T
+inline constexpr Field kWAddr{48, 16};
+/// [79:64] vector-scratchpad word address of the result
+inline constexpr Field kDstAddr{64, 16};
+/// [89:80] columns per head, >= 1
+inline constexpr Field kHeadSize{80, 10};
+/// [95:90] requantise each column (requantize_bits, with the entry's bias) and saturate to this
+/// many bits (2..32); 0: write the int32 sums
+inline constexpr Field kOutBits{90, 6};
+/// [105:96] rows of a and of the result, >= 1
+inline constexpr Field kM{96, 10};
+/// [116:106] inner dimension, >= 1
+inline constexpr Field kK{106, 11};
+/// [127:117] output channels, >= 1
+inline constexpr Field kN{117, 11};
+}  // namespace matmul_heads
 
 /// SOFTMAX operands.
 namespace softmax {
