@@ -4,8 +4,8 @@
 // a DMA):
 //   EMBED the n token rows (+ ADD the learned position rows) into x
 //   per layer: norm x -> xn -> DRAM -> input scratchpad -> MATMUL q, k, v (a tile per head
-//              unless the weights are resident and a head fills whole vector words), each
-//              weight tile streamed against all n rows
+//              unless the weights are resident: then wide tiles, one MATMUL_HEADS each where
+//              a head is narrower than L), each weight tile streamed against all n rows
 //              ROPE q, k per row (RoPE models); k, v rows to the DRAM KV cache (one store
 //              per row for all KV heads); per KV head its window -> vector scratchpad, then
 //              per head and row ATTN_SCORE over positions 0 .. pos0 + row (causal) or
@@ -249,7 +249,8 @@ void ModelCompiler::tile(ProgramBuilder& b, const Rows& r, const Projection& p,
             .row_len = c.cols, .stride = c.cols * 8});
   }
   b.matmul({.m = r.n, .k = p.k, .n = c.cols, .w_addr = w_addr, .dst = c.dst,
-            .dst_stride = c.stride, .rq_addr = rq_addr, .out_bits = p.out_bits});
+            .dst_stride = c.stride, .rq_addr = rq_addr, .out_bits = p.out_bits,
+            .head_size = c.head_size});
 }
 
 void ModelCompiler::projection(ProgramBuilder& b, const Rows& r, const Projection& p) const {
@@ -285,9 +286,10 @@ void ModelCompiler::attention_block(ProgramBuilder& b, const Rows& r, std::size_
 
 void ModelCompiler::qkv(ProgramBuilder& b, const Rows& r, std::size_t l) const {
   // A row holds every query head (one word-aligned slot each), likewise each KV head's key and
-  // value. When a head fills whole words (head_size a multiple of L) the slots are the packed
-  // row, and with resident weights each projection runs as wide tiles (wide_heads_);
-  // otherwise one weight tile per head.
+  // value. With resident weights (wide_heads_) each projection runs as wide tiles: MATMULs
+  // when a head fills whole words (head_size a multiple of L: the slots are the packed row),
+  // else one MATMUL_HEADS, which starts each head at a new word. Otherwise one weight tile
+  // per head.
   const AttentionDesc& a = desc_.layers[l].attention;
   const LayerDram& d = layout_.layers[l];
   const VectorLayout& v = r.v;
@@ -302,6 +304,12 @@ void ModelCompiler::qkv(ProgramBuilder& b, const Rows& r, std::size_t l) const {
     projection(b, r, q);  // q (n, q_dim) 12-bit
     projection(b, r, k);  // k (n, kv_dim) 12-bit
     projection(b, r, val);  // v (n, kv_dim) int8
+    return;
+  }
+  if (wide_heads_ && layout_.chunk_cols >= std::max(a.q_dim(), a.kv_dim())) {
+    tile(b, r, q, {.col0 = 0, .cols = q.n, .dst = v.q, .head_size = hs});  // q (n, heads) 12-bit
+    tile(b, r, k, {.col0 = 0, .cols = k.n, .dst = v.k_new, .head_size = hs});  // k 12-bit
+    tile(b, r, val, {.col0 = 0, .cols = val.n, .dst = v.v_new, .head_size = hs});  // v int8
     return;
   }
   const std::size_t q_row = a.n_heads * wh, kv_row = a.n_kv_heads * wh;

@@ -96,6 +96,7 @@ class ModelCompiler {
   /// rows `stride` words apart (0: packed).
   struct Columns {
     std::size_t col0 = 0, cols = 0, dst = 0, stride = 0;
+    std::size_t head_size = 0;  ///< not 0: MATMUL_HEADS (heads from new words, rows packed)
   };
 
   /// The positions of one pass: n rows from position pos0 on, their vector-scratchpad
@@ -148,9 +149,9 @@ class ModelCompiler {
   CompileOptions opts_;
   Layout layout_;
   Residency residency_;
-  /// q, k and v run as wide tiles, not one tile per head, where a head fills whole vector
-  /// words: with resident weights only (streamed, the narrow per-head tiles load under the
-  /// MATMULs and the wide ones would not).
+  /// q, k and v run as wide tiles, not one tile per head: MATMULs where a head fills whole
+  /// vector words, else one MATMUL_HEADS per projection. With resident weights only
+  /// (streamed, the narrow per-head tiles load under the MATMULs and the wide ones would not).
   bool wide_heads_ = true;
   /// Every block of vector steps a pass loads (DRAM byte address -> entries), as the passes
   /// compiled so far asked for them; the constructor makes them resident from this.
