@@ -226,6 +226,62 @@ TEST(AccelRtl, RmsNormRowsHaveTwoPasses) {
   }
 }
 
+// A MATMUL copies its requantisation steps under the array's run when the vector unit is idle
+// at its start; a vector instruction issued right behind it waits for that copy-in (a unit
+// stall), and a MATMUL that starts under a busy vector unit copies its steps in first. Both
+// orders, without BARRIERs, give CpuDevice's results.
+TEST(AccelRtl, MatmulCopyInAndVectorInstructionsOverlap) {
+  SimDevice dev(sim::make_accel_model_tiny(), options());
+  Lockstep ls(dev, kDram);
+  std::mt19937 rng(kSeed + 2);
+  const std::uint32_t m = 3, k = 9, n = 7, len = 23, rows = 3;
+  ls.write(kA, bytes_of(random_values<std::int8_t>(rng, m * k, -128, 127)));
+  ls.write(kB, bytes_of(random_values<std::int8_t>(rng, k * n, -128, 127)));
+  write_steps(ls, rng, n, 24, 30);  // MATMUL steps at kP
+  ls.write(kOut2, bytes_of(random_values<std::int16_t>(rng, rows * len, -32768, 32767)));
+  const std::vector<std::uint64_t> act{encode_param(make_requant(4.0)),
+                                       encode_param(make_requant(1.0 / 32768))};
+  ls.write(kOut2 + 0x1000, bytes_of(act));
+  ProgramBuilder loads;
+  loads.load({.mem = hw::Mem::kInput, .dram = kA, .rows = m, .row_len = k, .stride = k});
+  loads.load({.mem = hw::Mem::kWeight, .dram = kB, .rows = k, .row_len = n, .stride = n});
+  loads.load({.mem = hw::Mem::kParam, .elem_log2 = 3, .dram = kP, .spad = 5, .row_len = n, .stride = n * 8});
+  loads.load({.mem = hw::Mem::kParam, .elem_log2 = 3, .dram = kOut2 + 0x1000, .spad = 40, .row_len = 2, .stride = 16});
+  loads.load({.mem = hw::Mem::kVector, .elem_log2 = 1, .dram = kOut2, .rows = rows, .row_len = len, .stride = len * 2});
+  ProgramBuilder ops;  // one instruction each, taken apart below
+  ops.matmul({.m = m, .k = k, .n = n, .dst = 100, .rq_addr = 5, .out_bits = 12});
+  ops.matmul({.m = m, .k = k, .n = n, .dst = 150, .rq_addr = 5, .out_bits = 16});
+  ProgramBuilder silu;
+  silu.vector({.op = hw::Opcode::kSilu, .param = 40, .len = len, .rows = rows});
+  ProgramBuilder stores;
+  stores.store({.mem = hw::Mem::kVector, .elem_log2 = 1, .dram = kOut, .rows = rows, .row_len = len, .stride = len * 2});
+  stores.store({.mem = hw::Mem::kVector, .elem_log2 = 1, .dram = kOut + 0x400, .spad = 100, .rows = m, .row_len = n, .stride = n * 2});
+  stores.store({.mem = hw::Mem::kVector, .elem_log2 = 1, .dram = kOut + 0x800, .spad = 150, .rows = m, .row_len = n, .stride = n * 2});
+  // `order`: the instructions between the loads and the stores, without BARRIERs.
+  const auto program = [&](std::initializer_list<hw::Instr> order) {
+    std::vector<hw::Instr> prog = loads.body();
+    prog.push_back(hw::make_instr(hw::Opcode::kBarrier, 0));
+    prog.insert(prog.end(), order);
+    prog.push_back(hw::make_instr(hw::Opcode::kBarrier, 0));
+    prog.insert(prog.end(), stores.body().begin(), stores.body().end());
+    prog.push_back(hw::make_instr(hw::Opcode::kEnd, 0));
+    return prog;
+  };
+  // The vector unit is idle at the MATMUL's start: its steps are copied under the run, and
+  // SILU waits for that copy-in (more unit stall than with a BARRIER between the two, where
+  // the loads' and stores' waits for the DMA are the same), then runs beside it.
+  const hw::Instr barrier = hw::make_instr(hw::Opcode::kBarrier, 0);
+  const RunStats apart = ls.run(program({ops.body()[0], barrier, silu.body()[0]}), "apart");
+  const RunStats first = ls.run(program({ops.body()[0], silu.body()[0]}), "MATMUL, then SILU");
+  EXPECT_GT(counter(first, hw::Counter::kUnitStall), counter(apart, hw::Counter::kUnitStall))
+      << "SILU waits for the copy-in";
+  EXPECT_LT(counter(first, hw::Counter::kTotalCycles), counter(apart, hw::Counter::kTotalCycles))
+      << "and then runs beside the MATMUL";
+  // The MATMUL starts under SILU: its steps are copied in first.
+  const RunStats second = ls.run(program({silu.body()[0], ops.body()[1]}), "SILU, then MATMUL");
+  EXPECT_GT(counter(second, hw::Counter::kBusyMatmul), 0u);
+}
+
 TEST(AccelRtl, SiluRopeAddMulEmbed) {
   SimDevice dev(sim::make_accel_model_tiny(), options());
   Lockstep ls(dev, kDram);
