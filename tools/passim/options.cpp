@@ -7,9 +7,11 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <limits>
 #include <new>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -242,10 +244,33 @@ void check_text_report_path(const std::string& report, const ModelOptions& m,
                      {"calibration text", m.calib_text}});
 }
 
+namespace {
+
+/// True when `path` names the file open on descriptor `fd` (a `/dev/stdout` that the shell
+/// redirected to a file, say): reopening it would truncate what the run printed there.
+bool same_file_as(const std::string& path, int fd) {
+  struct stat a {};
+  struct stat b {};
+  return ::stat(path.c_str(), &a) == 0 && ::fstat(fd, &b) == 0 && a.st_dev == b.st_dev &&
+         a.st_ino == b.st_ino && S_ISREG(a.st_mode);
+}
+
+}  // namespace
+
 void write_json(const std::string& path, const json& j) {
   // Text that is not valid UTF-8 (a raw-byte prompt) is written with U+FFFD replacements.
   const std::string text = j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
   errno = 0;
+  for (const auto& [fd, stream] : {std::pair<int, std::ostream*>{1, &std::cout},
+                                   std::pair<int, std::ostream*>{2, &std::cerr}}) {
+    if (same_file_as(path, fd)) {  // append to the stream instead of truncating its file
+      *stream << text << std::flush;
+      if (!*stream) {
+        throw std::runtime_error(fmt::format("{}: cannot write the report", path));
+      }
+      return;
+    }
+  }
   std::ofstream f(path);
   if (f) {
     f << text;
