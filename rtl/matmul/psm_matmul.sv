@@ -70,7 +70,8 @@ module psm_matmul #(
   output logic                          wgt_rd_o,
   output logic [WgtAddrWidth-1:0]       wgt_rd_addr_o, // word kk * NT + nt
   input  logic [ArrayCols*8-1:0]        wgt_rdata_i,
-  // Per-column requant parameter write port, only while idle
+  // Per-column requant parameter write port: while idle, or in column order while busy, each
+  // entry before the first row of its n tile is requantised (asserted below)
   input  logic                          rq_we_i,
   input  logic [RqAddrWidth-1:0]        rq_addr_i,     // output column
   input  logic [30:0]                   rq_mult_i,     // unsigned

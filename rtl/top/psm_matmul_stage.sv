@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Runs one MATMUL instruction (docs/isa.md) on psm_matmul. psm_matmul reads a and W^T
 // straight from the ISA's input and weight memories (its read ports use the ISA layouts; this
-// wrapper adds a_addr and w_addr); the requantisation steps are copied into psm_matmul first
-// (it reads C of them per cycle), and the result rows are copied out to the vector scratchpad.
+// wrapper adds a_addr and w_addr); the requantisation steps are copied into psm_matmul (it
+// reads C of them per cycle) under the run or before it, and the result rows are copied out
+// to the vector scratchpad.
 // Golden model: passim::CpuDevice::matmul() in runtime/src/device/cpu_device.cpp.
 //
 // With KT = ceil(k / R), NW = ceil(n / C), NV = ceil(n / L), S = dst_stride (NV when 0):

@@ -472,6 +472,8 @@ TEST(ProgramBuilderFields, WideOperandsAreRefused) {
   EXPECT_NO_THROW(b.matmul({.m = 2, .k = 4, .n = 8, .dst_stride = 1023}));
   EXPECT_EQ(b.body().size(), 1u);
   EXPECT_THROW(b.matmul({.m = 2, .k = 4, .n = 8, .head_size = 1024}), std::invalid_argument);
+  EXPECT_THROW(b.matmul({.m = 2, .k = 4, .n = 8, .dst_stride = 2, .head_size = 4}),
+               std::invalid_argument);
 }
 
 TEST(ProgramBuilderFields, AHeadSizeMakesAMatmulHeads) {

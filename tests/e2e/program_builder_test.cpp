@@ -36,7 +36,8 @@ std::string shape(const std::vector<hw::Instr>& body) {
       case Opcode::kBarrier: s += '|'; break;
       case Opcode::kDmaLoad: s += 'L'; break;
       case Opcode::kDmaStore: s += 'S'; break;
-      case Opcode::kMatmul: s += 'M'; break;
+      case Opcode::kMatmul:
+      case Opcode::kMatmulHeads: s += 'M'; break;
       default: s += 'V'; break;
     }
   }
@@ -133,7 +134,7 @@ TEST(ProgramBuilderBarriers, CompiledTilesOverlapWithoutClobbering) {
         const std::size_t hi = lo + hw::get_field(in, f::dma_load::kRows) *
                                         ((hw::get_field(in, f::dma_load::kRowLen) + 3) / 4);
         for (const hw::Instr& mm : region) {
-          if (op_of(mm) != Opcode::kMatmul) continue;
+          if (hw::unit_of(op_of(mm)) != hw::Unit::kMatmul) continue;
           ++under;
           const std::size_t w = hw::get_field(mm, f::matmul::kWAddr);
           const std::size_t w_end = w + hw::get_field(mm, f::matmul::kK) *

@@ -104,6 +104,10 @@ void ProgramBuilder::store(const DmaOp& op) { dma(Opcode::kDmaStore, op); }
 
 void ProgramBuilder::matmul(const MatmulOp& op) {
   const bool heads = op.head_size != 0;
+  if (heads && op.dst_stride != 0) {
+    throw std::invalid_argument(fmt::format(
+        "MATMUL_HEADS: expected no dst_stride (its rows are packed), found {}", op.dst_stride));
+  }
   hw::Instr in = hw::make_instr(heads ? Opcode::kMatmulHeads : Opcode::kMatmul, layer_);
   put(in, f::matmul::kOutBits, op.requant ? op.out_bits : 0u, "MATMUL out_bits");
   if (heads) {

@@ -825,7 +825,8 @@ enum class Counter : std::uint8_t {
   kPassesControl = 17,
   /// cycles the DMA engine or the program fetch waits for the memory port
   kMemStall = 18,
-  /// cycles a decoded instruction waits because its unit is busy
+  /// cycles a decoded instruction waits because its unit is busy (a vector instruction also while a
+  /// MATMUL copies its requantisation steps in)
   kUnitStall = 19,
   /// instructions retired
   kInstret = 20,
