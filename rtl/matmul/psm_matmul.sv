@@ -356,9 +356,10 @@ module psm_matmul #(
   //////////////////////////////////////////////////////////////////////////////////////////////
 
   // Requant parameters: one synchronous RAM per lane (block RAM on an FPGA), written by the
-  // port while idle or, in column order, ahead of the rows that read them. Column c is lane c % C, word c / C. Cycle A of a last-k-tile row reads the
-  // word of its n tile, so cycle B, which requantises that row, has its C columns' parameters
-  // (other rows do not read: rq_word_q matters only with acc_last_q and requant_en_q).
+  // port while idle or, in column order, ahead of the rows that read them. Column c is lane
+  // c % C, word c / C. Cycle A of a last-k-tile row reads the word of its n tile, so cycle B,
+  // which requantises that row, has its C columns' parameters (other rows do not read:
+  // rq_word_q matters only with acc_last_q and requant_en_q).
   localparam int unsigned RqLaneDepth     = (RqDepth + ArrayCols - 1) / ArrayCols;
   localparam int unsigned RqLaneAddrWidth = (RqLaneDepth > 1) ? $clog2(RqLaneDepth) : 1;
   localparam int unsigned RqWordBits      = 26 + 6 + 31;  // {bias, shift, mult}

@@ -5,7 +5,8 @@
 //   EMBED the n token rows (+ ADD the learned position rows) into x
 //   per layer: norm x -> xn -> DRAM -> input scratchpad -> MATMUL q, k, v (a tile per head
 //              unless the weights are resident: then wide tiles, one MATMUL_HEADS each where
-//              a head does not fill whole vector words), each weight tile streamed against all n rows
+//              a head does not fill whole vector words), each weight tile streamed against
+//              all n rows
 //              ROPE q, k per row (RoPE models); k, v rows to the DRAM KV cache (one store
 //              per row for all KV heads); per KV head its window -> vector scratchpad, then
 //              per head and row ATTN_SCORE over positions 0 .. pos0 + row (causal) or
