@@ -5,8 +5,9 @@
 // on small and base, on the same work: decoding steps of the compiled stories260K model
 // (BM_SimDeviceBasePrefill: ln-gpt's 120-character prompt as one prefill pass on base).
 //
-// SystemC elaborates once per process, so run one SystemC benchmark per process (the others in
-// the same process are skipped with SimDevice's message):
+// SystemC elaborates once per process, so main() runs every benchmark the filter selects in a
+// process of its own (itself, with a filter naming that one benchmark), and exits 1 when any of
+// them failed. One at a time:
 //   passim_sim_bench --benchmark_filter=BM_LoopDevice
 //   passim_sim_bench --benchmark_filter=BM_SimDevice/
 //   passim_sim_bench --benchmark_filter=BM_SimDeviceSyncEveryCycle
@@ -15,6 +16,11 @@
 //   passim_sim_bench --benchmark_filter=BM_SimDeviceBaseResident
 //   passim_sim_bench --benchmark_filter=BM_SimDeviceBasePrefill
 // (each benchmark builds its device once and runs a fixed number of iterations).
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -240,6 +246,109 @@ BENCHMARK(BM_SimDeviceSyncEveryCycle)
     ->Unit(benchmark::kSecond)
     ->UseRealTime();
 
+/// Counts the runs that ended in an error while printing them as usual.
+class CountingReporter : public benchmark::ConsoleReporter {
+ public:
+  CountingReporter()
+      : ConsoleReporter(isatty(STDOUT_FILENO) != 0 ? OO_Color : OO_None) {}
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const Run& run : runs) {
+      errors_ += run.error_occurred ? 1 : 0;
+    }
+    ConsoleReporter::ReportRuns(runs);
+  }
+  [[nodiscard]] int errors() const noexcept { return errors_; }
+
+ private:
+  int errors_ = 0;
+};
+
+/// Names of the benchmarks the command line selects, from a child that lists them.
+std::vector<std::string> selected(const std::string& self, const std::vector<std::string>& args) {
+  std::string cmd = "'" + self + "' --benchmark_list_tests=true";
+  for (const std::string& a : args) {
+    if (a.find('\'') != std::string::npos) {
+      throw std::invalid_argument("argument with a quote: " + a);
+    }
+    cmd += " '" + a + "'";
+  }
+  std::vector<std::string> names;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (pipe == nullptr) {
+    throw std::runtime_error("cannot list the benchmarks: popen failed");
+  }
+  char line[512];
+  while (std::fgets(line, sizeof line, pipe) != nullptr) {
+    std::string name(line);
+    while (!name.empty() && (name.back() == '\n' || name.back() == '\r')) {
+      name.pop_back();
+    }
+    if (!name.empty()) {
+      names.push_back(name);
+    }
+  }
+  return pclose(pipe) == 0 ? names : std::vector<std::string>{};
+}
+
+/// Runs `self --benchmark_filter=^name$ args...` and returns its exit status (1 if it died).
+int run_child(const std::string& self, const std::string& name,
+              const std::vector<std::string>& args) {
+  std::vector<std::string> argv_s{self, "--benchmark_filter=^" + name + "$"};
+  for (const std::string& a : args) {
+    if (a.rfind("--benchmark_filter", 0) != 0) {
+      argv_s.push_back(a);
+    }
+  }
+  std::vector<char*> argv;
+  for (std::string& a : argv_s) {
+    argv.push_back(a.data());
+  }
+  argv.push_back(nullptr);
+  std::fflush(stdout);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    setenv("PASSIM_SIM_BENCH_ONE", "1", 1);
+    execv(self.c_str(), argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  if (pid < 0 || waitpid(pid, &status, 0) < 0) {
+    return 1;
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
 }  // namespace
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  const bool listing = std::any_of(args.begin(), args.end(), [](const std::string& a) {
+    return a.rfind("--benchmark_list_tests", 0) == 0;
+  });
+  if (std::getenv("PASSIM_SIM_BENCH_ONE") != nullptr || listing) {
+    benchmark::Initialize(&argc, argv);
+    if (benchmark::ReportUnrecognizedArguments(argc, argv)) {
+      return 2;
+    }
+    CountingReporter reporter;
+    benchmark::RunSpecifiedBenchmarks(&reporter);
+    benchmark::Shutdown();
+    return reporter.errors() == 0 ? 0 : 1;
+  }
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  if (self.find('\'') != std::string::npos) {
+    std::fprintf(stderr, "passim_sim_bench: cannot run from a path with a quote: %s\n",
+                 self.c_str());
+    return 1;
+  }
+  const std::vector<std::string> names = selected(self, args);
+  if (names.empty()) {
+    std::fprintf(stderr, "passim_sim_bench: no benchmark matches the filter\n");
+    return 1;
+  }
+  int failed = 0;
+  for (const std::string& name : names) {
+    failed += run_child(self, name, args) == 0 ? 0 : 1;
+  }
+  return failed == 0 ? 0 : 1;
+}
