@@ -103,11 +103,14 @@ json class_report(const RtlSession& s, std::ostream& err) {
   return j;
 }
 
-/// The array's multiply-accumulates (MATMUL records) of one phase, or of all with nullptr.
-std::uint64_t array_macs(const std::vector<OpRecord>& recs, const Phase* phase) {
+/// The array's multiply-accumulates (its records) of one phase, or of all with nullptr; with
+/// `matmul_class`, only the weight matmuls' (op class matmul, not attention's MATMUL_ACT).
+std::uint64_t array_macs(const std::vector<OpRecord>& recs, const Phase* phase,
+                         bool matmul_class = false) {
   std::uint64_t macs = 0;
   for (const OpRecord& r : recs) {
-    if (hw::unit_of(r.op) == hw::Unit::kMatmul && (phase == nullptr || r.phase == *phase)) {
+    if (hw::unit_of(r.op) == hw::Unit::kMatmul && (phase == nullptr || r.phase == *phase) &&
+        (!matmul_class || r.op_class == std::uint32_t(hw::OpClass::kMatmul))) {
       macs += r.macs;
     }
   }
@@ -128,7 +131,8 @@ json utilisation_report(const RtlSession& s, const std::vector<OpRecord>& recs,
                     {"dma_busy", percent(at(hw::Counter::kBusyDma), total)},
                     {"array_macs", macs},
                     {"mac_utilisation", percent(macs, total * macs_per_cycle)},
-                    {"matmul_class_mac_utilisation", percent(macs, mm * macs_per_cycle)}};
+                    {"matmul_class_mac_utilisation",
+                     percent(array_macs(recs, phase, true), mm * macs_per_cycle)}};
     fmt::print(err, "{:<8} busy: array {:5.1f}%  vector {:5.1f}%  DMA {:5.1f}%   MAC "
                "utilisation: {:5.1f}% of all cycles, {:5.1f}% of the matmul class's\n",
                phase ? phase_name(*phase) : "all", j["array_busy"].get<double>(),
