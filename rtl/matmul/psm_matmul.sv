@@ -2,13 +2,19 @@
 // Matmul unit: out = requantize(A (m, k) x W^T (n, k)) on a weight-stationary systolic array,
 // tiled over k (ArrayRows) and n (ArrayCols), with int32 accumulation across k tiles.
 // Golden model: passim::kernels::matmul_i8() in runtime/src/kernels/matmul.cpp, then
-// passim::requantize() per column (passim::kernels::requantize_i8/i16/i32).
+// passim::requantize() per column (passim::kernels::requantize_i8/i16/i32); with G > 1 digit
+// groups, passim::kernels::matmul_digits_i8() (MATMUL_ACT, docs/isa.md).
+//
+// Digit groups (G = digits_i, 1..3): A's rows and W^T hold G groups of k one after another,
+// and out = sum over g of 256^(G-1-g) * A_g W_g^T, accumulated group after group as
+// acc = 256 * acc + A_g W_g^T (int32, wraps). The tile loop runs over G * KT k tiles; the
+// first k tile of each later group shifts the accumulator left by 8 before adding.
 //
 // Memories (KT = ceil(k / R), NT = ceil(n / C)). A and W stay in the caller's memories (the
 // ISA's input and weight memories in the accelerator), read through two ports in the ISA's
 // layouts; word addresses are relative to the operand, data comes the cycle after the read:
-//   input   (read port) words of R int8: word r*KT + kt,  lane i = A[r][kt*R + i]
-//   weight  (read port) words of C int8: word kk*NT + nt, lane j = W[nt*C + j][kk]  (W^T)
+//   input   (read port) words of R int8: word (r*G + g)*KT + kt, lane i = A_g[r][kt*R + i]
+//   weight  (read port) words of C int8: word (g*k + kk)*NT + nt, lane j = W_g[nt*C + j][kk]
 //   requant params    C lanes of ceil(RqDepth / C) words: column c = (mult, shift, bias) in
 //                     lane c % C, word c / C, so an n tile's C columns share one word address
 //   accumulator       AccDepth words of C int32: word r = the current n tile's row r
@@ -26,7 +32,7 @@
 //   StDrain    R+C+2 cycles: memory read (1), activation register (1), skew + array +
 //              de-skew (R+C-1), accumulator read-modify-write (1) of the last row
 //   StFlush    2 cycles once at the end: requantiser pipeline empties into the output buffer
-// busy cycles = (KT*NT - 1) * T + m + R + C + 4; see docs/cycle-model.md.
+// busy cycles = (G*KT*NT - 1) * T + m + R + C + 4; see docs/cycle-model.md.
 //
 // Read-out: the accumulate stage adds the array output into the accumulator word of its row
 // (the first k tile overwrites) and keeps its own tile position, since it runs R+C+2 cycles
@@ -58,17 +64,18 @@ module psm_matmul #(
   input  logic [DimWidth-1:0]           m_i,           // rows of A and out, >= 1
   input  logic [DimWidth-1:0]           k_i,           // reduction length, >= 1
   input  logic [DimWidth-1:0]           n_i,           // rows of W = columns of out, >= 1
+  input  logic [1:0]                    digits_i,      // digit groups G, 1..3
   input  logic [5:0]                    out_bits_i,    // 2..32
   input  logic                          requant_en_i,  // 0: write raw int32 accumulators
   output logic                          busy_o,
   output logic                          done_o,        // one cycle, the last busy cycle
   // Input memory read port (int8 activations): rdata is the word read in the previous cycle
   output logic                          in_rd_o,
-  output logic [InAddrWidth-1:0]        in_rd_addr_o,  // word r * KT + kt
+  output logic [InAddrWidth-1:0]        in_rd_addr_o,  // word (r * G + g) * KT + kt
   input  logic [ArrayRows*8-1:0]        in_rdata_i,
   // Weight memory read port (int8 W^T rows): rdata is the word read in the previous cycle
   output logic                          wgt_rd_o,
-  output logic [WgtAddrWidth-1:0]       wgt_rd_addr_o, // word kk * NT + nt
+  output logic [WgtAddrWidth-1:0]       wgt_rd_addr_o, // word (g * k + kk) * NT + nt
   input  logic [ArrayCols*8-1:0]        wgt_rdata_i,
   // Per-column requant parameter write port: while idle, or in column order while busy, each
   // entry before the first row of its n tile is requantised (asserted below)
@@ -96,6 +103,7 @@ module psm_matmul #(
 
   logic [DimWidth-1:0] m_q, k_q, n_q;
   logic [DimWidth-1:0] ktiles_q, ntiles_q;  // KT = ceil(k / R), NT = ceil(n / C)
+  logic [DimWidth-1:0] gtiles_q;            // G * KT: k tiles per n tile
   logic [DimWidth-1:0] period_q;            // T = max(m, R, C): cycles per tile slot
   logic [5:0]          out_bits_q;
   logic                requant_en_q;
@@ -115,6 +123,7 @@ module psm_matmul #(
       k_q          <= k_i;
       n_q          <= n_i;
       ktiles_q     <= DimWidth'((32'(k_i) + ArrayRows - 1) / ArrayRows);
+      gtiles_q     <= DimWidth'(32'(digits_i) * ((32'(k_i) + ArrayRows - 1) / ArrayRows));
       ntiles_q     <= DimWidth'((32'(n_i) + ArrayCols - 1) / ArrayCols);
       period_q     <= cmd_period;
       out_bits_q   <= out_bits_i;
@@ -140,13 +149,15 @@ module psm_matmul #(
   end
 
   logic [DimWidth-1:0] slot_q;       // cycle in the tile slot: weight row, activation row
-  logic [DimWidth-1:0] kt_q, nt_q;   // tile being read from the memories
+  logic [DimWidth-1:0] kt_q, nt_q;   // tile being read from the memories (kt_q < G * KT)
+  logic [DimWidth-1:0] ktin_q;       // its k tile within its digit group (< KT)
+  logic [DimWidth-1:0] wbase_q;      // g * k: the group's first W^T row
   logic                last_kt, last_nt, last_tile, slot_end;
   logic                wgt_rd_en, in_rd_en, last_row_done;
   logic                rq_valid_q, rq_valid_q2;
 
   assign start_cmd = start_i && (state_q == StIdle);
-  assign last_kt   = (kt_q == ktiles_q - 1'b1);
+  assign last_kt   = (kt_q == gtiles_q - 1'b1);
   assign last_nt   = (nt_q == ntiles_q - 1'b1);
   assign last_tile = last_kt && last_nt;
   assign slot_end  = (slot_q == period_q - 1'b1);
@@ -184,23 +195,35 @@ module psm_matmul #(
 
   always_ff @(posedge clk_i) begin  // control: reset
     if (rst_i || start_cmd) begin
-      slot_q <= '0;
-      kt_q   <= '0;
-      nt_q   <= '0;
+      slot_q  <= '0;
+      kt_q    <= '0;
+      nt_q    <= '0;
+      ktin_q  <= '0;
+      wbase_q <= '0;
     end else if (state_q == StStream && slot_end && !last_tile) begin
-      // Next slot: next k tile, or the first k tile of the next n tile.
+      // Next slot: next k tile (of this digit group or the next), or the first k tile of the
+      // next n tile.
       slot_q <= '0;
       kt_q   <= last_kt ? '0 : kt_q + 1'b1;
       if (last_kt) nt_q <= nt_q + 1'b1;
+      if (last_kt) begin
+        ktin_q  <= '0;
+        wbase_q <= '0;
+      end else if (ktin_q == ktiles_q - 1'b1) begin
+        ktin_q  <= '0;
+        wbase_q <= wbase_q + k_q;
+      end else begin
+        ktin_q <= ktin_q + 1'b1;
+      end
     end else if (state_q == StStream || wgt_rd_en) begin
       // In the last tile slot_q runs on past m - 1 only until its weight rows are read (to R).
       slot_q <= slot_q + 1'b1;
     end
   end
 
-  // First k index and first output column of the current tile.
+  // First k index (within its digit group) and first output column of the current tile.
   logic [DimWidth-1:0] k_base, n_base;
-  assign k_base = DimWidth'(kt_q * ArrayRows);
+  assign k_base = DimWidth'(ktin_q * ArrayRows);
   assign n_base = DimWidth'(nt_q * ArrayCols);
 
   //////////////////////////////////////////////////////////////////////////////////////////////
@@ -220,7 +243,7 @@ module psm_matmul #(
   assign wgt_kk        = k_base + slot_q;
   assign wgt_kk_ok     = (wgt_kk < k_q);
   assign wgt_rd_o      = wgt_rd_en && wgt_kk_ok;
-  assign wgt_rd_addr_o = WgtAddrWidth'(wgt_kk * ntiles_q + nt_q);
+  assign wgt_rd_addr_o = WgtAddrWidth'((wbase_q + wgt_kk) * ntiles_q + nt_q);
 
   always_ff @(posedge clk_i) begin  // datapath: no reset
     for (int j = 0; j < ArrayCols; j++) begin
@@ -250,7 +273,7 @@ module psm_matmul #(
   logic               act_swap_q, act_swap_q2;    // the row is its tile's first
 
   assign in_rd_o      = in_rd_en;
-  assign in_rd_addr_o = InAddrWidth'(slot_q * ktiles_q + kt_q);
+  assign in_rd_addr_o = InAddrWidth'(slot_q * gtiles_q + kt_q);
 
   always_ff @(posedge clk_i) begin  // datapath: no reset
     act_q2 <= in_rdata_i;
@@ -291,7 +314,7 @@ module psm_matmul #(
   );
 
   //////////////////////////////////////////////////////////////////////////////////////////////
-  // Accumulate stage: acc[row] = (first k tile ? 0 : acc[row]) + array output               //
+  // Accumulate stage: acc[row] = (first k tile ? 0 : acc[row] (* 256 at a group)) + output  //
   //////////////////////////////////////////////////////////////////////////////////////////////
 
   // The array delivers rows in the order they were read: m rows per tile, tiles in order. The
@@ -302,27 +325,31 @@ module psm_matmul #(
   // after this one's cycle B (AccReadAfterWrite_A).
   logic [ColBits-1:0]  acc_mem [AccDepth];
   logic [DimWidth-1:0] out_row_q, out_kt_q, out_nt_q;  // position of the array output
+  logic [DimWidth-1:0] out_ktin_q;                     // its k tile within its digit group
   logic                acc_valid_q;                    // cycle B holds a row
   logic [DimWidth-1:0] acc_row_q, acc_nt_q;
   logic                acc_first_q, acc_last_q;        // first / last k tile
+  logic                acc_shift_q;                    // first k tile of a later digit group
   logic [ColBits-1:0]  psum_q, acc_rdata_q, acc_sum;
 
   always_ff @(posedge clk_i) begin  // control: reset
     if (rst_i || start_cmd) begin
       out_row_q   <= '0;
       out_kt_q    <= '0;
+      out_ktin_q  <= '0;
       out_nt_q    <= '0;
       acc_valid_q <= 1'b0;
     end else begin
       if (arr_valid) begin
         if (out_row_q == m_q - 1'b1) begin
           out_row_q <= '0;
-          if (out_kt_q == ktiles_q - 1'b1) begin
+          if (out_kt_q == gtiles_q - 1'b1) begin
             out_kt_q <= '0;
             out_nt_q <= out_nt_q + 1'b1;
           end else begin
             out_kt_q <= out_kt_q + 1'b1;
           end
+          out_ktin_q <= (out_ktin_q == ktiles_q - 1'b1) ? '0 : out_ktin_q + 1'b1;
         end else begin
           out_row_q <= out_row_q + 1'b1;
         end
@@ -337,7 +364,8 @@ module psm_matmul #(
       acc_row_q   <= out_row_q;
       acc_nt_q    <= out_nt_q;
       acc_first_q <= (out_kt_q == '0);
-      acc_last_q  <= (out_kt_q == ktiles_q - 1'b1);
+      acc_shift_q <= (out_ktin_q == '0);
+      acc_last_q  <= (out_kt_q == gtiles_q - 1'b1);
       psum_q      <= arr_out;
       acc_rdata_q <= acc_mem[AccAddrWidth'(out_row_q)];
     end
@@ -369,7 +397,7 @@ module psm_matmul #(
   logic [RqWordBits-1:0]      rq_word_q [ArrayCols];  // cycle B: lane j's column parameters
   logic                       rq_rd;
 
-  assign rq_rd = arr_valid && requant_en_q && (out_kt_q == ktiles_q - 1'b1);
+  assign rq_rd = arr_valid && requant_en_q && (out_kt_q == gtiles_q - 1'b1);
 
   assign rq_wr_word = RqLaneAddrWidth'(32'(rq_addr_i) / ArrayCols);
   assign rq_wr_lane = 32'(rq_addr_i) % ArrayCols;
@@ -400,10 +428,11 @@ module psm_matmul #(
     logic [5:0]          shift, out_bits;
     logic signed [25:0]  bias;
 
-    // int32 accumulator, wraps on overflow like the golden uint32 accumulation.
+    // int32 accumulator, wraps on overflow like the golden uint32 accumulation; a later digit
+    // group's first k tile takes 256 * acc (Horner).
     assign psum    = psum_q[j*32+:32];
     assign acc_old = acc_rdata_q[j*32+:32];
-    assign sum     = psum + (acc_first_q ? 32'sd0 : acc_old);
+    assign sum     = psum + (acc_first_q ? 32'sd0 : acc_shift_q ? (acc_old <<< 8) : acc_old);
     assign acc_sum[j*32+:32] = sum;
 
     assign col = acc_n_base + DimWidth'(j);
@@ -486,9 +515,11 @@ module psm_matmul #(
       start_i |-> state_q == StIdle);
   CmdSizes_A: assert property (@(posedge clk_i) disable iff (rst_i)
       start_i |-> m_i != '0 && k_i != '0 && n_i != '0 && 32'(m_i) <= AccDepth
-                  && 32'(n_i) <= RqDepth
-                  && 32'(m_i) * ((32'(k_i) + ArrayRows - 1) / ArrayRows) <= InDepth
-                  && 32'(k_i) * ((32'(n_i) + ArrayCols - 1) / ArrayCols) <= WgtDepth
+                  && 32'(n_i) <= RqDepth && digits_i != '0
+                  && 32'(m_i) * 32'(digits_i) * ((32'(k_i) + ArrayRows - 1) / ArrayRows)
+                     <= InDepth
+                  && 32'(digits_i) * 32'(k_i) * ((32'(n_i) + ArrayCols - 1) / ArrayCols)
+                     <= WgtDepth
                   && 32'(m_i) * ((32'(n_i) + ArrayCols - 1) / ArrayCols) <= OutDepth);
   CmdOutBits_A: assert property (@(posedge clk_i) disable iff (rst_i)
       start_i && requant_en_i |-> out_bits_i >= 6'd2 && out_bits_i <= 6'd32);

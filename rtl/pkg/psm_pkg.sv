@@ -4,7 +4,7 @@
 // Use as psm_pkg::NAME (no `import`: Yosys 0.23 rejects it).
 package psm_pkg;
   // read back by the VERSION register
-  localparam int SPEC_VERSION = 4;
+  localparam int SPEC_VERSION = 5;
 
   ////////////
   // Widths //
@@ -200,6 +200,10 @@ package psm_pkg;
     // MATMUL whose result columns are heads of `head_size` columns, each head starting a vector
     // word: operands, requantisation and passes as MATMUL
     OpMatmulHeads = 8'd33,
+    // activation-by-activation MATMUL (attention's q k^T and p v) on operands split into `digits`
+    // base-256 int8 digit groups: out(m, n) = sum over groups g of 256^(digits-1-g) * a_g(m, k) *
+    // w_g(n, k)^T, accumulated in int32 (wraps) as acc = 256 * acc + a_g w_g^T, group after group
+    OpMatmulAct = 8'd34,
     // softmax_i16 (or, with `online`, softmax_online_i16 in the order of the config's L lanes) on
     // each of `rows` rows of `len` int32 Q.10 logits
     OpSoftmax = 8'd48,
@@ -232,7 +236,7 @@ package psm_pkg;
   typedef enum logic [3:0] {
     // weight matmuls on the systolic array: MATMUL, MATMUL_HEADS
     OpClassMatmul = 4'd0,
-    // attention's activation-by-activation products: ATTN_SCORE, ATTN_VALUE
+    // attention's activation-by-activation products: ATTN_SCORE, ATTN_VALUE, MATMUL_ACT
     OpClassAttention = 4'd1,
     // SOFTMAX
     OpClassSoftmax = 4'd2,
@@ -376,6 +380,44 @@ package psm_pkg;
     logic [7:0] layer;                  // [15:8]
     logic [7:0] opcode;                 // [7:0]
   } matmul_heads_instr_t;
+
+  // MATMUL_ACT operands (see docs/isa.md).
+  localparam int MATMUL_ACT_RQ_ADDR_LSB = 20;
+  localparam int MATMUL_ACT_RQ_ADDR_WIDTH = 12;
+  localparam int MATMUL_ACT_A_ADDR_LSB = 32;
+  localparam int MATMUL_ACT_A_ADDR_WIDTH = 16;
+  localparam int MATMUL_ACT_W_ADDR_LSB = 48;
+  localparam int MATMUL_ACT_W_ADDR_WIDTH = 16;
+  localparam int MATMUL_ACT_DST_ADDR_LSB = 64;
+  localparam int MATMUL_ACT_DST_ADDR_WIDTH = 16;
+  localparam int MATMUL_ACT_DIGITS_LSB = 80;
+  localparam int MATMUL_ACT_DIGITS_WIDTH = 2;
+  localparam int MATMUL_ACT_TRANSPOSE_LSB = 82;
+  localparam int MATMUL_ACT_TRANSPOSE_WIDTH = 1;
+  localparam int MATMUL_ACT_OUT_BITS_LSB = 90;
+  localparam int MATMUL_ACT_OUT_BITS_WIDTH = 6;
+  localparam int MATMUL_ACT_M_LSB = 96;
+  localparam int MATMUL_ACT_M_WIDTH = 10;
+  localparam int MATMUL_ACT_K_LSB = 106;
+  localparam int MATMUL_ACT_K_WIDTH = 11;
+  localparam int MATMUL_ACT_N_LSB = 117;
+  localparam int MATMUL_ACT_N_WIDTH = 11;
+  typedef struct packed {
+    logic [10:0] n;                     // [127:117]
+    logic [10:0] k;                     // [116:106]
+    logic [9:0] m;                      // [105:96]
+    logic [5:0] out_bits;               // [95:90]
+    logic [6:0] rsvd_89_83;             // [89:83]
+    logic transpose;                    // [82:82]
+    logic [1:0] digits;                 // [81:80]
+    logic [15:0] dst_addr;              // [79:64]
+    logic [15:0] w_addr;                // [63:48]
+    logic [15:0] a_addr;                // [47:32]
+    logic [11:0] rq_addr;               // [31:20]
+    logic [3:0] op_class;               // [19:16]
+    logic [7:0] layer;                  // [15:8]
+    logic [7:0] opcode;                 // [7:0]
+  } matmul_act_instr_t;
 
   // SOFTMAX operands (see docs/isa.md).
   localparam int SOFTMAX_ONLINE_LSB = 20;

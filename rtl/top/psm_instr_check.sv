@@ -49,7 +49,7 @@ module psm_instr_check #(
     unique case (opcode)
       psm_pkg::OpNop, psm_pkg::OpEnd, psm_pkg::OpBarrier: unit_o = UnitControl;
       psm_pkg::OpDmaLoad, psm_pkg::OpDmaStore:              unit_o = UnitDma;
-      psm_pkg::OpMatmul, psm_pkg::OpMatmulHeads:           unit_o = UnitMatmul;
+      psm_pkg::OpMatmul, psm_pkg::OpMatmulHeads, psm_pkg::OpMatmulAct: unit_o = UnitMatmul;
       psm_pkg::OpSoftmax, psm_pkg::OpRmsnorm, psm_pkg::OpSilu, psm_pkg::OpRope,
       psm_pkg::OpAdd, psm_pkg::OpMul, psm_pkg::OpEmbed, psm_pkg::OpAttnScore,
       psm_pkg::OpAttnValue, psm_pkg::OpLayernorm, psm_pkg::OpBatchnorm, psm_pkg::OpGelu:
@@ -126,11 +126,18 @@ module psm_instr_check #(
   //////////////////////////////////////////////////////////////////////////////////////////////
 
   // MATMUL_HEADS has the same fields, with head_size where MATMUL has dst_stride; its rows
-  // are ceil(n / head_size) heads of ceil(head_size / L) words each, packed.
+  // are ceil(n / head_size) heads of ceil(head_size / L) words each, packed. MATMUL_ACT has
+  // digits (G, 1..3) and transpose there: G groups of k in a's rows and in W^T, and, with
+  // transpose, n result rows of ceil(m / L) words.
   logic [7:0]  mm_err;
-  logic [31:0] mm_kt, mm_nt_w, mm_nt_c, mm_nt_l, mm_span;
-  logic        mm_heads;
+  logic [31:0] mm_kt, mm_nt_w, mm_nt_c, mm_nt_l, mm_span, mm_g;
+  logic        mm_heads, mm_act, mm_trans;
+  psm_pkg::matmul_act_instr_t mm_a;
+  assign mm_a     = instr_i;
   assign mm_heads = (opcode == psm_pkg::OpMatmulHeads);
+  assign mm_act   = (opcode == psm_pkg::OpMatmulAct);
+  assign mm_trans = mm_act && mm_a.transpose;
+  assign mm_g     = mm_act ? 32'(mm_a.digits) : 32'd1;
   always_comb begin
     mm_err  = psm_pkg::ErrNone;
     mm_span = '0;
@@ -143,7 +150,8 @@ module psm_instr_check #(
     end else if (mm.m == '0 || mm.k == '0 || mm.n == '0
                  || mm.out_bits == 6'd1 || mm.out_bits > 6'd32
                  || (mm_heads && mm.dst_stride == '0)
-                 || (!mm_heads && mm.dst_stride != '0
+                 || (mm_act && mm_a.digits == '0)
+                 || (!mm_heads && !mm_act && mm.dst_stride != '0
                      && 32'(mm.dst_stride) < ceil_div(32'(mm.n), Lanes))
                  || 32'(mm.m) > Cfg.acc_depth || 32'(mm.n) > ParamDepth) begin
       mm_err = psm_pkg::ErrBadOperand;
@@ -154,13 +162,14 @@ module psm_instr_check #(
       mm_nt_l = mm_heads                               // vector words per result row
                 ? (32'(mm.n) + 32'(mm.dst_stride) - 32'd1) / 32'(mm.dst_stride)
                   * ceil_div(32'(mm.dst_stride), Lanes)
-                : ceil_div(32'(mm.n), Lanes);
-      mm_span = (32'(mm.m) - 32'd1) * (!mm_heads && mm.dst_stride != '0 ? 32'(mm.dst_stride)
-                                                                        : mm_nt_l) + mm_nt_l;
+                : ceil_div(mm_trans ? 32'(mm.m) : 32'(mm.n), Lanes);
+      mm_span = mm_trans ? 32'(mm.n) * mm_nt_l
+              : (32'(mm.m) - 32'd1) * (!mm_heads && !mm_act && mm.dst_stride != '0
+                                       ? 32'(mm.dst_stride) : mm_nt_l) + mm_nt_l;
       if (32'(mm.m) * mm_nt_c > Cfg.mm_out_depth) begin
         mm_err = psm_pkg::ErrBadOperand;
-      end else if (!fits(32'(mm.a_addr), 32'(mm.m) * mm_kt, Cfg.input_depth)
-                   || !fits(32'(mm.w_addr), 32'(mm.k) * mm_nt_w, Cfg.weight_depth)
+      end else if (!fits(32'(mm.a_addr), 32'(mm.m) * mm_g * mm_kt, Cfg.input_depth)
+                   || !fits(32'(mm.w_addr), mm_g * 32'(mm.k) * mm_nt_w, Cfg.weight_depth)
                    || !fits(32'(mm.dst_addr), mm_span, VectorDepth)
                    || (mm.out_bits != '0 && !fits(32'(mm.rq_addr), 32'(mm.n), ParamDepth))) begin
         mm_err = psm_pkg::ErrSpadRange;
@@ -272,5 +281,5 @@ module psm_instr_check #(
   assign unused_fields = ^{dma.dram_addr, dma.dram_stride, dma.rsvd_23_23, dma.rsvd_31_26,
                            dma.layer, dma.opcode, dma.op_class, vec.rsvd_31_24,
                            vec.rsvd_95_92, vec.layer, vec.opcode, vec.op_class,
-                           mm.layer, mm.opcode, mm.op_class};
+                           mm.layer, mm.opcode, mm.op_class, mm_a};
 endmodule : psm_instr_check

@@ -1,26 +1,29 @@
 // SPDX-License-Identifier: Apache-2.0
-// Runs one MATMUL instruction (docs/isa.md) on psm_matmul. psm_matmul reads a and W^T
-// straight from the ISA's input and weight memories (its read ports use the ISA layouts; this
-// wrapper adds a_addr and w_addr); the requantisation steps are copied into psm_matmul (it
-// reads C of them per cycle) under the run or before it, and the result rows are copied out
-// to the vector scratchpad.
+// Runs one MATMUL, MATMUL_HEADS or MATMUL_ACT instruction (docs/isa.md) on psm_matmul.
+// psm_matmul reads a and W^T straight from the ISA's input and weight memories (its read ports
+// use the ISA layouts; this wrapper adds a_addr and w_addr); the requantisation steps are
+// copied into psm_matmul (it reads C of them per cycle) under the run or before it, and the
+// result rows are copied out to the vector scratchpad.
 // Golden model: passim::CpuDevice::matmul() in runtime/src/device/cpu_device.cpp.
 //
-// With KT = ceil(k / R), NW = ceil(n / C), NV = ceil(n / L), S = dst_stride (NV when 0):
+// With KT = ceil(k / R), NW = ceil(n / C), NV = ceil(n / L), S = dst_stride (NV when 0), and
+// G digit groups (MATMUL_ACT's digits; 1 for the others):
 //   copy in   param[rq_addr + c] (when out_bits != 0) -> psm_matmul requant entry c, c < n:
 //               mult [30:0], shift [37:32] and the signed bias [63:38] (docs/isa.md), one per
 //               cycle, under the run when the vector unit is idle at the start (then nothing
 //               else reads the parameter memory: the controller holds vector instructions
 //               while copy_in_o is set, and the DMA yields), else before it
-//   run       psm_matmul (one pass per weight tile: KT * NW passes); it reads
-//               input[a_addr + r * KT + kt]  (R int8: a's row r, k tile kt)
-//               weight[w_addr + kk * NW + j] (C int8: W^T row kk, word group j)
+//   run       psm_matmul (one pass per weight tile: G * KT * NW passes); it reads
+//               input[a_addr + (r * G + g) * KT + kt]  (R int8: a's row r, group g, k tile kt)
+//               weight[w_addr + (g * k + kk) * NW + j] (C int8: W^T row kk of group g, word j)
 //             The matmul stage is the input and weight memories' highest-priority requester,
 //             so every read is granted at once (InGranted_A, WtGranted_A).
 //   copy out  psm_matmul output word r * NW + t (C int32) -> element gearbox ->
 //             vector word dst_addr + r * S + w (L lanes, write mask on the row's tail);
 //             MATMUL_HEADS: head after head, each from a new word (mask on its tail), the
 //             rows packed (S = the words of one row)
+//             MATMUL_ACT with transpose: column c of the result, element by element (word
+//             r * NW + c / C, lane c % C for r < m) -> vector word dst_addr + c * ceil(m / L)
 // out_bits (2..32) goes straight to psm_matmul, whose requantisers saturate to any width;
 // out_bits = 0 runs it with requant_en_i = 0 (the raw int32 sums).
 module psm_matmul_stage #(
@@ -76,10 +79,12 @@ module psm_matmul_stage #(
   //////////////////////////////////////////////////////////////////////////////////////////////
 
   psm_pkg::matmul_instr_t cmd;
-  assign cmd = instr_i;  // no type cast: Yosys 0.23 rejects casts to package types
+  psm_pkg::matmul_act_instr_t cmd_act;  // MATMUL_ACT's digits and transpose
+  assign cmd     = instr_i;  // no type cast: Yosys 0.23 rejects casts to package types
+  assign cmd_act = instr_i;
 
   logic [15:0] m_q, k_q, n_q;
-  logic [15:0] kt_n_q;       // KT
+  logic [15:0] kt_n_q;       // G * KT: k tiles per n tile
   logic [15:0] nw_q;         // NW = ceil(n / C)
   logic [15:0] a_addr_q, w_addr_q;
   logic [11:0] rq_addr_q;
@@ -90,17 +95,27 @@ module psm_matmul_stage #(
   logic        heads_q;      // MATMUL_HEADS: a head starts a word, rows packed
   logic [15:0] group_q;      // columns per head (n for MATMUL: the row is one group)
   logic [VecAddrWidth-1:0] head_words_q;  // ceil(head_size / L): the words of a head's slot
-  logic [15:0] start_group;
-  logic        start_heads;
-  assign start_heads = (cmd.opcode == psm_pkg::OpMatmulHeads);
-  assign start_group = start_heads ? 16'(cmd.dst_stride) : 16'(cmd.n);
+  logic [1:0]  digits_q;     // G
+  logic        trans_q;      // MATMUL_ACT transpose: result columns become vector rows
+  logic [15:0] wr_rows_q;    // rows written to the vector scratchpad: m (n transposed)
+  logic [15:0] wr_len_q;     // their elements: n (m transposed)
+  logic [15:0] start_group, start_len;
+  logic        start_heads, start_act, start_trans;
+  logic [1:0]  start_digits;
+  assign start_heads  = (cmd.opcode == psm_pkg::OpMatmulHeads);
+  assign start_act    = (cmd.opcode == psm_pkg::OpMatmulAct);
+  assign start_trans  = start_act && cmd_act.transpose;
+  assign start_digits = start_act ? cmd_act.digits : 2'd1;
+  assign start_len    = start_trans ? 16'(cmd.m) : 16'(cmd.n);
+  assign start_group  = start_heads ? 16'(cmd.dst_stride) : start_len;
 
   logic [15:0] start_kt, start_nw;
   logic [VecAddrWidth-1:0] start_stride;  // (wider strides fail the instruction check)
-  assign start_kt     = 16'((32'(cmd.k) + ArrayRows - 1) / ArrayRows);
+  assign start_kt     = 16'(32'(start_digits) * ((32'(cmd.k) + ArrayRows - 1) / ArrayRows));
   assign start_nw     = 16'((32'(cmd.n) + ArrayCols - 1) / ArrayCols);
-  assign start_stride = cmd.dst_stride != '0 ? VecAddrWidth'(cmd.dst_stride)
-                                             : VecAddrWidth'((32'(cmd.n) + Lanes - 1) / Lanes);
+  assign start_stride = (!start_act && cmd.dst_stride != '0)
+                        ? VecAddrWidth'(cmd.dst_stride)
+                        : VecAddrWidth'((32'(start_len) + Lanes - 1) / Lanes);
 
   always_ff @(posedge clk_i) begin  // configuration: no reset, loaded by start_i
     if (start_i) begin
@@ -118,6 +133,10 @@ module psm_matmul_stage #(
       overlap_q    <= !vec_busy_i;
       heads_q      <= start_heads;
       group_q      <= start_group;
+      digits_q     <= start_digits;
+      trans_q      <= start_trans;
+      wr_rows_q    <= start_trans ? 16'(cmd.n) : 16'(cmd.m);
+      wr_len_q     <= start_len;
       head_words_q <= VecAddrWidth'((32'(cmd.dst_stride) + Lanes - 1) / Lanes);
     end
   end
@@ -166,6 +185,7 @@ module psm_matmul_stage #(
     .m_i               (m_q),
     .k_i               (k_q),
     .n_i               (n_q),
+    .digits_i          (digits_q),
     .out_bits_i        (out_bits_q),
     .requant_en_i      (requant_en_q),
     .busy_o            (mm_busy),
@@ -239,17 +259,21 @@ module psm_matmul_stage #(
   logic copy_out;
   assign copy_out = (state_q == StCopyOut);
 
-  // Read side: word t of row r; data on mm_out_rdata the next cycle.
+  // Read side: word t of row r; data on mm_out_rdata the next cycle. Transposed: the rows r
+  // of column c = t * C + or_l_q, one element each (lane or_l_q of word r * NW + t).
   logic [15:0] or_r_q, or_t_q;
+  logic [15:0] or_l_q;                  // transposed: the column's lane in its word
   logic        or_done_q;
   logic        or_v_q;                  // mm_out_rdata holds a word of the row
-  logic [15:0] or_n_q;                  // its elements: min(C, n - t*C)
+  logic [15:0] or_n_q;                  // its elements: min(C, n - t*C), 1 transposed
+  logic [15:0] or_lane_q;               // transposed: the lane of that element
   logic [15:0] or_n;
   logic        or_issue;
   logic [GbCntWidth-1:0] gb_cnt_q;
 
-  assign or_n     = (n_q - or_t_q * 16'(ArrayCols) < 16'(ArrayCols))
-                    ? n_q - or_t_q * 16'(ArrayCols) : 16'(ArrayCols);
+  assign or_n     = trans_q ? 16'd1
+                    : (n_q - or_t_q * 16'(ArrayCols) < 16'(ArrayCols))
+                      ? n_q - or_t_q * 16'(ArrayCols) : 16'(ArrayCols);
   assign or_issue = copy_out && !or_done_q
                     && 32'(gb_cnt_q) + (or_v_q ? 32'(ArrayCols) : 32'd0) + ArrayCols <= GbElems;
   assign mm_out_addr = MmOutAddrWidth'(32'(or_r_q) * 32'(nw_q) + 32'(or_t_q));
@@ -258,13 +282,29 @@ module psm_matmul_stage #(
     if (rst_i || start_i) begin
       or_r_q    <= '0;
       or_t_q    <= '0;
+      or_l_q    <= '0;
       or_done_q <= 1'b0;
       or_v_q    <= 1'b0;
       or_n_q    <= '0;
+      or_lane_q <= '0;
     end else begin
-      or_v_q <= or_issue;
-      or_n_q <= or_n;
-      if (or_issue) begin
+      or_v_q    <= or_issue;
+      or_n_q    <= or_n;
+      or_lane_q <= or_l_q;
+      if (or_issue && trans_q) begin  // rows inner, then the next column
+        if (or_r_q + 16'd1 == m_q) begin
+          or_r_q <= '0;
+          if (32'(or_t_q) * ArrayCols + 32'(or_l_q) + 1 == 32'(n_q)) or_done_q <= 1'b1;
+          if (32'(or_l_q) + 1 == ArrayCols) begin
+            or_l_q <= '0;
+            or_t_q <= or_t_q + 16'd1;
+          end else begin
+            or_l_q <= or_l_q + 16'd1;
+          end
+        end else begin
+          or_r_q <= or_r_q + 16'd1;
+        end
+      end else if (or_issue) begin
         if (or_t_q + 16'd1 == nw_q) begin
           or_t_q <= '0;
           or_r_q <= or_r_q + 16'd1;
@@ -288,7 +328,7 @@ module psm_matmul_stage #(
   logic                  ow_done;
   logic [GbCntWidth-1:0] pop_n, app_n;
 
-  assign ow_done  = (ow_r_q == m_q);
+  assign ow_done  = (ow_r_q == wr_rows_q);
   assign ow_n     = (ow_left_q < 16'(Lanes)) ? ow_left_q : 16'(Lanes);
   assign vs_req_o = copy_out && !ow_done && (16'(gb_cnt_q) >= ow_n);
   assign vs_addr_o = ow_addr_q;
@@ -306,7 +346,11 @@ module psm_matmul_stage #(
   logic [GbElems*32-1:0] app_data;
   always_comb begin  // evaluated only when a word arrives
     app_data = '0;
-    if (copy_out && or_v_q) begin
+    if (copy_out && or_v_q && trans_q) begin
+      for (int c = 0; c < ArrayCols; c++) begin
+        if (16'(c) == or_lane_q) app_data[31:0] = mm_out_rdata[c*32 +: 32];
+      end
+    end else if (copy_out && or_v_q) begin
       for (int c = 0; c < ArrayCols; c++) begin
         if (16'(c) < or_n_q) app_data[c*32 +: 32] = mm_out_rdata[c*32 +: 32];
       end
@@ -318,8 +362,8 @@ module psm_matmul_stage #(
       gb_cnt_q  <= '0;
       gb_q      <= '0;
       ow_r_q     <= '0;
-      ow_left_q  <= (start_group < 16'(cmd.n)) ? start_group : 16'(cmd.n);
-      ow_rleft_q <= 16'(cmd.n);
+      ow_left_q  <= (start_group < start_len) ? start_group : start_len;
+      ow_rleft_q <= start_len;
       ow_addr_q  <= VecAddrWidth'(cmd.dst_addr);
       ow_row_q   <= VecAddrWidth'(cmd.dst_addr);
       ow_head_q  <= VecAddrWidth'(cmd.dst_addr);
@@ -336,8 +380,8 @@ module psm_matmul_stage #(
         end
         if (ow_rleft_q == ow_n) begin  // the row's last word
           ow_r_q     <= ow_r_q + 16'd1;
-          ow_left_q  <= (group_q < n_q) ? group_q : n_q;
-          ow_rleft_q <= n_q;
+          ow_left_q  <= (group_q < wr_len_q) ? group_q : wr_len_q;
+          ow_rleft_q <= wr_len_q;
           if (!heads_q) begin  // MATMUL: the next row starts S on
             ow_addr_q <= ow_row_q + stride_q;
             ow_row_q  <= ow_row_q + stride_q;
@@ -387,7 +431,7 @@ module psm_matmul_stage #(
   logic unused_bits;
   assign unused_bits = ^{mm_perf_busy, mm_perf_mac, mm_busy, pm_rdata_i[31],
                          in_gnt_i, wt_gnt_i,
-                         cmd.layer, cmd.op_class};
+                         cmd.layer, cmd.op_class, cmd_act};
 
   //////////////////////////////////////////////////////////////////////////////////////////////
   // Assertions                                                                              //

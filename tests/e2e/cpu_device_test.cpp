@@ -306,6 +306,48 @@ TEST(CpuDeviceGpt, MatmulHeadsStartsEachHeadAtAWord) {
   EXPECT_EQ(got, want);
 }
 
+// MATMUL_ACT: two digit groups (a's row r holds group g at word r * 2 + g, W^T group g's rows
+// from g * k on), out = 256 * a_0 w_0^T + a_1 w_1^T, written transposed: column c of the result
+// is vector row c.
+TEST(CpuDeviceGpt, MatmulActAddsDigitGroupsAndTransposes) {
+  CpuDevice dev(hw::kSmall, kDram);  // R = C = L = 8
+  constexpr std::uint32_t m = 3, k = 5, n = 4, g_n = 2;
+  std::vector<std::int8_t> a(m * g_n * k), wt(g_n * k * n);  // a: (m * G, k), W^T: (G * k, n)
+  for (std::uint32_t i = 0; i < a.size(); ++i) {
+    a[i] = std::int8_t(7 * int(i % 29) - 100);
+  }
+  for (std::uint32_t i = 0; i < wt.size(); ++i) {
+    wt[i] = std::int8_t(11 * int(i % 23) - 120);
+  }
+  put(dev, kIn, a);
+  put(dev, kIn2, wt);
+  hw::Instr mm = hw::make_instr(hw::Opcode::kMatmulAct, 0);
+  hw::set_field(mm, f::matmul_act::kDigits, g_n);
+  hw::set_field(mm, f::matmul_act::kTranspose, 1);
+  hw::set_field(mm, f::matmul_act::kDstAddr, 30);
+  hw::set_field(mm, f::matmul_act::kM, m);
+  hw::set_field(mm, f::matmul_act::kK, k);
+  hw::set_field(mm, f::matmul_act::kN, n);
+  EXPECT_EQ(instr_passes(mm, hw::kSmall), 2u);  // G * ceil(k / R) * ceil(n / C)
+  run(dev, {dma(true, hw::Mem::kInput, 0, kIn, 0, m * g_n, k),
+            dma(true, hw::Mem::kWeight, 0, kIn2, 0, g_n * k, n), mm,
+            dma(false, hw::Mem::kVector, 2, kOut, 30, n, m)});
+  const auto got = get<std::int32_t>(dev, kOut, n * m);
+  for (std::uint32_t c = 0; c < n; ++c) {
+    for (std::uint32_t r = 0; r < m; ++r) {
+      std::int32_t want = 0;
+      for (std::uint32_t g = 0; g < g_n; ++g) {
+        std::int32_t sum = 0;
+        for (std::uint32_t i = 0; i < k; ++i) {
+          sum += std::int32_t{a[(r * g_n + g) * k + i]} * wt[(g * k + i) * n + c];
+        }
+        want = 256 * want + sum;
+      }
+      EXPECT_EQ(got[c * m + r], want) << "row " << r << ", column " << c;
+    }
+  }
+}
+
 // DMA_STORE `requant`: int8, int16 and int32 stores of int32 lanes with param[0], saturating
 // at both ends; the step's bias bits are ignored.
 TEST(CpuDeviceGpt, DmaStoreRequantSaturates) {

@@ -109,6 +109,24 @@ TEST(CheckInstr, NamesTheFieldOfEachErrorCode) {
   expect_check(heads, ErrorCode::kSpadRange, "dst " + std::to_string(last) + "+12 of");
   hw::set_field(heads, f::matmul_heads::kDstAddr, last - 1);
   EXPECT_TRUE(check_instr(heads, hw::kTiny).ok()) << check_instr(heads, hw::kTiny).detail;
+  // MATMUL_ACT: digits 1..3; G groups of a and of W^T; transposed, n rows of ceil(m / L).
+  hw::Instr act = matmul(3, 5, 4);  // tiny: R = 2, C = 4, L = 2
+  hw::set_field(act, f::kOpcode, std::uint32_t(Opcode::kMatmulAct));
+  expect_check(act, ErrorCode::kBadOperand, "MATMUL_ACT digits: expected 1..3, found 0");
+  hw::set_field(act, f::matmul_act::kDigits, 3);
+  const auto a_last = std::uint32_t(hw::kTiny.input_depth - 3 * 3 * 3);  // m * G * ceil(k / R)
+  hw::set_field(act, f::matmul_act::kAAddr, a_last + 1);
+  expect_check(act, ErrorCode::kSpadRange, "a " + std::to_string(a_last + 1) + "+27 of");
+  hw::set_field(act, f::matmul_act::kAAddr, a_last);
+  hw::set_field(act, f::matmul_act::kWAddr, std::uint32_t(hw::kTiny.weight_depth - 14));
+  expect_check(act, ErrorCode::kSpadRange, "W^T " + std::to_string(hw::kTiny.weight_depth - 14) +
+                                               "+15 of");  // G * k * ceil(n / C)
+  hw::set_field(act, f::matmul_act::kWAddr, 0);
+  hw::set_field(act, f::matmul_act::kTranspose, 1);  // 4 rows of ceil(3 / 2) = 2 words
+  hw::set_field(act, f::matmul_act::kDstAddr, std::uint32_t(hw::kTiny.vector_depth - 7));
+  expect_check(act, ErrorCode::kSpadRange, "+8 of");
+  hw::set_field(act, f::matmul_act::kDstAddr, std::uint32_t(hw::kTiny.vector_depth - 8));
+  EXPECT_TRUE(check_instr(act, hw::kTiny).ok()) << check_instr(act, hw::kTiny).detail;
   expect_check(vec(Opcode::kRope, 3, 1), ErrorCode::kBadOperand, "even and >= 2, found 3");
   hw::Instr gain = vec(Opcode::kRmsnorm, 4, 1);
   hw::set_field(gain, f::rmsnorm::kGainFracBits, 14);

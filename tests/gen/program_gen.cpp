@@ -62,7 +62,8 @@ bool operands_disjoint(const hw::Instr& in, Opcode op, const hw::HwConfig& c) {
 const std::vector<hw::Opcode>& all_opcodes() {
   static const std::vector<Opcode> ops = {
       Opcode::kNop,     Opcode::kEnd,      Opcode::kBarrier,   Opcode::kDmaLoad,
-      Opcode::kDmaStore, Opcode::kMatmul,  Opcode::kMatmulHeads, Opcode::kSoftmax, Opcode::kRmsnorm,
+      Opcode::kDmaStore, Opcode::kMatmul,  Opcode::kMatmulHeads, Opcode::kMatmulAct,
+      Opcode::kSoftmax, Opcode::kRmsnorm,
       Opcode::kSilu,    Opcode::kRope,     Opcode::kAdd,       Opcode::kMul,
       Opcode::kEmbed,   Opcode::kAttnScore, Opcode::kAttnValue, Opcode::kLayernorm,
       Opcode::kBatchnorm, Opcode::kGelu};
@@ -186,8 +187,11 @@ hw::Instr ProgramGen::random_dma(bool load) {
 
 hw::Instr ProgramGen::random_matmul(hw::Opcode op) {
   // MATMUL_HEADS: head_size mostly below n (several heads, often narrower than L), its field
-  // where MATMUL has dst_stride; the rows are packed.
-  const bool heads = op == Opcode::kMatmulHeads;
+  // where MATMUL has dst_stride; the rows are packed. MATMUL_ACT: 1..3 digit groups in a and
+  // W^T, and the result transposed half of the time.
+  const bool heads = op == Opcode::kMatmulHeads, act = op == Opcode::kMatmulAct;
+  const std::uint64_t g = act ? pick(1, 3) : 1;
+  const bool trans = act && chance(0.5);
   const std::uint64_t m = small_or_large(1, std::min<std::uint64_t>(cfg_.acc_depth, 1023));
   const std::uint64_t k = small_or_large(1, 2047);
   const std::uint64_t n = small_or_large(1, std::min<std::uint64_t>(cfg_.param_depth, 2047));
@@ -196,8 +200,11 @@ hw::Instr ProgramGen::random_matmul(hw::Opcode op) {
   const std::uint64_t nt_l = heads ? ceil_div(n, head) * ceil_div(head, cfg_.lanes)
                                    : ceil_div(n, cfg_.lanes);
   const std::uint64_t stride =
-      heads ? head : chance(0.3) ? pick(nt_l, std::min<std::uint64_t>(nt_l + 3, 1023)) : 0;
-  const std::uint64_t span = (m - 1) * (!heads && stride != 0 ? stride : nt_l) + nt_l;
+      heads ? head
+      : act ? g | (trans ? 4u : 0u)  // digits [81:80], transpose [82]
+      : chance(0.3) ? pick(nt_l, std::min<std::uint64_t>(nt_l + 3, 1023)) : 0;
+  const std::uint64_t span = trans ? n * ceil_div(m, cfg_.lanes)
+                             : (m - 1) * (!heads && !act && stride != 0 ? stride : nt_l) + nt_l;
   const std::uint64_t out_bits = chance(0.2) ? 0 : pick(2, 32);
   hw::Instr in = hw::make_instr(op, 0);
   set_field(in, f::matmul::kM, std::uint32_t(m));
@@ -209,8 +216,9 @@ hw::Instr ProgramGen::random_matmul(hw::Opcode op) {
   const auto room = [](std::uint64_t depth, std::uint64_t need) {
     return depth > need ? depth - need : 0;
   };
-  set_field(in, f::matmul::kAAddr, std::uint32_t(pick(0, room(cfg_.input_depth, m * kt))));
-  set_field(in, f::matmul::kWAddr, std::uint32_t(pick(0, room(cfg_.weight_depth, k * nt_w))));
+  set_field(in, f::matmul::kAAddr, std::uint32_t(pick(0, room(cfg_.input_depth, m * g * kt))));
+  set_field(in, f::matmul::kWAddr,
+            std::uint32_t(pick(0, room(cfg_.weight_depth, g * k * nt_w))));
   set_field(in, f::matmul::kDstAddr, std::uint32_t(pick(0, room(cfg_.vector_depth, span))));
   set_field(in, f::matmul::kRqAddr, std::uint32_t(pick(0, room(cfg_.param_depth, n))));
   return in;

@@ -81,6 +81,8 @@ std::vector<Break> matmul_breaks(const hw::Instr& in, const hw::HwConfig& cfg) {
   if (get_field(in, f::kOpcode) == std::uint32_t(Opcode::kMatmulHeads)) {
     b.push_back({"MATMUL_HEADS head_size 0", ErrorCode::kBadOperand,
                  f::matmul_heads::kHeadSize, 0});
+  } else if (get_field(in, f::kOpcode) == std::uint32_t(Opcode::kMatmulAct)) {
+    b.push_back({"MATMUL_ACT digits 0", ErrorCode::kBadOperand, f::matmul_act::kDigits, 0});
   } else if (ceil_div(n, cfg.lanes) >= 2) {
     b.push_back({"MATMUL dst_stride below ceil(n / L)", ErrorCode::kBadOperand,
                  f::matmul::kDstStride, 1});

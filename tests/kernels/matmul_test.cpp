@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -119,6 +120,84 @@ TEST(MatmulI8, AccumulatorWrapsLikeInt32) {
   EXPECT_EQ(expect[0], -2001207296);  // 2293760000 - 2^32
   EXPECT_EQ(expect[1], 2019127296);   // -2275840000 + 2^32
   EXPECT_EQ(out, expect) << mismatch_report(expect, out);
+}
+
+// ---- digit groups (MATMUL_ACT) --------------------------------------------------------------
+
+// One digit group is matmul_i8; two and three are Horner sums of the groups' products:
+// out = 256 * (256 * p0 + p1) + p2 modulo 2^32 (the accumulator wraps), from the double
+// reference of each group.
+TEST(MatmulDigitsI8, GroupsAreHornerSumsOfTheirProducts) {
+  auto rng = seeded_rng(31);
+  const std::size_t m = 3, k = 5, n = 4;
+  for (const std::size_t g_n : {std::size_t{1}, std::size_t{2}, std::size_t{3}}) {
+    std::vector<std::int8_t> a(m * g_n * k), w(n * g_n * k);
+    for (auto& x : a) x = uniform_int<std::int8_t>(rng, -128, 127);
+    for (auto& x : w) x = uniform_int<std::int8_t>(rng, -128, 127);
+    std::vector<std::int64_t> expect(m * n, 0);
+    for (std::size_t g = 0; g < g_n; ++g) {
+      std::vector<std::int8_t> ag(m * k), wg(n * k);
+      for (std::size_t r = 0; r < m; ++r) {
+        std::copy_n(a.begin() + std::ptrdiff_t((r * g_n + g) * k), k,
+                    ag.begin() + std::ptrdiff_t(r * k));
+      }
+      for (std::size_t c = 0; c < n; ++c) {
+        std::copy_n(w.begin() + std::ptrdiff_t((c * g_n + g) * k), k,
+                    wg.begin() + std::ptrdiff_t(c * k));
+      }
+      const std::vector<double> pg = matmul_ref(ag, wg, m, k, n);
+      for (std::size_t i = 0; i < m * n; ++i) {
+        expect[i] = 256 * expect[i] + std::int64_t(pg[i]);
+      }
+    }
+    std::vector<std::int32_t> out(m * n);
+    passim::kernels::matmul_digits_i8(a, w, out, m, k, n, g_n);
+    for (std::size_t i = 0; i < m * n; ++i) {
+      const auto wrapped = static_cast<std::int32_t>(static_cast<std::uint32_t>(expect[i]));
+      ASSERT_EQ(out[i], wrapped) << "digits " << g_n << ", element " << i;
+    }
+  }
+}
+
+// 12-bit operands split as x = 256 * hi + lo (lo the signed low byte, hi in [-8, 8]) and laid
+// out as three groups (hi.hi | hi.lo + lo.hi | lo.lo) multiply exactly: the recombined
+// product, for every extreme pair too.
+TEST(MatmulDigitsI8, TwelveBitSplitIsExact) {
+  auto rng = seeded_rng(12);
+  const std::size_t hs = 9, k = 2 * hs;
+  const auto lo = [](int x) { return static_cast<std::int8_t>(x & 0xff); };
+  const auto hi = [&](int x) { return static_cast<std::int8_t>((x - lo(x)) / 256); };
+  for (int trial = 0; trial < 200; ++trial) {
+    std::vector<int> q(hs), key(hs);
+    for (std::size_t i = 0; i < hs; ++i) {
+      q[i] = trial < 4 ? ((trial & 1) ? 2047 : -2048) : uniform_int<int>(rng, -2048, 2047);
+      key[i] = trial < 4 ? ((trial & 2) ? 2047 : -2048) : uniform_int<int>(rng, -2048, 2047);
+    }
+    std::vector<std::int8_t> a(3 * k), w(3 * k, 0);
+    std::int64_t dot = 0;
+    for (std::size_t i = 0; i < hs; ++i) {
+      for (std::size_t g = 0; g < 3; ++g) {
+        a[g * k + i] = hi(q[i]);
+        a[g * k + hs + i] = lo(q[i]);
+      }
+      w[i] = hi(key[i]);               // group 0: hi.hi
+      w[k + i] = lo(key[i]);           // group 1: hi.lo + lo.hi
+      w[k + hs + i] = hi(key[i]);
+      w[2 * k + hs + i] = lo(key[i]);  // group 2: lo.lo
+      dot += std::int64_t{q[i]} * key[i];
+    }
+    std::vector<std::int32_t> out(1);
+    passim::kernels::matmul_digits_i8(a, w, out, 1, k, 1, 3);
+    ASSERT_EQ(out[0], dot) << "trial " << trial;
+  }
+}
+
+TEST(MatmulDigitsI8, RejectsDigitCountsOutsideOneToThree) {
+  std::vector<std::int8_t> a(8), w(8);
+  std::vector<std::int32_t> out(1);
+  EXPECT_THROW(passim::kernels::matmul_digits_i8(a, w, out, 1, 2, 1, 0), std::invalid_argument);
+  EXPECT_THROW(passim::kernels::matmul_digits_i8(a, w, out, 1, 2, 1, 4), std::invalid_argument);
+  EXPECT_THROW(passim::kernels::matmul_digits_i8(a, w, out, 1, 4, 1, 3), std::invalid_argument);
 }
 
 // ---- requantisation of accumulator tiles ---------------------------------------------------

@@ -94,8 +94,8 @@ Requant random_rq(std::mt19937& rng, std::size_t k, int out_bits) {
 MatmulJob random_job(std::mt19937& rng, MatmulShape s, int out_bits, bool requant_en) {
   MatmulJob job;
   job.shape = s;
-  job.a = random_i8(rng, s.m * s.k);
-  job.w = random_i8(rng, s.n * s.k);
+  job.a = random_i8(rng, s.m * s.digits * s.k);
+  job.w = random_i8(rng, s.n * s.digits * s.k);
   job.rq.resize(s.n);
   for (auto& rq : job.rq) {
     rq = random_rq(rng, s.k, out_bits);
@@ -119,16 +119,18 @@ std::string mismatch_report(const MatmulJob& job, const std::vector<std::int32_t
   const std::size_t r = i / job.shape.n;
   const std::size_t c = i % job.shape.n;
   std::vector<std::int32_t> acc(job.shape.m * job.shape.n);
-  passim::kernels::matmul_i8(job.a, job.w, acc, job.shape.m, job.shape.k, job.shape.n);
+  const std::size_t gk = job.shape.digits * job.shape.k;  // a row: every digit group
+  passim::kernels::matmul_digits_i8(job.a, job.w, acc, job.shape.m, job.shape.k, job.shape.n,
+                                    job.shape.digits);
   os << "first bad index " << i << " (row " << r << ", col " << c << "): rtl " << rtl[i]
      << ", golden " << golden[i] << ", accumulator " << acc[i] << ", mult " << job.rq[c].mult
      << ", shift " << job.rq[c].shift << ", bias " << job.rq[c].bias << "\n  a[" << r << "] =";
-  for (std::size_t t = 0; t < job.shape.k; ++t) {
-    os << " " << int{job.a[r * job.shape.k + t]};
+  for (std::size_t t = 0; t < gk; ++t) {
+    os << " " << int{job.a[r * gk + t]};
   }
   os << "\n  w[" << c << "] =";
-  for (std::size_t t = 0; t < job.shape.k; ++t) {
-    os << " " << int{job.w[c * job.shape.k + t]};
+  for (std::size_t t = 0; t < gk; ++t) {
+    os << " " << int{job.w[c * gk + t]};
   }
   return os.str();
 }
@@ -284,6 +286,85 @@ PSM_MM_TEST(RandomShapesAndModes) {
     SCOPED_TRACE("job " + std::to_string(done) + " " + to_string(s));
     ASSERT_NO_FATAL_FAILURE(check_job(drv, random_job(rng, s, bits, mode != 3), seed));
     ++done;
+  }
+}
+
+// MATMUL_ACT's digit groups: G groups of k in A's rows and in W^T, accumulated with a shift of
+// 8 bits from group to group; several k and n tiles per group, every row count class.
+PSM_MM_TEST(DigitGroupsAccumulateWithShift) {
+  const std::uint32_t seed = 256;
+  auto rng = seeded(seed);
+  Driver drv(kCfg, seed + 1);
+  int done = 0;
+  for (const std::size_t g : {std::size_t{2}, std::size_t{3}}) {
+    for (const MatmulShape s :
+         {MatmulShape{1, 2 * kR + 1, kC + 1, g}, MatmulShape{kR + 3, kR, 2 * kC, g},
+          MatmulShape{5, 3, 1, g}, MatmulShape{2 * kC + 1, kR - 1 + (kR == 1), kC, g}}) {
+      if (!fits(kCfg, s)) {
+        continue;
+      }
+      SCOPED_TRACE(to_string(s));
+      ASSERT_NO_FATAL_FAILURE(check_job(drv, random_job(rng, s, 16, true), seed));
+      ASSERT_NO_FATAL_FAILURE(check_job(drv, random_job(rng, s, 32, false), seed));
+      ++done;
+    }
+  }
+  EXPECT_GE(done, 4) << "too few shapes fit this configuration";
+}
+
+// The use the digit groups exist for: 12-bit queries and keys split as x = 256 * hi + lo (lo
+// the signed low byte, hi in [-8, 8]); three groups (hi.hi | hi.lo + lo.hi | lo.lo) give q . k
+// exactly, and the busy cycles follow the closed form with G * KT * NT tiles.
+PSM_MM_TEST(DigitGroupsGiveExactTwelveBitProducts) {
+  const std::uint32_t seed = 4096;
+  auto rng = seeded(seed);
+  Driver drv(kCfg, seed + 1);
+  const MatmulShape s{3, 2 * 5, kC + 2, 3};  // k = 2 * head_size, head_size 5
+  PSM_MM_REQUIRE_FITS(s);
+  const std::size_t hs = s.k / 2, gk = 3 * s.k;
+  std::uniform_int_distribution<int> x12(-2048, 2047);
+  std::vector<int> q(s.m * hs), key(s.n * hs);
+  for (int& v : q) v = x12(rng);
+  for (int& v : key) v = x12(rng);
+  q[0] = -2048;
+  key[0] = -2048;  // the extremes: hi = -8
+  const auto lo = [](int x) { return static_cast<std::int8_t>(x & 0xff); };
+  const auto hi = [&](int x) { return static_cast<std::int8_t>((x - lo(x)) / 256); };
+  MatmulJob job;
+  job.shape = s;
+  job.a.assign(s.m * gk, 0);
+  job.w.assign(s.n * gk, 0);
+  for (std::size_t r = 0; r < s.m; ++r) {
+    for (std::size_t g = 0; g < 3; ++g) {  // a: [hi | lo] in every group
+      for (std::size_t i = 0; i < hs; ++i) {
+        job.a[r * gk + g * s.k + i] = hi(q[r * hs + i]);
+        job.a[r * gk + g * s.k + hs + i] = lo(q[r * hs + i]);
+      }
+    }
+  }
+  for (std::size_t c = 0; c < s.n; ++c) {  // w: [hi | 0], [lo | hi], [0 | lo]
+    for (std::size_t i = 0; i < hs; ++i) {
+      job.w[c * gk + i] = hi(key[c * hs + i]);
+      job.w[c * gk + s.k + i] = lo(key[c * hs + i]);
+      job.w[c * gk + s.k + hs + i] = hi(key[c * hs + i]);
+      job.w[c * gk + 2 * s.k + hs + i] = lo(key[c * hs + i]);
+    }
+  }
+  job.rq.assign(s.n, Requant{1, 0});
+  job.out_bits = 32;
+  job.requant_en = false;
+  drv.load(job);
+  const auto stats = drv.run(job);
+  EXPECT_EQ(stats.busy_cycles, passim::sim::matmul_busy_cycles(kCfg, s));
+  const std::vector<std::int32_t> rtl = drv.read_output(s);
+  for (std::size_t r = 0; r < s.m; ++r) {
+    for (std::size_t c = 0; c < s.n; ++c) {
+      std::int64_t dot = 0;
+      for (std::size_t i = 0; i < hs; ++i) {
+        dot += std::int64_t{q[r * hs + i]} * key[c * hs + i];
+      }
+      ASSERT_EQ(rtl[r * s.n + c], dot) << "row " << r << ", col " << c;
+    }
   }
 }
 

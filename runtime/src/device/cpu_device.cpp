@@ -38,6 +38,10 @@ std::uint64_t instr_passes(const hw::Instr& in, const hw::HwConfig& cfg) noexcep
     case hw::Opcode::kMatmulHeads:
       return ceil_div(get_field(in, f::matmul::kK), cfg.array_rows) *
              ceil_div(get_field(in, f::matmul::kN), cfg.array_cols);
+    case hw::Opcode::kMatmulAct:  // one pass per weight tile of every digit group
+      return get_field(in, f::matmul_act::kDigits) *
+             ceil_div(get_field(in, f::matmul::kK), cfg.array_rows) *
+             ceil_div(get_field(in, f::matmul::kN), cfg.array_cols);
     case hw::Opcode::kSoftmax:
       return (get_field(in, f::softmax::kOnline) != 0 ? 2 : 3) * rows;
     case hw::Opcode::kRmsnorm:
@@ -294,49 +298,77 @@ template void CpuDevice::write_row<std::int32_t>(std::size_t, std::span<const st
                                                  std::uint32_t);
 
 void CpuDevice::matmul(const hw::Instr& in, std::uint32_t index) {
+  // a (m, G * k) and w (n, G * k) gathered from their scratchpad layouts (G digit groups, 1
+  // but for MATMUL_ACT; docs/isa.md), then the golden kernel.
   const std::size_t m = get_field(in, f::matmul::kM), k = get_field(in, f::matmul::kK);
   const std::size_t n = get_field(in, f::matmul::kN);
   const std::size_t a_addr = get_field(in, f::matmul::kAAddr);
   const std::size_t w_addr = get_field(in, f::matmul::kWAddr);
-  const std::size_t dst = get_field(in, f::matmul::kDstAddr);
-  const std::size_t rq = get_field(in, f::matmul::kRqAddr);
-  const int out_bits = int(get_field(in, f::matmul::kOutBits));
-  const bool requant_en = out_bits != 0;
+  const bool act = get_field(in, f::kOpcode) == std::uint32_t(hw::Opcode::kMatmulAct);
+  const std::size_t g_n = act ? get_field(in, f::matmul_act::kDigits) : 1;
   const std::size_t a_words = ceil_div(k, cfg_.array_rows);
   const std::size_t w_words = ceil_div(n, cfg_.array_cols);
-  // MATMUL: row r at dst + r * stride. MATMUL_HEADS: heads of head_size columns, each from
-  // a new vector word, rows packed (docs/isa.md).
-  const bool heads = get_field(in, f::kOpcode) == std::uint32_t(hw::Opcode::kMatmulHeads);
-  const std::size_t field = get_field(in, f::matmul::kDstStride);  // head_size when heads
-  const std::size_t group = heads ? field : n;
-  const std::size_t stride = heads ? ceil_div(n, group) * vec_words(group)
-                             : field == 0 ? vec_words(n) : field;
-  // Gather a (m, k) and w (n, k) from their scratchpad layouts, then the golden kernel.
-  std::vector<std::int8_t> a(m * k), w(n * k);
+  std::vector<std::int8_t> a(m * g_n * k), w(n * g_n * k);
   for (std::size_t r = 0; r < m; ++r) {
-    for (std::size_t i = 0; i < k; ++i) {
-      a[r * k + i] = input_[(a_addr + r * a_words) * cfg_.array_rows + i];
+    for (std::size_t g = 0; g < g_n; ++g) {
+      for (std::size_t i = 0; i < k; ++i) {
+        a[(r * g_n + g) * k + i] =
+            input_[(a_addr + (r * g_n + g) * a_words) * cfg_.array_rows + i];
+      }
     }
   }
-  for (std::size_t i = 0; i < k; ++i) {
-    for (std::size_t c = 0; c < n; ++c) {
-      w[c * k + i] = weight_[(w_addr + i * w_words) * cfg_.array_cols + c];
+  for (std::size_t g = 0; g < g_n; ++g) {
+    for (std::size_t i = 0; i < k; ++i) {
+      for (std::size_t c = 0; c < n; ++c) {
+        w[(c * g_n + g) * k + i] = weight_[(w_addr + (g * k + i) * w_words) * cfg_.array_cols + c];
+      }
     }
   }
   std::vector<std::int32_t> acc(m * n);
-  kernels::matmul_i8(a, w, acc, m, k, n);
-  for (std::size_t r = 0; r < m; ++r) {
-    std::vector<std::int32_t> row(acc.begin() + std::ptrdiff_t(r * n),
-                                  acc.begin() + std::ptrdiff_t((r + 1) * n));
-    if (requant_en) {
-      for (std::size_t c = 0; c < n; ++c) {
-        row[c] = requantize_result(row[c], param_rq_biased(rq + c, index), out_bits);
-      }
+  if (g_n == 1) {
+    kernels::matmul_i8(a, w, acc, m, k, n);
+  } else {
+    kernels::matmul_digits_i8(a, w, acc, m, k, n, g_n);
+  }
+  matmul_out(in, acc, index);
+}
+
+void CpuDevice::matmul_out(const hw::Instr& in, std::span<std::int32_t> acc,
+                           std::uint32_t index) {
+  // MATMUL: row r at dst + r * stride. MATMUL_HEADS: heads of head_size columns, each from
+  // a new vector word, rows packed. MATMUL_ACT: row r at dst + r * ceil(n / L), or with
+  // transpose column c at dst + c * ceil(m / L) (docs/isa.md).
+  const std::size_t m = get_field(in, f::matmul::kM), n = get_field(in, f::matmul::kN);
+  const std::size_t dst = get_field(in, f::matmul::kDstAddr);
+  const std::size_t rq = get_field(in, f::matmul::kRqAddr);
+  const int out_bits = int(get_field(in, f::matmul::kOutBits));
+  const auto op = static_cast<hw::Opcode>(get_field(in, f::kOpcode));
+  const bool heads = op == hw::Opcode::kMatmulHeads, act = op == hw::Opcode::kMatmulAct;
+  const std::size_t field = get_field(in, f::matmul::kDstStride);  // head_size when heads
+  const std::size_t group = heads ? field : n;
+  const std::size_t stride = heads ? ceil_div(n, group) * vec_words(group)
+                             : (field == 0 || act) ? vec_words(n) : field;
+  if (out_bits != 0) {
+    for (std::size_t i = 0; i < m * n; ++i) {
+      acc[i] = requantize_result(acc[i], param_rq_biased(rq + i % n, index), out_bits);
     }
+  }
+  if (act && get_field(in, f::matmul_act::kTranspose) != 0) {
+    std::vector<std::int32_t> col(m);
+    for (std::size_t c = 0; c < n; ++c) {
+      for (std::size_t r = 0; r < m; ++r) {
+        col[r] = acc[r * n + c];
+      }
+      write_row<std::int32_t>(dst + c * vec_words(m), col, index);
+    }
+    return;
+  }
+  for (std::size_t r = 0; r < m; ++r) {
+    const std::span<const std::int32_t> row(acc.data() + r * n, n);
     for (std::size_t c0 = 0; c0 < n; c0 += group) {
       const std::size_t cols = std::min(group, n - c0);
       write_row<std::int32_t>(dst + r * stride + (c0 / group) * vec_words(group),
-                              std::span<const std::int32_t>(row).subspan(c0, cols), index);
+                              row.subspan(c0, cols), index);
     }
   }
 }

@@ -22,6 +22,11 @@ Shape instr_shape(const hw::Instr& in) {
       return {{"m", hw::get_field(in, f::matmul::kM)},
               {"k", hw::get_field(in, f::matmul::kK)},
               {"n", hw::get_field(in, f::matmul::kN)}};
+    case Opcode::kMatmulAct:
+      return {{"m", hw::get_field(in, f::matmul::kM)},
+              {"k", hw::get_field(in, f::matmul::kK)},
+              {"n", hw::get_field(in, f::matmul::kN)},
+              {"digits", hw::get_field(in, f::matmul_act::kDigits)}};
     default:  // the vector opcodes share RMSNORM's rows and len fields
       return {{"rows", hw::get_field(in, f::rmsnorm::kRows)},
               {"len", hw::get_field(in, f::rmsnorm::kLen)}};
@@ -34,6 +39,9 @@ std::uint64_t instr_macs(const hw::Instr& in) {
     case Opcode::kMatmulHeads:
       return std::uint64_t{hw::get_field(in, f::matmul::kM)} * hw::get_field(in, f::matmul::kK) *
              hw::get_field(in, f::matmul::kN);
+    case Opcode::kMatmulAct:  // the array's int8 MACs: every digit group
+      return std::uint64_t{hw::get_field(in, f::matmul::kM)} * hw::get_field(in, f::matmul::kK) *
+             hw::get_field(in, f::matmul::kN) * hw::get_field(in, f::matmul_act::kDigits);
     case Opcode::kAttnScore:
     case Opcode::kAttnValue:
       return std::uint64_t{hw::get_field(in, f::attn_score::kRows)} *

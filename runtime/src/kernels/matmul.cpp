@@ -46,6 +46,31 @@ void matmul_i8(std::span<const std::int8_t> a, std::span<const std::int8_t> w,
   }
 }
 
+void matmul_digits_i8(std::span<const std::int8_t> a, std::span<const std::int8_t> w,
+                      std::span<std::int32_t> out, std::size_t m, std::size_t k, std::size_t n,
+                      std::size_t digits) {
+  require(digits >= 1 && digits <= 3, "matmul_digits_i8",
+          "digits: expected 1..3, found " + std::to_string(digits));
+  require_at_least("matmul_digits_i8", "a", m * digits * k, a.size());
+  require_at_least("matmul_digits_i8", "w", n * digits * k, w.size());
+  require_at_least("matmul_digits_i8", "out", m * n, out.size());
+  for (std::size_t r = 0; r < m; ++r) {
+    for (std::size_t c = 0; c < n; ++c) {
+      std::uint32_t acc = 0;  // uint32: wraps like the int32 accumulator (Horner)
+      for (std::size_t g = 0; g < digits; ++g) {
+        const std::int8_t* arow = a.data() + (r * digits + g) * k;
+        const std::int8_t* wrow = w.data() + (c * digits + g) * k;
+        std::uint32_t sum = 0;
+        for (std::size_t i = 0; i < k; ++i) {
+          sum += static_cast<std::uint32_t>(std::int32_t{arow[i]} * std::int32_t{wrow[i]});
+        }
+        acc = (acc << 8) + sum;
+      }
+      out[r * n + c] = static_cast<std::int32_t>(acc);
+    }
+  }
+}
+
 namespace {
 template <typename T>
 void requantize_cols(std::span<const std::int32_t> acc, std::span<const Requant> rq,

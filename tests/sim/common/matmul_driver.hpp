@@ -37,15 +37,16 @@ struct MatmulConfig {
 
 struct MatmulShape {
   std::size_t m = 0;
-  std::size_t k = 0;
+  std::size_t k = 0;       ///< per digit group
   std::size_t n = 0;
+  std::size_t digits = 1;  ///< G digit groups (MATMUL_ACT), 1..3
 };
 
 /// One GEMM command with its operands.
 struct MatmulJob {
   MatmulShape shape;
-  std::vector<std::int8_t> a;  ///< (m, k) row-major activations
-  std::vector<std::int8_t> w;  ///< (n, k) row-major weights
+  std::vector<std::int8_t> a;  ///< (m, G * k) row-major activations, group after group
+  std::vector<std::int8_t> w;  ///< (n, G * k) row-major weights, group after group
   std::vector<Requant> rq;     ///< (n) per output column
   int out_bits = 8;            ///< 2..32
   bool requant_en = true;      ///< false: raw int32 accumulators
@@ -65,20 +66,22 @@ struct MatmulRunStats {
 
 /// True when the shape is legal for the configuration (the unit's CmdSizes_A assertion).
 [[nodiscard]] constexpr bool fits(const MatmulConfig& cfg, const MatmulShape& s) noexcept {
-  const std::size_t kt = ceil_div(s.k, cfg.rows);
+  const std::size_t kt = s.digits * ceil_div(s.k, cfg.rows);
   const std::size_t nt = ceil_div(s.n, cfg.cols);
   return s.m >= 1 && s.k >= 1 && s.n >= 1 && s.m <= cfg.acc_depth && s.n <= cfg.rq_depth &&
-         s.m * kt <= cfg.in_depth && s.k * nt <= cfg.wgt_depth && s.m * nt <= cfg.out_depth;
+         s.digits >= 1 && s.digits <= 3 && s.m * kt <= cfg.in_depth &&
+         s.digits * s.k * nt <= cfg.wgt_depth && s.m * nt <= cfg.out_depth;
 }
 
 /// The closed-form busy-cycle count of one isolated command (docs/cycle-model.md). The KT * NT
-/// tiles stream back to back in slots of T = max(m, R, C) cycles (weight preload of a tile runs
-/// in its own slot, into the PEs' shadow weights); after the last tile's last row come
-/// R + C + 2 cycles of fill/drain and 2 cycles of requantiser flush:
-///   busy = (KT * NT - 1) * T + m + (R + C + 2) + 2.
+/// tiles (G * KT * NT with G digit groups) stream back to back in slots of T = max(m, R, C)
+/// cycles (weight preload of a tile runs in its own slot, into the PEs' shadow weights); after
+/// the last tile's last row come R + C + 2 cycles of fill/drain and 2 cycles of requantiser
+/// flush:
+///   busy = (G * KT * NT - 1) * T + m + (R + C + 2) + 2.
 [[nodiscard]] constexpr std::uint64_t matmul_busy_cycles(const MatmulConfig& cfg,
                                                          const MatmulShape& s) noexcept {
-  const std::uint64_t tiles = ceil_div(s.k, cfg.rows) * ceil_div(s.n, cfg.cols);
+  const std::uint64_t tiles = s.digits * ceil_div(s.k, cfg.rows) * ceil_div(s.n, cfg.cols);
   const std::uint64_t slot = std::max({s.m, cfg.rows, cfg.cols});  // T
   const std::uint64_t stream = (tiles - 1) * slot + s.m;  // first row read .. last row read
   const std::uint64_t drain = cfg.rows + cfg.cols + 2;    // last row read .. accumulator write
@@ -86,12 +89,17 @@ struct MatmulRunStats {
   return stream + drain + flush;
 }
 
-/// The golden output: matmul_i8, then requantize() per column (or the raw accumulators).
+/// The golden output: matmul_i8 (matmul_digits_i8 with digit groups), then requantize() per
+/// column (or the raw accumulators).
 ///   returns (m, n) row-major int32 (requantised values sign-extended)
 [[nodiscard]] inline std::vector<std::int32_t> matmul_golden(const MatmulJob& job) {
   const auto& s = job.shape;
   std::vector<std::int32_t> acc(s.m * s.n);
-  kernels::matmul_i8(job.a, job.w, acc, s.m, s.k, s.n);
+  if (s.digits == 1) {
+    kernels::matmul_i8(job.a, job.w, acc, s.m, s.k, s.n);
+  } else {
+    kernels::matmul_digits_i8(job.a, job.w, acc, s.m, s.k, s.n, s.digits);
+  }
   if (!job.requant_en) {
     return acc;
   }
@@ -179,35 +187,39 @@ class MatmulDriver {
     }
   }
 
-  /// Loads A and W^T into the memories in the ISA's layouts (input word r * KT + kt, lane i =
-  /// A[r][kt*R + i]; weight word kk * NT + nt, lane j = W[nt*C + j][kk]) and writes the requant
-  /// parameters. Padding lanes (k past the last k tile, n past the last n tile) get garbage.
+  /// Loads A and W^T into the memories in the ISA's layouts (input word (r * G + g) * KT + kt,
+  /// lane i = A_g[r][kt*R + i]; weight word (g * k + kk) * NT + nt, lane j = W_g[nt*C + j][kk])
+  /// and writes the requant parameters. Padding lanes (k past a group's last k tile, n past the
+  /// last n tile) get garbage.
   void load(const MatmulJob& job) {
     const auto& s = job.shape;
+    const std::size_t g_n = s.digits, gk = g_n * s.k;
     const std::size_t kt = ceil_div(s.k, cfg_.rows);
     const std::size_t nt = ceil_div(s.n, cfg_.cols);
     for (std::size_t r = 0; r < s.m; ++r) {
-      for (std::size_t t = 0; t < kt; ++t) {
-        for (std::size_t i = 0; i < cfg_.rows; ++i) {
-          const std::size_t kk = t * cfg_.rows + i;
-          in_mem_[(r * kt + t) * cfg_.rows + i] =
-              kk < s.k ? static_cast<std::uint8_t>(job.a[r * s.k + kk])
-                       : static_cast<std::uint8_t>(garbage_());
+      for (std::size_t g = 0; g < g_n; ++g) {
+        for (std::size_t t = 0; t < kt; ++t) {
+          for (std::size_t i = 0; i < cfg_.rows; ++i) {
+            const std::size_t kk = t * cfg_.rows + i;
+            in_mem_[((r * g_n + g) * kt + t) * cfg_.rows + i] =
+                kk < s.k ? static_cast<std::uint8_t>(job.a[r * gk + g * s.k + kk])
+                         : static_cast<std::uint8_t>(garbage_());
+          }
         }
       }
     }
-    for (std::size_t kk = 0; kk < s.k; ++kk) {
+    for (std::size_t kk = 0; kk < gk; ++kk) {  // W^T row kk = row kk % k of group kk / k
       for (std::size_t t = 0; t < nt; ++t) {
         for (std::size_t j = 0; j < cfg_.cols; ++j) {
           const std::size_t c = t * cfg_.cols + j;
           wgt_mem_[(kk * nt + t) * cfg_.cols + j] =
-              c < s.n ? static_cast<std::uint8_t>(job.w[c * s.k + kk])
+              c < s.n ? static_cast<std::uint8_t>(job.w[c * gk + kk])
                       : static_cast<std::uint8_t>(garbage_());
         }
       }
     }
-    in_words_ = s.m * kt;
-    wgt_words_ = s.k * nt;
+    in_words_ = s.m * g_n * kt;
+    wgt_words_ = gk * nt;
     for (std::size_t c = 0; c < s.n; ++c) {
       write_rq(c, job.rq[c]);
     }
@@ -218,6 +230,7 @@ class MatmulDriver {
     set_port(top_->m_i, job.shape.m);
     set_port(top_->k_i, job.shape.k);
     set_port(top_->n_i, job.shape.n);
+    set_port(top_->digits_i, job.shape.digits);
     set_port(top_->out_bits_i, job.out_bits);
     top_->requant_en_i = job.requant_en ? 1 : 0;
     top_->start_i = 1;
@@ -333,10 +346,13 @@ class MatmulDriver {
   std::size_t wgt_words_ = 0;
 };
 
-/// "m x k x n" for messages.
+/// "m x k x n" (and " in G digit groups") for messages.
 [[nodiscard]] inline std::string to_string(const MatmulShape& s) {
   std::ostringstream os;
   os << s.m << "x" << s.k << "x" << s.n;
+  if (s.digits != 1) {
+    os << " in " << s.digits << " digit groups";
+  }
   return os.str();
 }
 

@@ -57,8 +57,10 @@ class CpuDevice final : public Device {
   /// Element `i` of a memory (words laid out one after the other), sign-extended.
   [[nodiscard]] std::int64_t slot(hw::Mem mem, std::size_t i) const;
   void set_slot(hw::Mem mem, std::size_t i, std::int64_t v);
-  // rtl/matmul/psm_matmul.sv: MATMUL with the requantiser on the accumulator read path.
+  // rtl/matmul/psm_matmul.sv: MATMUL, MATMUL_HEADS and MATMUL_ACT with the requantiser on
+  // the accumulator read path; matmul_out() writes the result rows as the matmul stage does.
   void matmul(const hw::Instr& in, std::uint32_t index);
+  void matmul_out(const hw::Instr& in, std::span<std::int32_t> acc, std::uint32_t index);
   // rtl/top/psm_vector_unit.sv: decodes the shared operands, then one unit per opcode.
   void vector_unit(const hw::Instr& in, hw::Opcode op, std::uint32_t index);
   void softmax(const VectorArgs& a, bool online);              // psm_softmax

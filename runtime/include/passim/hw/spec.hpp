@@ -11,7 +11,7 @@
 namespace passim::hw {
 
 /// read back by `reg::kVersion`
-inline constexpr int kSpecVersion = 4;
+inline constexpr int kSpecVersion = 5;
 
 // Widths (bits) and fixed-point formats. Those that also exist in the runtime
 // (fixed_point.hpp, quant_model.hpp) are checked equal by tools/gen_spec.py.
@@ -200,6 +200,10 @@ enum class Opcode : std::uint8_t {
   /// MATMUL whose result columns are heads of `head_size` columns, each head starting a vector
   /// word: operands, requantisation and passes as MATMUL
   kMatmulHeads = 33,
+  /// activation-by-activation MATMUL (attention's q k^T and p v) on operands split into `digits`
+  /// base-256 int8 digit groups: out(m, n) = sum over groups g of 256^(digits-1-g) * a_g(m, k) *
+  /// w_g(n, k)^T, accumulated in int32 (wraps) as acc = 256 * acc + a_g w_g^T, group after group
+  kMatmulAct = 34,
   /// softmax_i16 (or, with `online`, softmax_online_i16 in the order of the config's L lanes) on
   /// each of `rows` rows of `len` int32 Q.10 logits
   kSoftmax = 48,
@@ -233,7 +237,7 @@ enum class Opcode : std::uint8_t {
 enum class OpClass : std::uint8_t {
   /// weight matmuls on the systolic array: MATMUL, MATMUL_HEADS
   kMatmul = 0,
-  /// attention's activation-by-activation products: ATTN_SCORE, ATTN_VALUE
+  /// attention's activation-by-activation products: ATTN_SCORE, ATTN_VALUE, MATMUL_ACT
   kAttention = 1,
   /// SOFTMAX
   kSoftmax = 2,
@@ -276,6 +280,8 @@ enum class Unit : std::uint8_t {
       return OpClass::kMatmul;
     case Opcode::kMatmulHeads:
       return OpClass::kMatmul;
+    case Opcode::kMatmulAct:
+      return OpClass::kAttention;
     case Opcode::kSoftmax:
       return OpClass::kSoftmax;
     case Opcode::kRmsnorm:
@@ -320,6 +326,8 @@ enum class Unit : std::uint8_t {
     case Opcode::kMatmul:
       return Unit::kMatmul;
     case Opcode::kMatmulHeads:
+      return Unit::kMatmul;
+    case Opcode::kMatmulAct:
       return Unit::kMatmul;
     case Opcode::kSoftmax:
       return Unit::kVector;
@@ -366,6 +374,8 @@ enum class Unit : std::uint8_t {
       return "MATMUL";
     case Opcode::kMatmulHeads:
       return "MATMUL_HEADS";
+    case Opcode::kMatmulAct:
+      return "MATMUL_ACT";
     case Opcode::kSoftmax:
       return "SOFTMAX";
     case Opcode::kRmsnorm:
@@ -487,6 +497,31 @@ inline constexpr Field kK{106, 11};
 /// [127:117] output channels, >= 1
 inline constexpr Field kN{117, 11};
 }  // namespace matmul_heads
+
+/// MATMUL_ACT operands.
+namespace matmul_act {
+/// [31:20] param entry of column 0's Requant step (unused when out_bits is 0)
+inline constexpr Field kRqAddr{20, 12};
+/// [47:32] input-scratchpad word address of a
+inline constexpr Field kAAddr{32, 16};
+/// [63:48] weight-scratchpad word address of W^T
+inline constexpr Field kWAddr{48, 16};
+/// [79:64] vector-scratchpad word address of the result
+inline constexpr Field kDstAddr{64, 16};
+/// [81:80] digit groups of the operands, 1..3 (1: a plain int8 product)
+inline constexpr Field kDigits{80, 2};
+/// [82:82] 1: write the result transposed, one vector row of m elements per column
+inline constexpr Field kTranspose{82, 1};
+/// [95:90] requantise each column (requantize_bits, with the entry's bias) and saturate to this
+/// many bits (2..32); 0: write the int32 sums
+inline constexpr Field kOutBits{90, 6};
+/// [105:96] rows of a and of the result, >= 1
+inline constexpr Field kM{96, 10};
+/// [116:106] inner dimension of one digit group, >= 1
+inline constexpr Field kK{106, 11};
+/// [127:117] output channels, >= 1
+inline constexpr Field kN{117, 11};
+}  // namespace matmul_act
 
 /// SOFTMAX operands.
 namespace softmax {

@@ -20,6 +20,21 @@ namespace passim::kernels {
 void matmul_i8(std::span<const std::int8_t> a, std::span<const std::int8_t> w,
                std::span<std::int32_t> out, std::size_t m, std::size_t k, std::size_t n);
 
+/// The product of two operands split into `digits` base-256 int8 digit groups (MATMUL_ACT,
+/// docs/isa.md and docs/numerics.md): out = sum over g of 256^(digits-1-g) * a_g * w_g^T,
+/// accumulated in int32 as out = 256 * out + a_g * w_g^T, group after group, wrapping on
+/// overflow like the PE accumulators. With digits = 1 it is matmul_i8. It is exact (equal to
+/// the product of the recombined operands) when that product fits int32: e.g. 12-bit queries
+/// and keys split as x = 256 * hi + lo with lo the signed low byte.
+/// RTL twin: rtl/matmul/psm_matmul.sv (digit groups).
+///   a:   (m, digits * k) row-major, group g of row r at a[r * digits * k + g * k]
+///   w:   (n, digits * k) row-major, group g of row c at w[c * digits * k + g * k]
+///   out: (m, n) row-major int32
+/// Throws std::invalid_argument when digits is not 1..3 or an operand is too small.
+void matmul_digits_i8(std::span<const std::int8_t> a, std::span<const std::int8_t> w,
+                      std::span<std::int32_t> out, std::size_t m, std::size_t k, std::size_t n,
+                      std::size_t digits);
+
 /// Per-column requantisation of an accumulator tile: out[r, c] = requantize(acc[r, c], rq[c]).
 /// One rounding step (round half up), then saturation to the output type.
 /// RTL twin: rtl/common/psm_requant.sv on the accumulator read path.
