@@ -158,11 +158,13 @@ class MacCounter final : public RunObserver {
       counters[i] += stats.counters[i];
     }
     for (const InstrRecord& r : stats.records) {
-      const bool matmul =
-          r.index < program.size() &&
-          hw::unit_of(static_cast<hw::Opcode>(hw::get_field(program[r.index],
-                                                            hw::fields::kOpcode))) ==
-              hw::Unit::kMatmul;  // MATMUL and MATMUL_HEADS
+      // The weight matmuls (op class matmul: MATMUL, MATMUL_HEADS), whose cycles the matmul
+      // class counts; attention's MATMUL_ACT counts in the attention class.
+      const bool matmul = r.index < program.size() &&
+                          hw::get_field(program[r.index], hw::fields::kOpClass) ==
+                              std::uint32_t(hw::OpClass::kMatmul) &&
+                          hw::unit_of(static_cast<hw::Opcode>(hw::get_field(
+                              program[r.index], hw::fields::kOpcode))) == hw::Unit::kMatmul;
       if (matmul) {
         macs += instr_macs(program[r.index]);
       }

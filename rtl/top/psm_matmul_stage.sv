@@ -161,8 +161,8 @@ module psm_matmul_stage #(
 
   logic                        mm_start, mm_busy, mm_done;
   logic                        mm_in_rd, mm_wgt_rd, mm_rq_we;
-  logic [InAddrWidth-1:0]      mm_in_rd_addr;   // word r * KT + kt of a
-  logic [WgtAddrWidth-1:0]     mm_wgt_rd_addr;  // word kk * NW + j of W^T
+  logic [InAddrWidth-1:0]      mm_in_rd_addr;   // word (r * G + g) * KT + kt of a
+  logic [WgtAddrWidth-1:0]     mm_wgt_rd_addr;  // word (g * k + kk) * NW + j of W^T
   logic [MmRqAddrWidth-1:0]    mm_rq_addr;
   logic [MmOutAddrWidth-1:0]   mm_out_addr;
   logic [ArrayCols*32-1:0]     mm_out_rdata;

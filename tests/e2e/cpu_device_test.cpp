@@ -5,6 +5,7 @@
 // bad operands stop the run naming the instruction, and `instr_passes` states the passes.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -306,12 +307,11 @@ TEST(CpuDeviceGpt, MatmulHeadsStartsEachHeadAtAWord) {
   EXPECT_EQ(got, want);
 }
 
-// MATMUL_ACT: two digit groups (a's row r holds group g at word r * 2 + g, W^T group g's rows
-// from g * k on), out = 256 * a_0 w_0^T + a_1 w_1^T, written transposed: column c of the result
-// is vector row c.
+// MATMUL_ACT on tiny (R = 2, C = 4, L = 2: every operand spans several words): two digit
+// groups (a's row r holds group g at words (r * 2 + g) * KT, W^T group g's rows from g * k on),
+// out = 256 * a_0 w_0^T + a_1 w_1^T, written as rows and transposed (column c as vector row c).
 TEST(CpuDeviceGpt, MatmulActAddsDigitGroupsAndTransposes) {
-  CpuDevice dev(hw::kSmall, kDram);  // R = C = L = 8
-  constexpr std::uint32_t m = 3, k = 5, n = 4, g_n = 2;
+  constexpr std::uint32_t m = 3, k = 5, n = 5, g_n = 2;
   std::vector<std::int8_t> a(m * g_n * k), wt(g_n * k * n);  // a: (m * G, k), W^T: (G * k, n)
   for (std::uint32_t i = 0; i < a.size(); ++i) {
     a[i] = std::int8_t(7 * int(i % 29) - 100);
@@ -319,32 +319,81 @@ TEST(CpuDeviceGpt, MatmulActAddsDigitGroupsAndTransposes) {
   for (std::uint32_t i = 0; i < wt.size(); ++i) {
     wt[i] = std::int8_t(11 * int(i % 23) - 120);
   }
-  put(dev, kIn, a);
-  put(dev, kIn2, wt);
-  hw::Instr mm = hw::make_instr(hw::Opcode::kMatmulAct, 0);
-  hw::set_field(mm, f::matmul_act::kDigits, g_n);
-  hw::set_field(mm, f::matmul_act::kTranspose, 1);
-  hw::set_field(mm, f::matmul_act::kDstAddr, 30);
-  hw::set_field(mm, f::matmul_act::kM, m);
-  hw::set_field(mm, f::matmul_act::kK, k);
-  hw::set_field(mm, f::matmul_act::kN, n);
-  EXPECT_EQ(instr_passes(mm, hw::kSmall), 2u);  // G * ceil(k / R) * ceil(n / C)
-  run(dev, {dma(true, hw::Mem::kInput, 0, kIn, 0, m * g_n, k),
-            dma(true, hw::Mem::kWeight, 0, kIn2, 0, g_n * k, n), mm,
-            dma(false, hw::Mem::kVector, 2, kOut, 30, n, m)});
-  const auto got = get<std::int32_t>(dev, kOut, n * m);
-  for (std::uint32_t c = 0; c < n; ++c) {
-    for (std::uint32_t r = 0; r < m; ++r) {
-      std::int32_t want = 0;
+  std::vector<std::int32_t> want(m * n);  // row-major
+  for (std::uint32_t r = 0; r < m; ++r) {
+    for (std::uint32_t c = 0; c < n; ++c) {
       for (std::uint32_t g = 0; g < g_n; ++g) {
         std::int32_t sum = 0;
         for (std::uint32_t i = 0; i < k; ++i) {
           sum += std::int32_t{a[(r * g_n + g) * k + i]} * wt[(g * k + i) * n + c];
         }
-        want = 256 * want + sum;
+        want[r * n + c] = 256 * want[r * n + c] + sum;
       }
-      EXPECT_EQ(got[c * m + r], want) << "row " << r << ", column " << c;
     }
+  }
+  for (const bool trans : {false, true}) {
+    CpuDevice dev(hw::kTiny, kDram);
+    put(dev, kIn, a);
+    put(dev, kIn2, wt);
+    hw::Instr mm = hw::make_instr(hw::Opcode::kMatmulAct, 0);
+    hw::set_field(mm, f::matmul_act::kDigits, g_n);
+    hw::set_field(mm, f::matmul_act::kTranspose, trans ? 1 : 0);
+    hw::set_field(mm, f::matmul_act::kDstAddr, 30);
+    hw::set_field(mm, f::matmul_act::kM, m);
+    hw::set_field(mm, f::matmul_act::kK, k);
+    hw::set_field(mm, f::matmul_act::kN, n);
+    EXPECT_EQ(instr_passes(mm, hw::kTiny), 2u * 3u * 2u);  // G * ceil(k / R) * ceil(n / C)
+    run(dev, {dma(true, hw::Mem::kInput, 0, kIn, 0, m * g_n, k),
+              dma(true, hw::Mem::kWeight, 0, kIn2, 0, g_n * k, n), mm,
+              dma(false, hw::Mem::kVector, 2, kOut, 30, trans ? n : m, trans ? m : n)});
+    const auto got = get<std::int32_t>(dev, kOut, n * m);
+    for (std::uint32_t r = 0; r < m; ++r) {
+      for (std::uint32_t c = 0; c < n; ++c) {
+        EXPECT_EQ(got[trans ? c * m + r : r * n + c], want[r * n + c])
+            << (trans ? "transposed, " : "") << "row " << r << ", column " << c;
+      }
+    }
+  }
+}
+
+// The digits MATMUL_ACT multiplies come from DMA_STOREs (docs/numerics.md 4.13): for a 12-bit
+// x, a plain store keeps the signed low byte and a `requant` store with {1, 8} gives
+// round(x / 256); for a probability, {1, 8} saturates at 127 and {32897, 31} is 1 exactly from
+// 32640 on. The digits recombine to x.
+TEST(CpuDeviceGpt, DmaStoresSplitTwelveBitValuesIntoDigits) {
+  std::vector<std::int32_t> x;
+  for (int v = -2048; v <= 2047; v += 7) {
+    x.push_back(v);
+  }
+  x.insert(x.end(), {-2048, -129, -128, -1, 0, 127, 128, 2047});
+  std::vector<std::int32_t> p{0, 1, 127, 128, 255, 256, 16383, 32511, 32639, 32640, 32700, 32767};
+  const auto run_split = [](const std::vector<std::int32_t>& v, std::uint64_t step0,
+                            std::uint64_t step1) {
+    CpuDevice dev(hw::kTiny, kDram);
+    const auto len = std::uint32_t(v.size());
+    put(dev, kIn, v);
+    put(dev, kPrm, std::vector<std::uint64_t>{step0, step1});
+    run(dev, {dma(true, hw::Mem::kVector, 2, kIn, 0, 1, len),
+              dma(false, hw::Mem::kVector, 0, kOut, 0, 1, len),  // low byte
+              dma(true, hw::Mem::kParam, 3, kPrm, 0, 1, 1),
+              store_requant(hw::Mem::kVector, 0, kOut + 0x1000, 0, 1, len),
+              dma(true, hw::Mem::kParam, 3, kPrm + 8, 0, 1, 1),
+              store_requant(hw::Mem::kVector, 0, kOut + 0x2000, 0, 1, len)});
+    return std::array<std::vector<std::int8_t>, 3>{get<std::int8_t>(dev, kOut, len),
+                                                   get<std::int8_t>(dev, kOut + 0x1000, len),
+                                                   get<std::int8_t>(dev, kOut + 0x2000, len)};
+  };
+  const std::uint64_t hi_step = entry(Requant{1, 8, 0}), top_step = entry(Requant{32897, 31, 0});
+  const auto xd = run_split(x, hi_step, hi_step);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    EXPECT_EQ(256 * xd[1][i] + xd[0][i], x[i]) << "x = " << x[i];
+    EXPECT_GE(xd[1][i], -8);
+    EXPECT_LE(xd[1][i], 8);
+  }
+  const auto pd = run_split(p, hi_step, top_step);
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    EXPECT_EQ(256 * (pd[1][i] + pd[2][i]) + pd[0][i], p[i]) << "p = " << p[i];
+    EXPECT_EQ(pd[2][i], p[i] >= 32640 ? 1 : 0) << "p = " << p[i];
   }
 }
 

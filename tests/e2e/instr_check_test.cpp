@@ -113,6 +113,8 @@ TEST(CheckInstr, NamesTheFieldOfEachErrorCode) {
   hw::Instr act = matmul(3, 5, 4);  // tiny: R = 2, C = 4, L = 2
   hw::set_field(act, f::kOpcode, std::uint32_t(Opcode::kMatmulAct));
   expect_check(act, ErrorCode::kBadOperand, "MATMUL_ACT digits: expected 1..3, found 0");
+  hw::set_field(act, f::matmul_act::kDigits, 1);  // its field is not MATMUL's dst_stride
+  EXPECT_TRUE(check_instr(act, hw::kTiny).ok()) << check_instr(act, hw::kTiny).detail;
   hw::set_field(act, f::matmul_act::kDigits, 3);
   const auto a_last = std::uint32_t(hw::kTiny.input_depth - 3 * 3 * 3);  // m * G * ceil(k / R)
   hw::set_field(act, f::matmul_act::kAAddr, a_last + 1);

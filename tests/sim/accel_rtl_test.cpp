@@ -145,6 +145,58 @@ TEST(AccelRtl, MatmulEveryOutputMode) {
   }
 }
 
+// MATMUL_ACT: two and three digit groups (a's row r holds group g at words (r * G + g) * KT,
+// W^T group g's rows from g * k on), requantised or raw, with the result written as rows or
+// transposed (column c as vector row c), against CpuDevice; passes are G * KT * NT and count
+// in the attention class.
+TEST(AccelRtl, MatmulActDigitGroupsAndTransposedResult) {
+  SimDevice dev(sim::make_accel_model_tiny(), options());
+  Lockstep ls(dev, kDram);
+  std::mt19937 rng(kSeed + 3);
+  const hw::HwConfig& c = dev.hw();
+  const std::uint32_t m = 3, k = 5, n = 6;  // tiny: KT = 3, NT = 2, ceil(m / L) = 2
+  for (const std::uint32_t g : {2u, 3u}) {
+    for (const bool trans : {false, true}) {
+      for (const std::uint32_t out_bits : {0u, 16u}) {
+        ls.write(kA, bytes_of(random_values<std::int8_t>(rng, m * g * k, -128, 127)));
+        ls.write(kB, bytes_of(random_values<std::int8_t>(rng, g * k * n, -128, 127)));
+        write_steps(ls, rng, n, 36, 44);
+        ProgramBuilder b;
+        b.load({.mem = hw::Mem::kInput, .dram = kA, .spad = 4, .rows = m * g, .row_len = k, .stride = k});
+        b.load({.mem = hw::Mem::kWeight, .dram = kB, .spad = 2, .rows = g * k, .row_len = n, .stride = n});
+        b.load({.mem = hw::Mem::kParam, .elem_log2 = 3, .dram = kP, .spad = 5, .row_len = n, .stride = n * 8});
+        const hw::Instr barrier = hw::make_instr(hw::Opcode::kBarrier, 0);
+        std::vector<hw::Instr> prog = b.body();
+        prog.push_back(barrier);
+        namespace f = hw::fields;
+        hw::Instr mm = hw::make_instr(hw::Opcode::kMatmulAct, 0);
+        hw::set_field(mm, f::matmul_act::kDigits, g);
+        hw::set_field(mm, f::matmul_act::kTranspose, trans ? 1 : 0);
+        hw::set_field(mm, f::matmul_act::kAAddr, 4);
+        hw::set_field(mm, f::matmul_act::kWAddr, 2);
+        hw::set_field(mm, f::matmul_act::kDstAddr, 9);
+        hw::set_field(mm, f::matmul_act::kRqAddr, 5);
+        hw::set_field(mm, f::matmul_act::kOutBits, out_bits);
+        hw::set_field(mm, f::matmul_act::kM, m);
+        hw::set_field(mm, f::matmul_act::kK, k);
+        hw::set_field(mm, f::matmul_act::kN, n);
+        prog.push_back(mm);
+        prog.push_back(barrier);
+        ProgramBuilder st;
+        st.store({.mem = hw::Mem::kVector, .elem_log2 = 2, .dram = kOut, .spad = 9, .rows = trans ? n : m, .row_len = trans ? m : n, .stride = (trans ? m : n) * 4});
+        prog.insert(prog.end(), st.body().begin(), st.body().end());
+        prog.push_back(hw::make_instr(hw::Opcode::kEnd, 0));
+        const RunStats s = ls.run(prog, "MATMUL_ACT digits " + std::to_string(g) +
+                                            (trans ? " transposed" : "") + " out_bits " +
+                                            std::to_string(out_bits));
+        EXPECT_EQ(counter(s, hw::Counter::kPassesAttention),
+                  g * words(k, c.array_rows) * words(n, c.array_cols));
+        EXPECT_GT(counter(s, hw::Counter::kCyclesAttention), 0u);
+      }
+    }
+  }
+}
+
 // MATMUL with dst_stride: the rows of a column tile land inside rows of a wider matrix (the
 // words between them keep their contents), like a projection's tiles over a whole sequence.
 TEST(AccelRtl, MatmulRowsWithAStride) {

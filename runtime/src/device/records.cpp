@@ -26,7 +26,8 @@ Shape instr_shape(const hw::Instr& in) {
       return {{"m", hw::get_field(in, f::matmul::kM)},
               {"k", hw::get_field(in, f::matmul::kK)},
               {"n", hw::get_field(in, f::matmul::kN)},
-              {"digits", hw::get_field(in, f::matmul_act::kDigits)}};
+              {"digits", hw::get_field(in, f::matmul_act::kDigits)},
+              {"transpose", hw::get_field(in, f::matmul_act::kTranspose)}};
     default:  // the vector opcodes share RMSNORM's rows and len fields
       return {{"rows", hw::get_field(in, f::rmsnorm::kRows)},
               {"len", hw::get_field(in, f::rmsnorm::kLen)}};
