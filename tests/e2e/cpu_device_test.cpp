@@ -567,6 +567,23 @@ TEST(ProgramBuilderFields, WideOperandsAreRefused) {
                std::invalid_argument);
 }
 
+TEST(ProgramBuilderFields, DigitsMakeAMatmulActAndMixedLayoutsAreRefused) {
+  passim::ProgramBuilder b;
+  b.matmul({.m = 3, .k = 10, .n = 7, .requant = false, .digits = 3, .transpose = true});
+  ASSERT_EQ(b.body().size(), 1u);
+  EXPECT_EQ(hw::get_field(b.body()[0], f::kOpcode), std::uint32_t(hw::Opcode::kMatmulAct));
+  EXPECT_EQ(hw::get_field(b.body()[0], f::matmul_act::kDigits), 3u);
+  EXPECT_EQ(hw::get_field(b.body()[0], f::matmul_act::kTranspose), 1u);
+  EXPECT_EQ(hw::get_field(b.body()[0], f::matmul_act::kOutBits), 0u);
+  EXPECT_EQ(hw::get_field(b.body()[0], f::matmul_act::kK), 10u);
+  EXPECT_THROW(b.matmul({.m = 1, .k = 2, .n = 2, .head_size = 2, .digits = 2}),
+               std::invalid_argument);
+  EXPECT_THROW(b.matmul({.m = 1, .k = 2, .n = 2, .dst_stride = 4, .digits = 2}),
+               std::invalid_argument);
+  EXPECT_THROW(b.matmul({.m = 1, .k = 2, .n = 2, .transpose = true}), std::invalid_argument);
+  EXPECT_THROW(b.matmul({.m = 1, .k = 2, .n = 2, .digits = 4}), std::invalid_argument);
+}
+
 TEST(ProgramBuilderFields, AHeadSizeMakesAMatmulHeads) {
   passim::ProgramBuilder b;
   b.matmul({.m = 2, .k = 4, .n = 16, .dst_stride = 5});

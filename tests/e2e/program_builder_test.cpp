@@ -38,6 +38,7 @@ std::string shape(const std::vector<hw::Instr>& body) {
       case Opcode::kDmaStore: s += 'S'; break;
       case Opcode::kMatmul:
       case Opcode::kMatmulHeads: s += 'M'; break;
+      case Opcode::kMatmulAct: s += 'M'; break;
       default: s += 'V'; break;
     }
   }
@@ -84,6 +85,20 @@ TEST(ProgramBuilderBarriers, ALoadIntoWordsAMatmulReadsWaits) {
   raw.matmul({.m = 1, .k = 16, .n = 8, .requant = false});
   raw.load({.mem = Mem::kParam, .elem_log2 = 3, .spad = 0, .row_len = 1});
   EXPECT_EQ(shape(raw.body()), "ML");
+}
+
+// MATMUL_ACT reads W^T rows of every digit group: G * k rows, so with three groups a load
+// into the words of the third group waits, and one past them goes under.
+TEST(ProgramBuilderBarriers, AMatmulActHoldsTheWeightWordsOfEveryDigitGroup) {
+  const MatmulOp act{.m = 1, .k = 16, .n = 8, .requant = false, .digits = 3};  // 3 * 16 * 2 words
+  ProgramBuilder inside(hw::kTiny.prog_depth, hw::kTiny);
+  inside.matmul(act);
+  inside.load({.mem = Mem::kWeight, .spad = 95, .rows = 1, .row_len = 4});
+  EXPECT_EQ(shape(inside.body()), "M|L");
+  ProgramBuilder past(hw::kTiny.prog_depth, hw::kTiny);
+  past.matmul(act);
+  past.load({.mem = Mem::kWeight, .spad = 96, .rows = 1, .row_len = 4});
+  EXPECT_EQ(shape(past.body()), "ML");
 }
 
 TEST(ProgramBuilderBarriers, OnlyTileLoadsUnderOnlyMatmuls) {

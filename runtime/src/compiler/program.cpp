@@ -102,15 +102,38 @@ void ProgramBuilder::load(const DmaOp& op) { dma(Opcode::kDmaLoad, op); }
 
 void ProgramBuilder::store(const DmaOp& op) { dma(Opcode::kDmaStore, op); }
 
-void ProgramBuilder::matmul(const MatmulOp& op) {
-  const bool heads = op.head_size != 0;
-  if (heads && op.dst_stride != 0) {
+namespace {
+
+/// The opcode a MatmulOp asks for: MATMUL_ACT with digit groups, MATMUL_HEADS with a head
+/// size, else MATMUL. Throws std::invalid_argument for a mix of their layout fields.
+Opcode matmul_opcode(const MatmulOp& op) {
+  if (op.digits != 0 && (op.head_size != 0 || op.dst_stride != 0)) {
+    throw std::invalid_argument(fmt::format(
+        "MATMUL_ACT: expected no head_size or dst_stride (its rows are packed), found {} and {}",
+        op.head_size, op.dst_stride));
+  }
+  if (op.digits == 0 && op.transpose) {
+    throw std::invalid_argument("MATMUL: transpose needs digits (MATMUL_ACT), found digits 0");
+  }
+  if (op.head_size != 0 && op.dst_stride != 0) {
     throw std::invalid_argument(fmt::format(
         "MATMUL_HEADS: expected no dst_stride (its rows are packed), found {}", op.dst_stride));
   }
-  hw::Instr in = hw::make_instr(heads ? Opcode::kMatmulHeads : Opcode::kMatmul, layer_);
+  return op.digits != 0 ? Opcode::kMatmulAct
+         : op.head_size != 0 ? Opcode::kMatmulHeads
+                             : Opcode::kMatmul;
+}
+
+}  // namespace
+
+void ProgramBuilder::matmul(const MatmulOp& op) {
+  const Opcode code = matmul_opcode(op);
+  hw::Instr in = hw::make_instr(code, layer_);
   put(in, f::matmul::kOutBits, op.requant ? op.out_bits : 0u, "MATMUL out_bits");
-  if (heads) {
+  if (code == Opcode::kMatmulAct) {
+    put(in, f::matmul_act::kDigits, op.digits, "MATMUL_ACT digits");
+    put(in, f::matmul_act::kTranspose, op.transpose ? 1u : 0u, "MATMUL_ACT transpose");
+  } else if (code == Opcode::kMatmulHeads) {
     put(in, f::matmul_heads::kHeadSize, op.head_size, "MATMUL_HEADS head_size");
   } else {
     put(in, f::matmul::kDstStride, op.dst_stride, "MATMUL dst_stride");
@@ -126,8 +149,11 @@ void ProgramBuilder::matmul(const MatmulOp& op) {
     emit(in);
     return;
   }
-  // W^T row kk at w_addr + kk * ceil(n / C); column c's step at rq_addr + c (docs/isa.md).
-  const std::size_t w_words = op.k * ((op.n + cfg_->array_cols - 1) / cfg_->array_cols);
+  // W^T row kk (of every digit group) at w_addr + kk * ceil(n / C); column c's step at
+  // rq_addr + c (docs/isa.md).
+  const std::size_t groups = std::max<std::size_t>(op.digits, 1);
+  const std::size_t w_words =
+      groups * op.k * ((op.n + cfg_->array_cols - 1) / cfg_->array_cols);
   const InFlight reads{.unit = hw::Unit::kMatmul, .matmul = true,
                        .weight = {.mem = hw::Mem::kWeight, .lo = op.w_addr,
                                   .hi = op.w_addr + w_words},

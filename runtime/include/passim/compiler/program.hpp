@@ -42,6 +42,10 @@ struct MatmulOp {
   /// Not 0: MATMUL_HEADS, every head of `head_size` columns from a new vector word and the
   /// rows packed (dst_stride unused)
   std::size_t head_size = 0;
+  /// Not 0: MATMUL_ACT with this many base-256 digit groups (1..3) of k in a's rows and in
+  /// W^T (docs/isa.md); its result rows are packed (dst_stride unused)
+  std::size_t digits = 0;
+  bool transpose = false;  ///< MATMUL_ACT: column c of the result becomes vector row c
 };
 
 /// Operands of a vector opcode (all share one layout): `rows` rows of `len` elements from word
