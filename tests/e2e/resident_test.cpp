@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
+#include <set>
 #include <stdexcept>
 #include <vector>
 
@@ -24,6 +26,7 @@
 namespace {
 
 using namespace passim;
+namespace f = hw::fields;
 
 /// DMA_LOADs into the weight scratchpad in `programs`.
 std::size_t weight_loads(const std::vector<std::vector<hw::Instr>>& programs) {
@@ -89,6 +92,43 @@ TEST(ResidentWeights, ResidentAndStreamedGiveTheCpuBackendsLogitsOnCpuDevice) {
     EXPECT_EQ(backend.weight_tile_loads(Phase::kDecode) == 0, resident);
     EXPECT_EQ(backend.weight_tile_loads(Phase::kPrefill) == 0, resident);
   }
+}
+
+// The preload's load of a resident block of vector steps carries the layer of the first
+// instruction that reads the block, so the report attributes its cycles there.
+TEST(ResidentWeights, PreloadedVectorStepsCarryTheLayerOfTheirFirstUse) {
+  const QuantModel m = random_layernorm_gpt();
+  const ModelCompiler res(m, hw::kBase, {.weights = WeightsMode::kResident});
+  ASSERT_TRUE(res.residency().params) << res.residency().reason;
+  ASSERT_FALSE(res.residency().steps.empty());
+  std::map<std::size_t, std::uint32_t> first_use;  // parameter entry -> layer
+  for (const auto& prog : res.step(3, 5)) {
+    for (const hw::Instr& in : prog) {
+      if (hw::unit_of(hw::Opcode(hw::get_field(in, f::kOpcode))) == hw::Unit::kVector) {
+        first_use.emplace(hw::get_field(in, f::rmsnorm::kParamAddr),
+                          hw::get_field(in, f::kLayer));
+      }
+    }
+  }
+  std::set<std::uint32_t> layers;
+  for (const auto& [dram, s] : res.residency().steps) {
+    ASSERT_TRUE(first_use.contains(s.addr)) << "no instruction reads entry " << s.addr;
+    EXPECT_EQ(s.layer, first_use.at(s.addr)) << "steps at entry " << s.addr;
+    layers.insert(s.layer);
+    bool loaded = false;
+    for (const auto& prog : res.preload()) {
+      for (const hw::Instr& in : prog) {
+        if (hw::get_field(in, f::kOpcode) == std::uint32_t(hw::Opcode::kDmaLoad) &&
+            hw::get_field(in, f::dma_load::kMem) == std::uint32_t(hw::Mem::kParam) &&
+            hw::get_field(in, f::dma_load::kSpadAddr) == s.addr) {
+          EXPECT_EQ(hw::get_field(in, f::kLayer), s.layer) << "preload of entry " << s.addr;
+          loaded = true;
+        }
+      }
+    }
+    EXPECT_TRUE(loaded) << "entry " << s.addr << " is never preloaded";
+  }
+  EXPECT_GT(layers.size(), 1u) << "the blocks of every layer went to one layer";
 }
 
 TEST(ResidentWeights, ModelThatDoesNotFitStaysStreamedOrIsRefused) {

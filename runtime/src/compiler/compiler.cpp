@@ -67,6 +67,7 @@ std::vector<std::vector<hw::Instr>> ModelCompiler::preload() const {
     }
   }
   for (const auto& [dram, s] : residency_.steps) {
+    b.set_layer(s.layer);
     b.load({.mem = Mem::kParam, .elem_log2 = 3, .dram = dram, .spad = s.addr,
             .row_len = s.count, .stride = s.count * 8});
   }
@@ -219,7 +220,7 @@ std::size_t ModelCompiler::steps(ProgramBuilder& b, std::uint64_t dram, std::siz
   if (const ResidentSteps* home = residency_.find_steps(dram, count)) {
     return home->addr;
   }
-  step_blocks_.emplace(dram, count);
+  step_blocks_.emplace(dram, StepBlock{.count = count, .layer = b.layer()});  // the first use
   b.load({.mem = Mem::kParam, .elem_log2 = 3, .dram = dram, .spad = spad, .row_len = count,
           .stride = count * 8});
   return spad;

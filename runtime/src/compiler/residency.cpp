@@ -101,7 +101,7 @@ Residency plan_residency(const std::vector<std::vector<hw::Instr>>& step, const 
   return r;
 }
 
-void place_steps(Residency& r, const std::map<std::uint64_t, std::size_t>& blocks,
+void place_steps(Residency& r, const std::map<std::uint64_t, StepBlock>& blocks,
                  const hw::HwConfig& cfg) {
   // Smallest blocks first: a load costs about the same fixed time whatever its length, so
   // this removes the most loads from the parameter memory that is left.
@@ -111,8 +111,8 @@ void place_steps(Residency& r, const std::map<std::uint64_t, std::size_t>& block
     return;
   }
   std::vector<std::pair<std::size_t, std::uint64_t>> order;  // (count, dram)
-  for (const auto& [dram, count] : blocks) {
-    order.emplace_back(count, dram);
+  for (const auto& [dram, block] : blocks) {
+    order.emplace_back(block.count, dram);
   }
   std::sort(order.begin(), order.end());
   const std::size_t base = r.param_base + r.param_entries;
@@ -120,7 +120,8 @@ void place_steps(Residency& r, const std::map<std::uint64_t, std::size_t>& block
     if (base + r.step_entries + count > cfg.param_depth) {
       break;
     }
-    r.steps[dram] = {.dram = dram, .count = count, .addr = base + r.step_entries};
+    r.steps[dram] = {.dram = dram, .count = count, .addr = base + r.step_entries,
+                     .layer = blocks.at(dram).layer};
     r.step_entries += count;
   }
 }

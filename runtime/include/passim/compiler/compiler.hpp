@@ -153,9 +153,10 @@ class ModelCompiler {
   /// vector words, else one MATMUL_HEADS per projection. With resident weights only
   /// (streamed, the narrow per-head tiles load under the MATMULs and the wide ones would not).
   bool wide_heads_ = true;
-  /// Every block of vector steps a pass loads (DRAM byte address -> entries), as the passes
-  /// compiled so far asked for them; the constructor makes them resident from this.
-  mutable std::map<std::uint64_t, std::size_t> step_blocks_;
+  /// Every block of vector steps a pass loads (DRAM byte address -> entries and the layer of
+  /// its first use), as the passes compiled so far asked for them; the constructor makes them
+  /// resident from this.
+  mutable std::map<std::uint64_t, StepBlock> step_blocks_;
 };
 
 }  // namespace passim

@@ -79,6 +79,7 @@ class ProgramBuilder {
 
   /// The `layer` field of the instructions that follow (counters attribute cycles by it).
   void set_layer(std::uint32_t layer) noexcept { layer_ = layer; }
+  [[nodiscard]] std::uint32_t layer() const noexcept { return layer_; }
   /// The opcodes with named operands. Each throws std::invalid_argument naming the operand
   /// when a value is wider than its field (docs/isa.md), instead of wrapping it.
   void load(const DmaOp& op);

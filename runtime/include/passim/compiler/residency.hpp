@@ -41,7 +41,15 @@ struct ResidentTile {
 struct ResidentSteps {
   std::uint64_t dram = 0;
   std::size_t count = 0;
-  std::size_t addr = 0;  ///< parameter entry of the first step
+  std::size_t addr = 0;     ///< parameter entry of the first step
+  std::uint32_t layer = 0;  ///< the layer of the first instruction that reads them
+};
+
+/// A block of steps a compiled pass loads for a vector instruction: how many, and the layer of
+/// the first instruction that reads it (its preload is attributed there).
+struct StepBlock {
+  std::size_t count = 0;
+  std::uint32_t layer = 0;
 };
 
 /// The resident plan of a model on one configuration; `weights` false:
@@ -80,7 +88,7 @@ struct Residency {
 /// Gives blocks of vector steps (DRAM byte address -> entries) homes after the tiles'
 /// steps, when the tiles' steps are resident: the smallest blocks first, as many as the
 /// parameter memory of `cfg` holds. The passes load the others.
-void place_steps(Residency& r, const std::map<std::uint64_t, std::size_t>& blocks,
+void place_steps(Residency& r, const std::map<std::uint64_t, StepBlock>& blocks,
                  const hw::HwConfig& cfg);
 
 [[nodiscard]] Residency plan_residency(const std::vector<std::vector<hw::Instr>>& step,
