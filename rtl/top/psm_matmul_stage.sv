@@ -97,8 +97,6 @@ module psm_matmul_stage #(
   logic [VecAddrWidth-1:0] head_words_q;  // ceil(head_size / L): the words of a head's slot
   logic [1:0]  digits_q;     // G
   logic        trans_q;      // MATMUL_ACT transpose: result columns become vector rows
-  logic [15:0] wr_rows_q;    // rows written to the vector scratchpad: m (n transposed)
-  logic [15:0] wr_len_q;     // their elements: n (m transposed)
   logic [15:0] start_group, start_len;
   logic        start_heads, start_act, start_trans;
   logic [1:0]  start_digits;
@@ -135,8 +133,6 @@ module psm_matmul_stage #(
       group_q      <= start_group;
       digits_q     <= start_digits;
       trans_q      <= start_trans;
-      wr_rows_q    <= start_trans ? 16'(cmd.n) : 16'(cmd.m);
-      wr_len_q     <= start_len;
       head_words_q <= VecAddrWidth'((32'(cmd.dst_stride) + Lanes - 1) / Lanes);
     end
   end
@@ -318,6 +314,8 @@ module psm_matmul_stage #(
 
   // Write side: row r of the result, head (group) after head, min(L, left) lanes per word.
   logic [GbElems*32-1:0] gb_q;
+  logic [15:0]           wr_rows;    // rows written to the vector scratchpad: m (n transposed)
+  logic [15:0]           wr_len;     // their elements: n (m transposed)
   logic [15:0]           ow_r_q;     // rows written
   logic [15:0]           ow_left_q;  // elements of the head not yet written
   logic [15:0]           ow_rleft_q; // elements of the row not yet written
@@ -328,7 +326,9 @@ module psm_matmul_stage #(
   logic                  ow_done;
   logic [GbCntWidth-1:0] pop_n, app_n;
 
-  assign ow_done  = (ow_r_q == wr_rows_q);
+  assign wr_rows  = trans_q ? n_q : m_q;
+  assign wr_len   = trans_q ? m_q : n_q;
+  assign ow_done  = (ow_r_q == wr_rows);
   assign ow_n     = (ow_left_q < 16'(Lanes)) ? ow_left_q : 16'(Lanes);
   assign vs_req_o = copy_out && !ow_done && (16'(gb_cnt_q) >= ow_n);
   assign vs_addr_o = ow_addr_q;
@@ -380,8 +380,8 @@ module psm_matmul_stage #(
         end
         if (ow_rleft_q == ow_n) begin  // the row's last word
           ow_r_q     <= ow_r_q + 16'd1;
-          ow_left_q  <= (group_q < wr_len_q) ? group_q : wr_len_q;
-          ow_rleft_q <= wr_len_q;
+          ow_left_q  <= (group_q < wr_len) ? group_q : wr_len;
+          ow_rleft_q <= wr_len;
           if (!heads_q) begin  // MATMUL: the next row starts S on
             ow_addr_q <= ow_row_q + stride_q;
             ow_row_q  <= ow_row_q + stride_q;
