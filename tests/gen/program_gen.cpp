@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "passim/device/device.hpp"
 #include "passim/device/instr_check.hpp"
 
 namespace passim::gen {
@@ -197,14 +198,11 @@ hw::Instr ProgramGen::random_matmul(hw::Opcode op) {
   const std::uint64_t n = small_or_large(1, std::min<std::uint64_t>(cfg_.param_depth, 2047));
   const std::uint64_t kt = ceil_div(k, cfg_.array_rows), nt_w = ceil_div(n, cfg_.array_cols);
   const std::uint64_t head = chance(0.8) ? pick(1, std::min<std::uint64_t>(n, 40)) : pick(1, 1023);
-  const std::uint64_t nt_l = heads ? ceil_div(n, head) * ceil_div(head, cfg_.lanes)
-                                   : ceil_div(n, cfg_.lanes);
+  const std::uint64_t nt_l = ceil_div(n, cfg_.lanes);  // MATMUL: the least dst_stride
   const std::uint64_t stride =
       heads ? head
       : act ? g | (trans ? 4u : 0u)  // digits [81:80], transpose [82]
       : chance(0.3) ? pick(nt_l, std::min<std::uint64_t>(nt_l + 3, 1023)) : 0;
-  const std::uint64_t span = trans ? n * ceil_div(m, cfg_.lanes)
-                             : (m - 1) * (!heads && !act && stride != 0 ? stride : nt_l) + nt_l;
   const std::uint64_t out_bits = chance(0.2) ? 0 : pick(2, 32);
   hw::Instr in = hw::make_instr(op, 0);
   set_field(in, f::matmul::kM, std::uint32_t(m));
@@ -219,6 +217,7 @@ hw::Instr ProgramGen::random_matmul(hw::Opcode op) {
   set_field(in, f::matmul::kAAddr, std::uint32_t(pick(0, room(cfg_.input_depth, m * g * kt))));
   set_field(in, f::matmul::kWAddr,
             std::uint32_t(pick(0, room(cfg_.weight_depth, g * k * nt_w))));
+  const std::uint64_t span = matmul_result(in, cfg_.lanes).span();  // the result's words
   set_field(in, f::matmul::kDstAddr, std::uint32_t(pick(0, room(cfg_.vector_depth, span))));
   set_field(in, f::matmul::kRqAddr, std::uint32_t(pick(0, room(cfg_.param_depth, n))));
   return in;

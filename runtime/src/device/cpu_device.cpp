@@ -36,10 +36,8 @@ std::uint64_t instr_passes(const hw::Instr& in, const hw::HwConfig& cfg) noexcep
       return get_field(in, f::dma_load::kRows);
     case hw::Opcode::kMatmul:
     case hw::Opcode::kMatmulHeads:
-      return ceil_div(get_field(in, f::matmul::kK), cfg.array_rows) *
-             ceil_div(get_field(in, f::matmul::kN), cfg.array_cols);
     case hw::Opcode::kMatmulAct:  // one pass per weight tile of every digit group
-      return get_field(in, f::matmul_act::kDigits) *
+      return matmul_result(in, cfg.lanes).digits *
              ceil_div(get_field(in, f::matmul::kK), cfg.array_rows) *
              ceil_div(get_field(in, f::matmul::kN), cfg.array_cols);
     case hw::Opcode::kSoftmax:
@@ -61,6 +59,26 @@ std::uint64_t instr_passes(const hw::Instr& in, const hw::HwConfig& cfg) noexcep
     default:
       return 0;  // NOP, END, BARRIER
   }
+}
+
+MatmulResult matmul_result(const hw::Instr& in, std::size_t lanes) noexcept {
+  const std::uint64_t m = get_field(in, f::matmul::kM), n = get_field(in, f::matmul::kN);
+  const auto op = static_cast<hw::Opcode>(get_field(in, f::kOpcode));
+  const std::uint64_t field = get_field(in, f::matmul::kDstStride);  // head_size when heads
+  if (op == hw::Opcode::kMatmulAct) {  // packed rows, transposed: n rows of m
+    const bool trans = get_field(in, f::matmul_act::kTranspose) != 0;
+    const std::uint64_t rows = trans ? n : m, len = trans ? m : n;
+    return {.digits = get_field(in, f::matmul_act::kDigits), .transposed = trans, .rows = rows,
+            .row_len = len, .group = len, .stride = ceil_div(len, lanes),
+            .row_words = ceil_div(len, lanes)};
+  }
+  if (op == hw::Opcode::kMatmulHeads) {  // packed rows of ceil(n / hs) heads of ceil(hs / L)
+    const std::uint64_t words = field == 0 ? 0 : ceil_div(n, field) * ceil_div(field, lanes);
+    return {.rows = m, .row_len = n, .group = field, .stride = words, .row_words = words};
+  }
+  const std::uint64_t row = ceil_div(n, lanes);
+  return {.rows = m, .row_len = n, .group = n, .stride = field != 0 ? field : row,
+          .row_words = row};
 }
 
 CpuDevice::CpuDevice(const hw::HwConfig& cfg, std::uint64_t dram_bytes)
@@ -304,71 +322,56 @@ void CpuDevice::matmul(const hw::Instr& in, std::uint32_t index) {
   const std::size_t n = get_field(in, f::matmul::kN);
   const std::size_t a_addr = get_field(in, f::matmul::kAAddr);
   const std::size_t w_addr = get_field(in, f::matmul::kWAddr);
-  const bool act = get_field(in, f::kOpcode) == std::uint32_t(hw::Opcode::kMatmulAct);
-  const std::size_t g_n = act ? get_field(in, f::matmul_act::kDigits) : 1;
+  const std::size_t g_n = matmul_result(in, cfg_.lanes).digits;
   const std::size_t a_words = ceil_div(k, cfg_.array_rows);
   const std::size_t w_words = ceil_div(n, cfg_.array_cols);
   std::vector<std::int8_t> a(m * g_n * k), w(n * g_n * k);
-  for (std::size_t r = 0; r < m; ++r) {
-    for (std::size_t g = 0; g < g_n; ++g) {
-      for (std::size_t i = 0; i < k; ++i) {
-        a[(r * g_n + g) * k + i] =
-            input_[(a_addr + (r * g_n + g) * a_words) * cfg_.array_rows + i];
-      }
+  for (std::size_t row = 0; row < m * g_n; ++row) {  // row r * G + g: group g of a's row r
+    for (std::size_t i = 0; i < k; ++i) {
+      a[row * k + i] = input_[(a_addr + row * a_words) * cfg_.array_rows + i];
     }
   }
   for (std::size_t g = 0; g < g_n; ++g) {
     for (std::size_t i = 0; i < k; ++i) {
+      const std::size_t word = w_addr + (g * k + i) * w_words;  // W^T row i of group g
       for (std::size_t c = 0; c < n; ++c) {
-        w[(c * g_n + g) * k + i] = weight_[(w_addr + (g * k + i) * w_words) * cfg_.array_cols + c];
+        w[(c * g_n + g) * k + i] = weight_[word * cfg_.array_cols + c];
       }
     }
   }
   std::vector<std::int32_t> acc(m * n);
-  if (g_n == 1) {
-    kernels::matmul_i8(a, w, acc, m, k, n);
-  } else {
-    kernels::matmul_digits_i8(a, w, acc, m, k, n, g_n);
-  }
+  kernels::matmul_digits_i8(a, w, acc, m, k, n, g_n);
   matmul_out(in, acc, index);
 }
 
 void CpuDevice::matmul_out(const hw::Instr& in, std::span<std::int32_t> acc,
                            std::uint32_t index) {
-  // MATMUL: row r at dst + r * stride. MATMUL_HEADS: heads of head_size columns, each from
-  // a new vector word, rows packed. MATMUL_ACT: row r at dst + r * ceil(n / L), or with
-  // transpose column c at dst + c * ceil(m / L) (docs/isa.md).
+  // Requantised per column, then written as matmul_result() lays it out: MATMUL_ACT's
+  // transposed result is the transpose of acc.
   const std::size_t m = get_field(in, f::matmul::kM), n = get_field(in, f::matmul::kN);
   const std::size_t dst = get_field(in, f::matmul::kDstAddr);
   const std::size_t rq = get_field(in, f::matmul::kRqAddr);
   const int out_bits = int(get_field(in, f::matmul::kOutBits));
-  const auto op = static_cast<hw::Opcode>(get_field(in, f::kOpcode));
-  const bool heads = op == hw::Opcode::kMatmulHeads, act = op == hw::Opcode::kMatmulAct;
-  const std::size_t field = get_field(in, f::matmul::kDstStride);  // head_size when heads
-  const std::size_t group = heads ? field : n;
-  const std::size_t stride = heads ? ceil_div(n, group) * vec_words(group)
-                             : (field == 0 || act) ? vec_words(n) : field;
   if (out_bits != 0) {
     for (std::size_t i = 0; i < m * n; ++i) {
       acc[i] = requantize_result(acc[i], param_rq_biased(rq + i % n, index), out_bits);
     }
   }
-  if (act && get_field(in, f::matmul_act::kTranspose) != 0) {
-    std::vector<std::int32_t> col(m);
-    for (std::size_t c = 0; c < n; ++c) {
-      for (std::size_t r = 0; r < m; ++r) {
-        col[r] = acc[r * n + c];
+  const MatmulResult res = matmul_result(in, cfg_.lanes);
+  std::vector<std::int32_t> out(acc.begin(), acc.end());  // (rows, row_len) row-major
+  if (res.transposed) {
+    for (std::size_t r = 0; r < m; ++r) {
+      for (std::size_t c = 0; c < n; ++c) {
+        out[c * m + r] = acc[r * n + c];
       }
-      write_row<std::int32_t>(dst + c * vec_words(m), col, index);
     }
-    return;
   }
-  for (std::size_t r = 0; r < m; ++r) {
-    const std::span<const std::int32_t> row(acc.data() + r * n, n);
-    for (std::size_t c0 = 0; c0 < n; c0 += group) {
-      const std::size_t cols = std::min(group, n - c0);
-      write_row<std::int32_t>(dst + r * stride + (c0 / group) * vec_words(group),
-                              row.subspan(c0, cols), index);
+  const std::span<const std::int32_t> all(out);
+  for (std::size_t r = 0; r < res.rows; ++r) {
+    for (std::size_t c0 = 0; c0 < res.row_len; c0 += res.group) {
+      const std::size_t cols = std::min<std::size_t>(res.group, res.row_len - c0);
+      write_row<std::int32_t>(dst + r * res.stride + (c0 / res.group) * vec_words(res.group),
+                              all.subspan(r * res.row_len + c0, cols), index);
     }
   }
 }

@@ -4,10 +4,12 @@
 // STATUS.error for every instruction (docs/isa.md "Errors").
 #include "passim/device/instr_check.hpp"
 
-#include <algorithm>
 #include <bit>
+#include <string>
 
 #include <fmt/format.h>
+
+#include "passim/device/device.hpp"
 
 namespace passim {
 
@@ -101,37 +103,22 @@ InstrCheck check_dma(const hw::Instr& in, Opcode op, const hw::HwConfig& c) {
   return {};
 }
 
-/// The vector words a MATMUL, MATMUL_HEADS or MATMUL_ACT result covers from dst_addr (its
-/// layout: docs/isa.md), or an error naming a bad layout field (a MATMUL dst_stride shorter
-/// than a row, a MATMUL_HEADS head_size of 0, MATMUL_ACT digits of 0).
-struct ResultSpan {
-  std::uint64_t words = 0;
-  std::string error;
-};
-
-ResultSpan matmul_result_span(const hw::Instr& in, const hw::HwConfig& c) {
-  const std::uint64_t m = get_field(in, f::matmul::kM), n = get_field(in, f::matmul::kN);
+/// What makes a MATMUL, MATMUL_HEADS or MATMUL_ACT result layout (matmul_result) invalid:
+/// MATMUL_ACT digits of 0, a MATMUL_HEADS head_size of 0, a MATMUL dst_stride shorter than a
+/// row. Empty when it is valid.
+std::string matmul_layout_error(const hw::Instr& in, const MatmulResult& res) {
   const auto op = static_cast<hw::Opcode>(get_field(in, f::kOpcode));
-  const std::uint64_t field = get_field(in, f::matmul::kDstStride);  // head_size when heads
-  if (op == hw::Opcode::kMatmulAct) {
-    if (get_field(in, f::matmul_act::kDigits) == 0) {
-      return {.error = "MATMUL_ACT digits: expected 1..3, found 0"};
-    }
-    const bool trans = get_field(in, f::matmul_act::kTranspose) != 0;
-    return {.words = trans ? n * ceil_div(m, c.lanes) : m * ceil_div(n, c.lanes), .error = {}};
+  if (op == hw::Opcode::kMatmulAct && res.digits == 0) {
+    return "MATMUL_ACT digits: expected 1..3, found 0";
   }
-  if (op == hw::Opcode::kMatmulHeads) {  // packed rows of ceil(n / hs) heads of ceil(hs / L)
-    if (field == 0) {
-      return {.error = "MATMUL_HEADS head_size: expected >= 1, found 0"};
-    }
-    return {.words = m * ceil_div(n, field) * ceil_div(field, c.lanes), .error = {}};
+  if (op == hw::Opcode::kMatmulHeads && res.group == 0) {
+    return "MATMUL_HEADS head_size: expected >= 1, found 0";
   }
-  const std::uint64_t row = ceil_div(n, c.lanes);
-  if (field != 0 && field < row) {
-    return {.error = fmt::format(
-                "MATMUL dst_stride: expected 0 or >= ceil(n / L) = {}, found {}", row, field)};
+  if (op == hw::Opcode::kMatmul && res.stride < res.row_words) {
+    return fmt::format("MATMUL dst_stride: expected 0 or >= ceil(n / L) = {}, found {}",
+                       res.row_words, res.stride);
   }
-  return {.words = (m - 1) * (field != 0 ? field : row) + row, .error = {}};
+  return {};
 }
 
 /// MATMUL, MATMUL_HEADS, MATMUL_ACT: sizes, out_bits, the result's layout and the private
@@ -143,9 +130,8 @@ InstrCheck check_matmul(const hw::Instr& in, const hw::HwConfig& c) {
   const std::uint64_t out_bits = get_field(in, f::matmul::kOutBits);
   const auto op = static_cast<hw::Opcode>(get_field(in, f::kOpcode));
   const std::string_view name = hw::opcode_name(op);
-  const std::uint64_t g = op == hw::Opcode::kMatmulAct
-                              ? std::max<std::uint64_t>(get_field(in, f::matmul_act::kDigits), 1)
-                              : 1;
+  const MatmulResult res = matmul_result(in, c.lanes);
+  const std::uint64_t g = res.digits;
   if (m == 0 || k == 0 || n == 0 || m > c.acc_depth || n > c.param_depth) {
     return bad(fmt::format("{} m, k, n: expected 1..{}, >= 1, 1..{}, found {}, {}, {}",
                            name, c.acc_depth, c.param_depth, m, k, n));
@@ -153,9 +139,8 @@ InstrCheck check_matmul(const hw::Instr& in, const hw::HwConfig& c) {
   if (out_bits == 1 || out_bits > 32) {
     return bad(fmt::format("{} out_bits: expected 0 or 2..32, found {}", name, out_bits));
   }
-  const ResultSpan span = matmul_result_span(in, c);
-  if (!span.error.empty()) {
-    return bad(span.error);
+  if (const std::string error = matmul_layout_error(in, res); !error.empty()) {
+    return bad(error);
   }
   const std::uint64_t kt = ceil_div(k, c.array_rows), nt_w = ceil_div(n, c.array_cols);
   if (m * nt_w > mm_out_depth(c)) {
@@ -165,11 +150,11 @@ InstrCheck check_matmul(const hw::Instr& in, const hw::HwConfig& c) {
   const auto a = get_field(in, f::matmul::kAAddr), w = get_field(in, f::matmul::kWAddr);
   const auto dst = get_field(in, f::matmul::kDstAddr), rq = get_field(in, f::matmul::kRqAddr);
   if (!fits(a, m * g * kt, c.input_depth) || !fits(w, g * k * nt_w, c.weight_depth) ||
-      !fits(dst, span.words, c.vector_depth) ||
+      !fits(dst, res.span(), c.vector_depth) ||
       (out_bits != 0 && !fits(rq, n, c.param_depth))) {
     return range(fmt::format("{} operands: a {}+{} of {}, W^T {}+{} of {}, dst {}+{} of {}, "
                              "rq {}+{} of {} words", name, a, m * g * kt, c.input_depth, w,
-                             g * k * nt_w, c.weight_depth, dst, span.words, c.vector_depth, rq,
+                             g * k * nt_w, c.weight_depth, dst, res.span(), c.vector_depth, rq,
                              out_bits != 0 ? n : 0, c.param_depth));
   }
   return {};

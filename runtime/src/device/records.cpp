@@ -38,11 +38,10 @@ std::uint64_t instr_macs(const hw::Instr& in) {
   switch (static_cast<Opcode>(hw::get_field(in, f::kOpcode))) {
     case Opcode::kMatmul:
     case Opcode::kMatmulHeads:
-      return std::uint64_t{hw::get_field(in, f::matmul::kM)} * hw::get_field(in, f::matmul::kK) *
-             hw::get_field(in, f::matmul::kN);
     case Opcode::kMatmulAct:  // the array's int8 MACs: every digit group
       return std::uint64_t{hw::get_field(in, f::matmul::kM)} * hw::get_field(in, f::matmul::kK) *
-             hw::get_field(in, f::matmul::kN) * hw::get_field(in, f::matmul_act::kDigits);
+             hw::get_field(in, f::matmul::kN) *
+             matmul_result(in, 1).digits;  // (the digits do not depend on the lanes)
     case Opcode::kAttnScore:
     case Opcode::kAttnValue:
       return std::uint64_t{hw::get_field(in, f::attn_score::kRows)} *

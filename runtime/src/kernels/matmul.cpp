@@ -54,6 +54,10 @@ void matmul_digits_i8(std::span<const std::int8_t> a, std::span<const std::int8_
   require_at_least("matmul_digits_i8", "a", m * digits * k, a.size());
   require_at_least("matmul_digits_i8", "w", n * digits * k, w.size());
   require_at_least("matmul_digits_i8", "out", m * n, out.size());
+  if (digits == 1) {
+    matmul_i8(a, w, out, m, k, n);  // the same sums, vectorised
+    return;
+  }
   for (std::size_t r = 0; r < m; ++r) {
     for (std::size_t c = 0; c < n; ++c) {
       std::uint32_t acc = 0;  // uint32: wraps like the int32 accumulator (Horner)

@@ -98,4 +98,22 @@ class Device {
 /// ATTN_SCORE / ATTN_VALUE one per cached position; BARRIER, END and NOP 0.
 [[nodiscard]] std::uint64_t instr_passes(const hw::Instr& in, const hw::HwConfig& cfg) noexcept;
 
+/// Where a MATMUL, MATMUL_HEADS or MATMUL_ACT puts its result in the vector scratchpad
+/// (docs/isa.md): `rows` rows of `row_len` elements (MATMUL_ACT with transpose: n rows of m),
+/// each row in groups of `group` elements that start a new word (MATMUL_HEADS: its heads; else
+/// the whole row), row r from word dst_addr + r * `stride` on, taking `row_words` words.
+/// `digits` is MATMUL_ACT's digit groups, 1 for the others. A head_size of 0 gives group 0 and
+/// no words; check_instr refuses it, and a MATMUL dst_stride shorter than a row.
+struct MatmulResult {
+  std::uint64_t digits = 1;
+  bool transposed = false;  ///< MATMUL_ACT with transpose: the rows are the result's columns
+  std::uint64_t rows = 0, row_len = 0, group = 0;
+  std::uint64_t stride = 0, row_words = 0;
+  /// Words from the first row's start to the last row's end.
+  [[nodiscard]] std::uint64_t span() const noexcept {
+    return rows == 0 ? 0 : (rows - 1) * stride + row_words;
+  }
+};
+[[nodiscard]] MatmulResult matmul_result(const hw::Instr& in, std::size_t lanes) noexcept;
+
 }  // namespace passim
