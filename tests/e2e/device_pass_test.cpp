@@ -29,10 +29,18 @@ using namespace passim;
 struct Case {
   const char* model;  ///< "stories260K", "ln-gpt", "bn-gpt" (folded BatchNorm: "bn-gpt-folded")
   const char* config;
+  AttentionUnit attention = AttentionUnit::kAuto;
 };
+
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.model << " on " << c.config << ", attention " << attention_unit_name(c.attention);
+}
 
 std::string case_name(const ::testing::TestParamInfo<Case>& p) {
   std::string s = std::string(p.param.model) + "_" + p.param.config;
+  if (p.param.attention != AttentionUnit::kAuto) {
+    s += std::string("_attention_") + attention_unit_name(p.param.attention);
+  }
   for (char& c : s) {
     c = (c == '-') ? '_' : c;
   }
@@ -62,6 +70,20 @@ std::vector<int> some_tokens(const QuantModel& m, std::size_t n) {
   return t;
 }
 
+/// MATMUL_ACTs and ATTN_VALUEs in `programs`.
+std::pair<std::size_t, std::size_t> attention_ops(
+    const std::vector<std::vector<hw::Instr>>& programs) {
+  std::pair<std::size_t, std::size_t> n{};
+  for (const auto& prog : programs) {
+    for (const hw::Instr& in : prog) {
+      const auto op = static_cast<hw::Opcode>(hw::get_field(in, hw::fields::kOpcode));
+      n.first += op == hw::Opcode::kMatmulAct;
+      n.second += op == hw::Opcode::kAttnValue;
+    }
+  }
+  return n;
+}
+
 bool same_logits(std::span<const std::int32_t> a, std::span<const std::int32_t> b) {
   return std::equal(a.begin(), a.end(), b.begin(), b.end());
 }
@@ -84,13 +106,21 @@ class DevicePass : public ::testing::TestWithParam<Case> {
 // then decoding steps to the window's end or 6: every step's int32 logits equal the cpu
 // backend's, token by token.
 TEST_P(DevicePass, PromptPassesThenDecodeEqualCpuTokenByToken) {
-  const ModelCompiler comp(*model_, *cfg_);
+  const ModelCompiler comp(*model_, *cfg_, {.attention = GetParam().attention});
   CpuDevice device(*cfg_, comp.dram_bytes());
   DeviceBackend dev(comp, device);
   CpuBackend cpu(*model_);
   const std::size_t window = std::size_t(comp.max_positions());
   const std::vector<int> prompt = some_tokens(*model_, std::min<std::size_t>(40, window - 2));
   ASSERT_GE(prompt.size(), 32u) << "config " << cfg_->name << " holds a window of " << window;
+  // Forced onto the array, the first pass's products run there (p v too with kArray).
+  const AttentionUnit unit = GetParam().attention;
+  if (unit == AttentionUnit::kArray || unit == AttentionUnit::kScores) {
+    const std::size_t n = comp.rows_at(0, prompt.size());
+    const auto [acts, values] = attention_ops(comp.pass(std::span(prompt).first(n), 0));
+    EXPECT_GT(acts, 0u) << "no MATMUL_ACT in a pass of " << n;
+    EXPECT_EQ(values > 0, unit == AttentionUnit::kScores) << values << " ATTN_VALUEs";
+  }
   dev.forward_sequence(prompt, 0);
   for (std::size_t i = 0; i < prompt.size(); ++i) {
     cpu.forward(prompt[i], int(i));
@@ -110,7 +140,7 @@ TEST_P(DevicePass, PromptPassesThenDecodeEqualCpuTokenByToken) {
 // A pass that starts later in the sequence (the KV cache already holds earlier positions)
 // equals the cpu backend too, and one too many rows is refused with the limit in the message.
 TEST_P(DevicePass, LaterPassAndTooManyRows) {
-  const ModelCompiler comp(*model_, *cfg_);
+  const ModelCompiler comp(*model_, *cfg_, {.attention = GetParam().attention});
   CpuDevice device(*cfg_, comp.dram_bytes());
   DeviceBackend dev(comp, device);
   CpuBackend cpu(*model_);
@@ -145,7 +175,15 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(Case{"stories260K", "tiny"}, Case{"stories260K", "small"},
                       Case{"stories260K", "base"}, Case{"ln-gpt", "tiny"},
                       Case{"ln-gpt", "small"}, Case{"ln-gpt", "base"}, Case{"bn-gpt", "tiny"},
-                      Case{"bn-gpt", "base"}, Case{"bn-gpt-folded", "small"}),
+                      Case{"bn-gpt", "base"}, Case{"bn-gpt-folded", "small"},
+                      Case{"stories260K", "tiny", AttentionUnit::kArray},
+                      Case{"stories260K", "base", AttentionUnit::kArray},
+                      Case{"stories260K", "small", AttentionUnit::kScores},
+                      Case{"ln-gpt", "tiny", AttentionUnit::kArray},
+                      Case{"ln-gpt", "small", AttentionUnit::kArray},
+                      Case{"ln-gpt", "base", AttentionUnit::kScores},
+                      Case{"bn-gpt", "tiny", AttentionUnit::kScores},
+                      Case{"bn-gpt-folded", "base", AttentionUnit::kArray}),
     case_name);
 
 // A sequence longer than the context is refused before anything runs.

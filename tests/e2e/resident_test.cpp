@@ -66,6 +66,30 @@ TEST(ResidentWeights, SmallModelIsResidentOnTinyWithNoTileLoadsAfterThePreload) 
   EXPECT_EQ(weight_loads(str.step(3, 5)), str.residency().tiles.size());
 }
 
+// With attention's products on the array, the plan is the same, and the operands it loads
+// into the weight scratchpad (identity, K^T, V) are no weight tiles and land above the tiles.
+TEST(ResidentWeights, ArrayAttentionLoadsItsOperandsAboveTheResidentTiles) {
+  const QuantModel m = random_layernorm_gpt();
+  const ModelCompiler vec(m, hw::kTiny, {.attention = AttentionUnit::kVector});
+  const ModelCompiler arr(m, hw::kTiny, {.attention = AttentionUnit::kArray});
+  ASSERT_TRUE(arr.residency().weights) << arr.residency().reason;
+  EXPECT_EQ(arr.residency().weight_words, vec.residency().weight_words);
+  EXPECT_EQ(arr.residency().tiles.size(), vec.residency().tiles.size());
+  const int tokens[] = {1, 4, 2, 7};
+  std::size_t operands = 0;
+  for (const auto& prog : arr.pass(tokens, 0)) {
+    for (const hw::Instr& in : prog) {
+      EXPECT_FALSE(arr.loads_weight_tile(in));
+      if (static_cast<hw::Opcode>(hw::get_field(in, f::kOpcode)) == hw::Opcode::kDmaLoad &&
+          static_cast<hw::Mem>(hw::get_field(in, f::dma_load::kMem)) == hw::Mem::kWeight) {
+        ++operands;
+        EXPECT_GE(hw::get_field(in, f::dma_load::kSpadAddr), arr.residency().weight_words);
+      }
+    }
+  }
+  EXPECT_GT(operands, 0u);
+}
+
 TEST(ResidentWeights, ResidentAndStreamedGiveTheCpuBackendsLogitsOnCpuDevice) {
   const QuantModel m = random_layernorm_gpt();
   for (const WeightsMode mode : {WeightsMode::kResident, WeightsMode::kStreamed}) {

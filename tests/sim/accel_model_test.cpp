@@ -161,10 +161,11 @@ void check_model(const hw::HwConfig& cfg, ModelFactory make_model,
 /// A 40-position prompt as whole-sequence passes on the RTL (as few as `cfg` holds), then 4
 /// decoding steps: the int32 logits after the prompt and after each step equal the cpu
 /// backend's, position by position. CheckedRuns checks every run's records and passes.
-void check_prefill(const hw::HwConfig& cfg, ModelFactory make_model) {
+void check_prefill(const hw::HwConfig& cfg, ModelFactory make_model,
+                   AttentionUnit attention = AttentionUnit::kAuto) {
   const auto fm = load_llama2c(test::model_path());
   const QuantModel model = quantize(fm, calibrate(fm, self_generated_calibration(fm, 64)));
-  const ModelCompiler probe(model, cfg);
+  const ModelCompiler probe(model, cfg, {.attention = attention});
   sim::SimOptions opts;
   opts.dram_bytes = (probe.dram_bytes() + 4095) / 4096 * 4096;
   sim::SimDevice sim(make_model(false), opts);
@@ -177,6 +178,12 @@ void check_prefill(const hw::HwConfig& cfg, ModelFactory make_model) {
     tokens[i] = int((i * 37 + 11) % std::size_t(model.config.vocab_size));
   }
   const std::span<const int> prompt(tokens.data(), 40);
+  if (attention == AttentionUnit::kArray) {  // the first pass's products run on the array
+    const std::size_t acts =
+        sim::test::count_opcode(probe.pass(prompt.first(probe.rows_at(0, 40)), 0),
+                                hw::Opcode::kMatmulAct);
+    EXPECT_GT(acts, 0u);
+  }
   dev.forward_sequence(prompt, 0);
   for (std::size_t i = 0; i < prompt.size(); ++i) {
     cpu.forward(prompt[i], int(i));
@@ -209,6 +216,11 @@ TEST(ModelRtl, Stories260KPrefillOnTinyMatchesCpuBackendBitForBit) {
 TEST(ModelRtl, Stories260KPrefillOnSmallMatchesCpuBackendBitForBit) {
   PASSIM_REQUIRE_DATA();
   check_prefill(hw::kSmall, &sim::make_accel_model_small);
+}
+
+TEST(ModelRtl, Stories260KPrefillArrayAttentionOnTinyMatchesCpuBackendBitForBit) {
+  PASSIM_REQUIRE_DATA();
+  check_prefill(hw::kTiny, &sim::make_accel_model_tiny, AttentionUnit::kArray);
 }
 
 TEST(ModelRtl, Stories260KOnTinyMatchesCpuBackendBitForBit) {

@@ -56,14 +56,14 @@ std::vector<int> tokens_of(std::size_t n, int vocab, std::size_t salt) {
   return t;
 }
 
-void check_encoder(kernels::SoftmaxMode softmax) {
+void check_encoder(kernels::SoftmaxMode softmax, AttentionUnit attention = AttentionUnit::kAuto) {
   const FloatModel fm = random_encoder({}, kSeed);
   std::vector<std::vector<int>> docs;
   for (std::size_t d = 0; d < 8; ++d) {
     docs.push_back(tokens_of(4 + 12 * d / 7, fm.config.vocab_size, d + 1));
   }
   const QuantModel model = quantize(fm, calibrate(fm, docs));
-  const ModelCompiler probe(model, hw::kTiny, CompileOptions{softmax});
+  const ModelCompiler probe(model, hw::kTiny, {.softmax = softmax, .attention = attention});
   sim::SimOptions opts;
   opts.dram_bytes = (probe.dram_bytes() + 4095) / 4096 * 4096;
   sim::SimDevice simdev(sim::make_accel_model_tiny(false), opts);
@@ -86,6 +86,11 @@ void check_encoder(kernels::SoftmaxMode softmax) {
   }
   const auto count = [&](const char* op) { return ops.count_.count(op) ? ops.count_.at(op) : 0u; };
   const auto layers = std::uint64_t(fm.config.n_layers);
+  if (attention != AttentionUnit::kAuto) {  // forced: every pass's q k^T on the array
+    EXPECT_GT(count("MATMUL_ACT"), 0u);
+    EXPECT_EQ(count("ATTN_SCORE"), 0u);
+    EXPECT_EQ(count("ATTN_VALUE") > 0, attention == AttentionUnit::kScores);
+  }
   EXPECT_EQ(count("LAYERNORM"), passes * 2 * layers);  // one per block, none in the head
   EXPECT_EQ(count("RMSNORM") + count("BATCHNORM"), 0u);
   EXPECT_EQ(count("EMBED"), passes * (2 + 2 * layers));  // tokens, positions, each block
@@ -94,6 +99,14 @@ void check_encoder(kernels::SoftmaxMode softmax) {
 
 TEST(EncoderRtl, PostNormUnmaskedOnTinyMatchesCpuBackend) {
   check_encoder(kernels::SoftmaxMode::kThreePass);
+}
+
+TEST(EncoderRtl, ArrayAttentionOnTinyMatchesCpuBackend) {
+  check_encoder(kernels::SoftmaxMode::kThreePass, AttentionUnit::kArray);
+}
+
+TEST(EncoderRtl, ScoresOnArrayOnTinyMatchesCpuBackend) {
+  check_encoder(kernels::SoftmaxMode::kOnline, AttentionUnit::kScores);
 }
 
 TEST(EncoderRtl, OnlineSoftmaxOnTinyMatchesCpuBackend) {

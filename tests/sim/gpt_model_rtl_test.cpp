@@ -83,6 +83,7 @@ struct Case {
   const char* model;
   BatchNormMode bn;
   kernels::SoftmaxMode softmax;
+  AttentionUnit attention = AttentionUnit::kAuto;
 };
 
 void check_gpt(const Case& c) {
@@ -149,7 +150,7 @@ void check_gpt_prefill(const Case& c) {
   QuantOptions qo;
   qo.batchnorm = c.bn;
   const QuantModel model = quantize(fm, calibrate(fm, self_generated_calibration(fm, 64)), qo);
-  const ModelCompiler probe(model, hw::kTiny, CompileOptions{c.softmax});
+  const ModelCompiler probe(model, hw::kTiny, {.softmax = c.softmax, .attention = c.attention});
   sim::SimOptions opts;
   opts.dram_bytes = (probe.dram_bytes() + 4095) / 4096 * 4096;
   sim::SimDevice simdev(sim::make_accel_model_tiny(false), opts);
@@ -161,7 +162,12 @@ void check_gpt_prefill(const Case& c) {
   for (std::size_t i = 0; i < tokens.size(); ++i) {
     tokens[i] = int((i * 37 + 11) % std::size_t(model.config.vocab_size));
   }
-  dev.forward_sequence(std::span<const int>(tokens.data(), 32), 0);
+  const std::span<const int> prompt(tokens.data(), 32);
+  if (c.attention != AttentionUnit::kAuto) {  // forced: the first pass's q k^T on the array
+    EXPECT_GT(sim::test::count_opcode(probe.pass(prompt.first(probe.rows_at(0, 32)), 0),
+                                      hw::Opcode::kMatmulAct), 0u);
+  }
+  dev.forward_sequence(prompt, 0);
   for (std::size_t i = 0; i < tokens.size(); ++i) {
     if (i >= 32) {
       dev.forward(tokens[i], int(i));
@@ -178,6 +184,16 @@ void check_gpt_prefill(const Case& c) {
 
 TEST(GptModelRtl, LayerNormPrefillOnTinyMatchesCpuBackend) {
   check_gpt_prefill({"ln-gpt", BatchNormMode::kUnfused, kernels::SoftmaxMode::kThreePass});
+}
+
+TEST(GptModelRtl, LayerNormPrefillArrayAttentionOnTinyMatchesCpuBackend) {
+  check_gpt_prefill({"ln-gpt", BatchNormMode::kUnfused, kernels::SoftmaxMode::kThreePass,
+                     AttentionUnit::kArray});
+}
+
+TEST(GptModelRtl, BatchNormPrefillScoresOnArrayOnTinyMatchesCpuBackend) {
+  check_gpt_prefill({"bn-gpt", BatchNormMode::kUnfused, kernels::SoftmaxMode::kOnline,
+                     AttentionUnit::kScores});
 }
 
 TEST(GptModelRtl, FoldedBatchNormPrefillOnTinyMatchesCpuBackend) {

@@ -42,6 +42,7 @@ struct EncodeOptions {
   std::string report;
   std::string softmax = "3pass";
   std::string weights = "auto";
+  std::string attention = "auto";
   RtlOptions rtl;
   bool config_given = false;  ///< --config was on the command line
 };
@@ -106,6 +107,10 @@ void check_encode_usage(const EncodeOptions& o, bool rtl_built) {
     throw std::runtime_error("--backend rtl: this passim was built without the RTL simulator "
                              "(configure with PASSIM_BUILD_SIM=ON)");
   }
+  if (!is_rtl && o.attention != "auto") {
+    throw UsageError(fmt::format("--attention {}: only for --backend rtl, found --backend {}",
+                                 o.attention, o.backend));
+  }
   if (!is_rtl && (o.weights != "auto" || o.rtl.max_cycles != 0)) {
     throw UsageError(fmt::format("{}: only for --backend rtl, found --backend {}",
                                  o.weights != "auto" ? "--weights" : "--max-cycles", o.backend));
@@ -165,7 +170,7 @@ void start_backend(const EncodeOptions& o, const FloatModel& fm, const RtlFactor
   const WeightsMode w = o.weights == "resident"   ? WeightsMode::kResident
                         : o.weights == "streamed" ? WeightsMode::kStreamed
                                                   : WeightsMode::kAuto;
-  b.compiled.emplace(*b.quant, *cfg, CompileOptions{mode, w});
+  b.compiled.emplace(*b.quant, *cfg, CompileOptions{mode, w, attention_unit(o.attention)});
   const std::size_t rows = b.compiled->rows_at(0, std::size_t(o.seq));
   if (rows < std::size_t(o.seq)) {
     throw std::runtime_error(fmt::format(
@@ -261,6 +266,9 @@ void add_encode_hardware_options(CLI::App* cmd, EncodeOptions& o) {
       ->check(CLI::IsMember({"3pass", "online"}))->capture_default_str();
   cmd->add_option("--weights", o.weights, "rtl: auto | resident | streamed")
       ->check(CLI::IsMember({"auto", "resident", "streamed"}))->capture_default_str();
+  cmd->add_option("--attention", o.attention,
+                  "rtl: auto | array | scores | vector (where q k^T and p v run)")
+      ->check(CLI::IsMember({"auto", "array", "scores", "vector"}))->capture_default_str();
   cmd->add_option("--report", o.report, "write a JSON report here");
 }
 

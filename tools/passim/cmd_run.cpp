@@ -42,6 +42,7 @@ struct RunOptions {
   std::string softmax = "3pass";  ///< 3pass | online
   std::string prefill = "on";     ///< on | off: the prompt in one pass, or position by position
   std::string weights = "auto";   ///< auto | resident | streamed (rtl)
+  std::string attention = "auto";  ///< auto | array | vector (rtl)
   bool config_given = false;      ///< --config was on the command line
 };
 
@@ -97,9 +98,11 @@ void check_run_usage(const RunOptions& o, bool rtl_built) {
     throw std::runtime_error("--backend rtl: this passim was built without the RTL simulator "
                              "(configure with PASSIM_BUILD_SIM=ON)");
   }
-  if (!is_rtl && o.weights != "auto") {
-    throw UsageError(fmt::format("--weights {}: only for --backend rtl, found --backend {}",
-                                 o.weights, o.model.backend));
+  if (!is_rtl && (o.weights != "auto" || o.attention != "auto")) {
+    const bool w = o.weights != "auto";
+    throw UsageError(fmt::format("--{} {}: only for --backend rtl, found --backend {}",
+                                 w ? "weights" : "attention", w ? o.weights : o.attention,
+                                 o.model.backend));
   }
   if (o.softmax == "online" && is_float) {
     throw UsageError("--softmax online: only for the integer backends (cpu, rtl); the float "
@@ -115,7 +118,8 @@ void start_session(const RunOptions& o, const LoadedModel& m, const hw::HwConfig
   const WeightsMode weights = o.weights == "resident"   ? WeightsMode::kResident
                               : o.weights == "streamed" ? WeightsMode::kStreamed
                                                         : WeightsMode::kAuto;
-  b.compiled.emplace(*m.quant_model, cfg, CompileOptions{softmax, weights});
+  b.compiled.emplace(*m.quant_model, cfg,
+                     CompileOptions{softmax, weights, attention_unit(o.attention)});
   if (weights == WeightsMode::kAuto && !b.compiled->residency().weights) {
     fmt::print(err, "notice: weights streamed from DRAM by every MATMUL: {}\n",
                b.compiled->residency().reason);
@@ -368,6 +372,14 @@ void add_hardware_options(CLI::App* cmd, RunOptions& o) {
                   "rtl: resident (every weight tile loaded once into the weight scratchpad), "
                   "streamed (DMA'd by every MATMUL), auto (resident when they fit)")
       ->check(CLI::IsMember({"auto", "resident", "streamed"}))
+      ->capture_default_str();
+  cmd->add_option("--attention", o.attention,
+                  "rtl: where q k^T and p v run: array (both as MATMUL_ACT on the systolic "
+                  "array), scores (q k^T on the array, p v on the vector unit), vector "
+                  "(ATTN_SCORE, ATTN_VALUE), auto (per pass of two or more rows, whichever "
+                  "the units' closed forms say is faster); a pass whose operands do not fit "
+                  "the array's memories uses the vector unit")
+      ->check(CLI::IsMember({"auto", "array", "scores", "vector"}))
       ->capture_default_str();
 }
 

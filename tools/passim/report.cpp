@@ -328,6 +328,46 @@ json records_json(std::vector<OpRecord> recs, const ModelConfig& c) {
   return out;
 }
 
+/// Where each phase's q k^T and p v ran, from the records: MATMUL_ACT with 3 digit groups
+/// (q k^T) or 2 (p v) on the array, ATTN_SCORE and ATTN_VALUE on the vector unit (counts of
+/// instructions). Prints one line per phase that has attention.
+json attention_report(const std::vector<OpRecord>& recs, const char* requested,
+                      std::ostream& err) {
+  json j = {{"requested", requested}};
+  for (const Phase p : {Phase::kPrefill, Phase::kDecode}) {
+    std::uint64_t n[2][2] = {};  // [scores, values][array, vector]
+    for (const OpRecord& r : recs) {
+      if (r.phase != p) {
+        continue;
+      }
+      std::uint64_t digits = 0;
+      for (const auto& [name, v] : r.shape) {
+        digits = name == "digits" ? v : digits;
+      }
+      if (r.op == hw::Opcode::kMatmulAct && (digits == 3 || digits == 2)) {
+        n[digits == 3 ? 0 : 1][0] += r.count;
+      } else if (r.op == hw::Opcode::kAttnScore || r.op == hw::Opcode::kAttnValue) {
+        n[r.op == hw::Opcode::kAttnScore ? 0 : 1][1] += r.count;
+      }
+    }
+    if (n[0][0] + n[0][1] + n[1][0] + n[1][1] == 0) {
+      continue;
+    }
+    const auto unit = [&](int k, const char* vector_op) {
+      return n[k][0] > 0 && n[k][1] > 0
+                 ? fmt::format("on both ({} MATMUL_ACT, {} {})", n[k][0], n[k][1], vector_op)
+             : n[k][0] > 0 ? fmt::format("on the array ({} MATMUL_ACT)", n[k][0])
+                           : fmt::format("on the vector unit ({} {})", n[k][1], vector_op);
+    };
+    const std::string name(phase_name(p));
+    j[name] = {{"scores", {{"array", n[0][0]}, {"vector", n[0][1]}}},
+               {"values", {{"array", n[1][0]}, {"vector", n[1][1]}}}};
+    fmt::print(err, "attention (--attention {}), {}: q k^T {}, p v {}\n", requested, name,
+               unit(0, "ATTN_SCORE"), unit(1, "ATTN_VALUE"));
+  }
+  return j;
+}
+
 }  // namespace
 
 json cycle_report(const RtlSession& s, const ModelConfig& c, std::ostream& err) {
@@ -391,8 +431,10 @@ json hardware_json(const hw::HwConfig& h) {
 json rtl_cycles(RtlSession& s, const ModelConfig& c, const std::string& requested,
                 std::ostream& err) {
   json cycles = cycle_report(s, c, err);
-  cycles["weights"] =
-      weights_report(dynamic_cast<const DeviceBackend&>(s.backend()), requested, err);
+  const auto& backend = dynamic_cast<const DeviceBackend&>(s.backend());
+  cycles["weights"] = weights_report(backend, requested, err);
+  cycles["attention"] = attention_report(
+      s.op_records(), attention_unit_name(backend.compiler().options().attention), err);
   return cycles;
 }
 

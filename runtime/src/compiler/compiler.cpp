@@ -31,6 +31,9 @@ using hw::Opcode;
 
 ModelCompiler::ModelCompiler(const QuantModel& model, const hw::HwConfig& cfg, CompileOptions opts)
     : model_(model), desc_(describe(model.config)), cfg_(cfg), opts_(opts) {
+  // The plan reads a step's weight tiles and parameter loads with attention on the vector
+  // unit: attention on the array fits itself around the resident tiles (attention.cpp).
+  opts_.attention = AttentionUnit::kVector;
   layout_ = plan_layout(model, desc_, cfg);
   wide_heads_ = opts.weights != WeightsMode::kStreamed;
   residency_ = plan_residency(step(0, 0), cfg, layout_.max_rows, opts.weights);
@@ -50,6 +53,7 @@ ModelCompiler::ModelCompiler(const QuantModel& model, const hw::HwConfig& cfg, C
     residency_ = plan_residency(step(0, 0), cfg, layout_.max_rows, opts.weights);
   }
   place_steps(residency_, step_blocks_, cfg);
+  opts_.attention = opts.attention;
 }
 
 std::vector<std::vector<hw::Instr>> ModelCompiler::preload() const {
@@ -277,7 +281,11 @@ void ModelCompiler::attention_block(ProgramBuilder& b, const Rows& r, std::size_
   if (a.rope) {
     rope(b, r, l);
   }
-  attend(b, r, l);  // att (n, q_dim) int8 in DRAM
+  if (const auto on_array = array_attention(r)) {
+    attend_on_array(b, r, l, *on_array);  // att (n, q_dim) int8 in DRAM
+  } else {
+    attend(b, r, l);
+  }
   b.load({.mem = Mem::kInput, .dram = r.att, .rows = r.n, .row_len = q_dim, .stride = q_dim});
   projection(b, r, {.w_t = d.wo, .rq = d.rq_o, .k = q_dim, .n = dim, .dst = v.branch,
                     .out_bits = 16});  // branch (n, dim) int16

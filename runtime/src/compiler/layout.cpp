@@ -125,6 +125,14 @@ void put_model(ImageWriter& w, const QuantModel& m, const ModelDesc& desc, Layou
   d.eps = w.put<std::uint64_t>(std::span(&eps, 1));
   d.rope_cos = w.put<std::int16_t>(m.rope_cos);
   d.rope_sin = w.put<std::int16_t>(m.rope_sin);
+  const std::size_t hs = desc.layers.front().attention.head_size;
+  std::vector<std::int8_t> eye(4 * hs * hs, 0);  // (2 hs, 2 hs)
+  for (std::size_t i = 0; i < 2 * hs; ++i) {
+    eye[i * 2 * hs + i] = 1;
+  }
+  d.attn_eye = w.put<std::int8_t>(eye);
+  d.digit_rq = w.put_rq(
+      std::vector<Requant>{{.mult = 1, .shift = 8}, {.mult = 32897, .shift = 31}});
 }
 
 void reserve_activations(ImageWriter& w, const ModelDesc& desc, const hw::HwConfig& cfg,
@@ -262,17 +270,33 @@ std::size_t max_sequence_rows(const ModelDesc& desc, const hw::HwConfig& cfg) {
                    std::size_t{1023}});
 }
 
-void reserve_sequence(ImageWriter& w, const ModelDesc& desc, Layout& out) {
-  const std::size_t rows = out.max_rows;
+void reserve_sequence(ImageWriter& w, const ModelDesc& desc, const hw::HwConfig& cfg,
+                      Layout& out) {
+  const std::size_t rows = out.max_rows, hs = desc.layers.front().attention.head_size;
+  const std::size_t t = desc.embedding.max_positions;
   ModelDram& d = out.dram;
   d.seq_xn = w.reserve(rows * desc.dim);
   d.seq_att = w.reserve(rows * desc.layers.front().attention.q_dim());
   d.seq_hid = w.reserve(rows * desc.layers.front().ffn.hidden);
+  d.key_digits = w.reserve(t * 2 * hs);
+  d.key_t = w.reserve(2 * hs * t);
+  d.query_digits = w.reserve(rows * desc.layers.front().attention.n_heads * 3 *
+                             key_group_bytes(hs, cfg));  // zero where never written
+  d.prob_digits = w.reserve(rows * 2 * prob_group_bytes(t, cfg));
+  d.zeros = w.reserve(std::max(t, hs));
   d.bytes = out.image.size();
   out.image.resize(std::size_t(d.logits));
 }
 
 }  // namespace
+
+std::size_t key_group_bytes(std::size_t head_size, const hw::HwConfig& cfg) {
+  return ceil_div(2 * head_size, cfg.array_rows) * cfg.array_rows;
+}
+
+std::size_t prob_group_bytes(std::size_t t_len, const hw::HwConfig& cfg) {
+  return ceil_div(2 * t_len, cfg.array_rows) * cfg.array_rows;
+}
 
 std::size_t double_buffered_columns(const ModelDesc& desc, const hw::HwConfig& cfg) {
   return columns_in(desc, cfg, 2);
@@ -285,7 +309,7 @@ Layout plan_layout(const QuantModel& model, const ModelDesc& desc, const hw::HwC
   reserve_activations(w, desc, cfg, out);
   out.chunk_cols = tile_columns(desc, cfg);
   out.max_rows = max_sequence_rows(desc, cfg);
-  reserve_sequence(w, desc, out);
+  reserve_sequence(w, desc, cfg, out);
   plan_kv_window(desc, cfg, plan_fixed_regions(desc, cfg, out.chunk_cols, 1, out.vec), out);
   if (out.dram.bytes > (std::uint64_t{1} << 32)) {
     throw std::runtime_error(fmt::format("compiler: model needs {} bytes of DRAM, more than "

@@ -86,12 +86,8 @@ void DeviceBackend::run(const std::vector<std::vector<hw::Instr>>& programs) {
     accumulate(stats_, s);
     accumulate(phase_stats_[std::size_t(s.phase)], s);
     weight_tile_loads_[std::size_t(s.phase)] += std::uint64_t(std::count_if(
-        prog.begin(), prog.end(), [](const hw::Instr& in) {
-          namespace dl = hw::fields::dma_load;
-          return static_cast<hw::Opcode>(hw::get_field(in, hw::fields::kOpcode)) ==
-                     hw::Opcode::kDmaLoad &&
-                 static_cast<hw::Mem>(hw::get_field(in, dl::kMem)) == hw::Mem::kWeight;
-        }));
+        prog.begin(), prog.end(),
+        [this](const hw::Instr& in) { return compiled_.loads_weight_tile(in); }));
   }
 }
 

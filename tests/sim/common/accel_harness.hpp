@@ -114,6 +114,18 @@ inline void expect_same_modelled_counters(const RunStats& ref, const RunStats& d
   }
 }
 
+/// Instructions of opcode `op` in `programs`.
+inline std::size_t count_opcode(const std::vector<std::vector<hw::Instr>>& programs,
+                                hw::Opcode op) {
+  std::size_t n = 0;
+  for (const auto& prog : programs) {
+    for (const hw::Instr& in : prog) {
+      n += static_cast<hw::Opcode>(hw::get_field(in, hw::fields::kOpcode)) == op;
+    }
+  }
+  return n;
+}
+
 /// The class cycle counters add up to the total plus the DMA cycles hidden behind compute (a
 /// hidden cycle counts in the dma class and in the class of the op it ran under), and the DMA
 /// engine's busy cycles are exactly its hidden and exposed ones (docs/isa.md).

@@ -8,7 +8,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "passim/compiler/layout.hpp"
@@ -21,6 +23,19 @@
 
 namespace passim {
 
+/// Where attention's products (q k^T and p v) run: on the systolic array (MATMUL_ACT on
+/// digit-split operands, compiler/attention.cpp) or on the vector unit (ATTN_SCORE,
+/// ATTN_VALUE). `kAuto`: for each pass of two or more rows (prefill, encoders) whichever the
+/// units' closed forms say is faster, the vector unit for a single decoding step; `kArray`:
+/// both on the array in every pass (p v on the vector unit where its operands do not fit);
+/// `kScores`: q k^T on the array, p v on the vector unit. A pass whose operands do not fit the
+/// array's memories runs on the vector unit.
+enum class AttentionUnit : std::uint8_t { kAuto, kArray, kScores, kVector };
+/// "auto", "array", "scores" or "vector".
+[[nodiscard]] const char* attention_unit_name(AttentionUnit u) noexcept;
+/// The unit of that name; anything else is kAuto.
+[[nodiscard]] AttentionUnit attention_unit(std::string_view name) noexcept;
+
 /// Compiler choices that change what the program computes or how many passes it makes.
 struct CompileOptions {
   /// Attention Softmax: three passes, or online (SOFTMAX `online` = 1: max and sum in one
@@ -29,6 +44,8 @@ struct CompileOptions {
   /// Weights resident on chip (preload() loads every tile once, MATMULs use them in place),
   /// streamed by every MATMUL, or resident when the config's weight scratchpad holds them.
   WeightsMode weights = WeightsMode::kAuto;
+  /// Where attention's products run; the outputs are the same bit for bit.
+  AttentionUnit attention = AttentionUnit::kAuto;
 };
 
 /// A quantised model compiled for one configuration. Construct it once per run: the DRAM
@@ -57,6 +74,9 @@ class ModelCompiler {
   [[nodiscard]] const Layout& layout() const noexcept { return layout_; }
   /// What a DMA instruction of this model's programs moves (weights, activations, KV cache).
   [[nodiscard]] DmaMoves dma_moves(const hw::Instr& in) const { return passim::dma_moves(layout_.dram, in); }
+  /// Whether `in` loads a weight tile: a DMA_LOAD into the weight scratchpad of a weight
+  /// matrix (not attention's operands on the array, nor its identity matrix).
+  [[nodiscard]] bool loads_weight_tile(const hw::Instr& in) const;
 
   /// Whether the weights are resident, where each tile lives and why not (the reason).
   [[nodiscard]] const Residency& residency() const noexcept { return residency_; }
@@ -135,6 +155,44 @@ class ModelCompiler {
     return (l * desc_.layers[l].attention.n_kv_heads + g) * desc_.embedding.max_positions;
   }
   void attend(ProgramBuilder& b, const Rows& r, std::size_t l) const;
+  /// Where a pass's attention on the array keeps its operands (words of each memory,
+  /// parameter entries) for a window of t positions and chunks of nb query rows; key_group and
+  /// prob_group in bytes.
+  struct ArrayAttention {
+    std::size_t t = 0, nb = 0, key_group = 0, prob_group = 0;
+    bool values_on_array = true;  ///< p v by MATMUL_ACT, else ATTN_VALUE on the vector unit
+    std::size_t w_eye = 0, w_keys = 0, w_values = 0;  ///< weight words
+    std::size_t v_probs = 0, v_work = 0, v_values = 0;  ///< vector words
+    std::size_t rq_scores = 0, rq_values = 0;  ///< parameter entries of t and hs steps
+  };
+  /// Query rows j0 .. j0 + rows - 1 of head h.
+  struct Chunk {
+    std::size_t h = 0, j0 = 0, rows = 0;
+  };
+  /// The array's plan for the pass `r`, or nullopt: the vector unit (by the options, or when
+  /// not even one query row's operands fit the memories).
+  [[nodiscard]] std::optional<ArrayAttention> array_attention(const Rows& r) const;
+  /// Fills `p` for chunks of nb rows, p v on the array when `values`; false when they do not
+  /// fit.
+  bool place_array_attention(const Rows& r, std::size_t nb, bool values,
+                             ArrayAttention& p) const;
+  /// Estimated cycles per layer of the two products on either unit (what differs between
+  /// them), from the closed forms of the units.
+  struct AttentionCost {
+    std::size_t vector_scores = 0, vector_values = 0, array_scores = 0, array_values = 0;
+  };
+  [[nodiscard]] AttentionCost attention_cost(const Rows& r) const;
+  void attend_on_array(ProgramBuilder& b, const Rows& r, std::size_t l,
+                       const ArrayAttention& p) const;
+  void digit_step(ProgramBuilder& b, std::size_t which) const;
+  void kv_operands(ProgramBuilder& b, std::size_t l, std::size_t g,
+                   const ArrayAttention& p) const;
+  void query_digits(ProgramBuilder& b, const Rows& r, std::size_t l,
+                    const ArrayAttention& p) const;
+  void chunk_scores(ProgramBuilder& b, const Rows& r, std::size_t l, const Chunk& c,
+                    const ArrayAttention& p) const;
+  void chunk_values(ProgramBuilder& b, const Rows& r, std::size_t l, const Chunk& c,
+                    const ArrayAttention& p) const;
   void ffn_block(ProgramBuilder& b, const Rows& r, std::size_t l) const;
   void swiglu(ProgramBuilder& b, const Rows& r, std::size_t l) const;
   void gelu(ProgramBuilder& b, const Rows& r, std::size_t l) const;

@@ -45,6 +45,10 @@ struct ModelDram {
   std::uint64_t cls = 0, rq_cls = 0;                  ///< int8 W^T (dim, classes), steps
   std::uint64_t eps = 0;                              ///< the norms' eps, one u64 entry
   std::uint64_t rope_cos = 0, rope_sin = 0;           ///< RoPE: int16 (seq_len, head_size / 2)
+  /// Attention on the array (compiler/attention.cpp): the int8 identity W^T (2 * head_size,
+  /// 2 * head_size) that transposes a KV head's key digits, and the two digit steps of the
+  /// DMA_STOREs, {1, 8} (round(x / 256)) and {32897, 31} (x >= 32640).
+  std::uint64_t attn_eye = 0, digit_rq = 0;
   std::uint64_t xn = 0, att = 0, hid = 0;  ///< int8 round trips into the input scratchpad
   std::uint64_t k_cache = 0, v_cache = 0;  ///< (layers, kv_heads, seq_len, head_size) int16, int8
   std::uint64_t logits = 0;                ///< int32 Q.16 (classes)
@@ -52,6 +56,12 @@ struct ModelDram {
   /// int8 round trips of a whole sequence (Layout::max_rows rows of xn, att and hid), after
   /// the program area so that a single position's addresses do not depend on them.
   std::uint64_t seq_xn = 0, seq_att = 0, seq_hid = 0;
+  /// Attention on the array, one KV head at a time: the window's key digits (seq_len,
+  /// [k_hi | k_lo]) and their transpose (2 * head_size, seq_len); the pass's query digits
+  /// (rows, n_heads, 3 groups of key_group bytes: [q_hi 0 | q_lo q_hi | 0 q_lo], the zeros
+  /// never written); a chunk's probability digits (rows, 2 groups of ceil(2 * seq_len / R) * R
+  /// bytes); a row of zeros (never written).
+  std::uint64_t key_digits = 0, key_t = 0, query_digits = 0, prob_digits = 0, zeros = 0;
   std::uint64_t bytes = 0;                 ///< everything above
 };
 
@@ -104,6 +114,11 @@ struct Layout {
 /// (docs/cycle-model.md "DMA behind compute"). 0 when half the memories cannot hold one.
 [[nodiscard]] std::size_t double_buffered_columns(const ModelDesc& desc, const hw::HwConfig& cfg);
 
+/// Bytes of one digit group of a key, [k_hi | k_lo] padded to whole input-scratchpad words:
+/// ceil(2 * head_size / R) * R.
+[[nodiscard]] std::size_t key_group_bytes(std::size_t head_size, const hw::HwConfig& cfg);
+/// Bytes of one digit group of a probability row of t_len positions: ceil(2 * t_len / R) * R.
+[[nodiscard]] std::size_t prob_group_bytes(std::size_t t_len, const hw::HwConfig& cfg);
 /// The vector-scratchpad regions for `rows` positions (<= layout.max_rows) with a KV window of
 /// `t_len` positions, or false when they do not fit the scratchpad. rows = 1 gives
 /// layout.vec's fixed regions.

@@ -56,7 +56,7 @@ class DeviceBackend final : public Backend {
   /// and to the phase of the last program started, so that reports cover the partial run.
   void add_partial_run(RunStats partial);
   [[nodiscard]] const ModelCompiler& compiler() const noexcept { return compiled_; }
-  /// DMA_LOADs into the weight scratchpad (weight tiles) the runs of `phase` executed: with
+  /// Weight tiles (ModelCompiler::loads_weight_tile) the runs of `phase` loaded: with
   /// resident weights, only the preload's.
   [[nodiscard]] std::uint64_t weight_tile_loads(Phase phase) const noexcept {
     return weight_tile_loads_[std::size_t(phase)];
