@@ -22,8 +22,10 @@
 //             vector word dst_addr + r * S + w (L lanes, write mask on the row's tail);
 //             MATMUL_HEADS: head after head, each from a new word (mask on its tail), the
 //             rows packed (S = the words of one row)
-//             MATMUL_ACT with transpose: column c of the result, element by element (word
-//             r * NW + c / C, lane c % C for r < m) -> vector word dst_addr + c * ceil(m / L)
+//             MATMUL_ACT with transpose: blocks of L rows of one output word t (C columns):
+//             the block's rows into a tile (one read per cycle), then one vector word per
+//             column c, dst_addr + c * ceil(m / L) + (the block's first row) / L, lane i =
+//             row i of the block; rows + 1 + columns cycles per block
 // out_bits (2..32) goes straight to psm_matmul, whose requantisers saturate to any width;
 // out_bits = 0 runs it with requant_en_i = 0 (the raw int32 sums).
 module psm_matmul_stage #(
@@ -73,6 +75,7 @@ module psm_matmul_stage #(
   localparam int unsigned MmRqAddrWidth  = $clog2(Cfg.param_depth);
   localparam int unsigned GbElems        = 2 * (ArrayCols + Lanes);  // gearbox capacity
   localparam int unsigned GbCntWidth     = $clog2(GbElems + 1);
+  localparam int unsigned LaneIdxWidth   = (Lanes > 1) ? $clog2(Lanes) : 1;
 
   //////////////////////////////////////////////////////////////////////////////////////////////
   // Command                                                                                 //
@@ -97,6 +100,8 @@ module psm_matmul_stage #(
   logic [VecAddrWidth-1:0] head_words_q;  // ceil(head_size / L): the words of a head's slot
   logic [1:0]  digits_q;     // G
   logic        trans_q;      // MATMUL_ACT transpose: result columns become vector rows
+  logic [15:0] mw_q;         // transposed: ceil(m / L), the words of a result column
+  logic [VecAddrWidth-1:0] dst_q;
   logic [15:0] start_group, start_len;
   logic        start_heads, start_act, start_trans;
   logic [1:0]  start_digits;
@@ -133,6 +138,8 @@ module psm_matmul_stage #(
       group_q      <= start_group;
       digits_q     <= start_digits;
       trans_q      <= start_trans;
+      mw_q         <= 16'((32'(cmd.m) + Lanes - 1) / Lanes);
+      dst_q        <= VecAddrWidth'(cmd.dst_addr);
       head_words_q <= VecAddrWidth'((32'(cmd.dst_stride) + Lanes - 1) / Lanes);
     end
   end
@@ -255,52 +262,34 @@ module psm_matmul_stage #(
   logic copy_out;
   assign copy_out = (state_q == StCopyOut);
 
-  // Read side: word t of row r; data on mm_out_rdata the next cycle. Transposed: the rows r
-  // of column c = t * C + or_l_q, one element each (lane or_l_q of word r * NW + t).
+  // Read side: word t of row r; data on mm_out_rdata the next cycle.
   logic [15:0] or_r_q, or_t_q;
-  logic [15:0] or_l_q;                  // transposed: the column's lane in its word
   logic        or_done_q;
   logic        or_v_q;                  // mm_out_rdata holds a word of the row
-  logic [15:0] or_n_q;                  // its elements: min(C, n - t*C), 1 transposed
-  logic [15:0] or_lane_q;               // transposed: the lane of that element
+  logic [15:0] or_n_q;                  // its elements: min(C, n - t*C)
   logic [15:0] or_n;
   logic        or_issue;
   logic [GbCntWidth-1:0] gb_cnt_q;
+  logic [MmOutAddrWidth-1:0] tr_out_addr;  // the transposed copy-out's read (below)
 
-  assign or_n     = trans_q ? 16'd1
-                    : (n_q - or_t_q * 16'(ArrayCols) < 16'(ArrayCols))
-                      ? n_q - or_t_q * 16'(ArrayCols) : 16'(ArrayCols);
-  assign or_issue = copy_out && !or_done_q
+  assign or_n     = (n_q - or_t_q * 16'(ArrayCols) < 16'(ArrayCols))
+                    ? n_q - or_t_q * 16'(ArrayCols) : 16'(ArrayCols);
+  assign or_issue = copy_out && !trans_q && !or_done_q
                     && 32'(gb_cnt_q) + (or_v_q ? 32'(ArrayCols) : 32'd0) + ArrayCols <= GbElems;
-  assign mm_out_addr = MmOutAddrWidth'(32'(or_r_q) * 32'(nw_q) + 32'(or_t_q));
+  assign mm_out_addr = trans_q ? tr_out_addr
+                               : MmOutAddrWidth'(32'(or_r_q) * 32'(nw_q) + 32'(or_t_q));
 
   always_ff @(posedge clk_i) begin  // control: reset
     if (rst_i || start_i) begin
       or_r_q    <= '0;
       or_t_q    <= '0;
-      or_l_q    <= '0;
       or_done_q <= 1'b0;
       or_v_q    <= 1'b0;
       or_n_q    <= '0;
-      or_lane_q <= '0;
     end else begin
       or_v_q    <= or_issue;
       or_n_q    <= or_n;
-      or_lane_q <= or_l_q;
-      if (or_issue && trans_q) begin  // rows inner, then the next column
-        if (or_r_q + 16'd1 == m_q) begin
-          or_r_q <= '0;
-          if (32'(or_t_q) * ArrayCols + 32'(or_l_q) + 1 == 32'(n_q)) or_done_q <= 1'b1;
-          if (32'(or_l_q) + 1 == ArrayCols) begin
-            or_l_q <= '0;
-            or_t_q <= or_t_q + 16'd1;
-          end else begin
-            or_l_q <= or_l_q + 16'd1;
-          end
-        end else begin
-          or_r_q <= or_r_q + 16'd1;
-        end
-      end else if (or_issue) begin
+      if (or_issue) begin
         if (or_t_q + 16'd1 == nw_q) begin
           or_t_q <= '0;
           or_r_q <= or_r_q + 16'd1;
@@ -314,8 +303,8 @@ module psm_matmul_stage #(
 
   // Write side: row r of the result, head (group) after head, min(L, left) lanes per word.
   logic [GbElems*32-1:0] gb_q;
-  logic [15:0]           wr_rows;    // rows written to the vector scratchpad: m (n transposed)
-  logic [15:0]           wr_len;     // their elements: n (m transposed)
+  logic [15:0]           wr_rows;    // rows written to the vector scratchpad: m
+  logic [15:0]           wr_len;     // their elements: n
   logic [15:0]           ow_r_q;     // rows written
   logic [15:0]           ow_left_q;  // elements of the head not yet written
   logic [15:0]           ow_rleft_q; // elements of the row not yet written
@@ -326,31 +315,21 @@ module psm_matmul_stage #(
   logic                  ow_done;
   logic [GbCntWidth-1:0] pop_n, app_n;
 
-  assign wr_rows  = trans_q ? n_q : m_q;
-  assign wr_len   = trans_q ? m_q : n_q;
+  logic                  ow_req;
+
+  assign wr_rows  = m_q;
+  assign wr_len   = n_q;
   assign ow_done  = (ow_r_q == wr_rows);
   assign ow_n     = (ow_left_q < 16'(Lanes)) ? ow_left_q : 16'(Lanes);
-  assign vs_req_o = copy_out && !ow_done && (16'(gb_cnt_q) >= ow_n);
-  assign vs_addr_o = ow_addr_q;
-  assign vs_wdata_o = gb_q[Lanes*32-1:0];
-  always_comb begin  // evaluated only while copying out
-    vs_wmask_o = '0;
-    if (copy_out) begin
-      for (int l = 0; l < Lanes; l++) vs_wmask_o[l] = (16'(l) < ow_n);
-    end
-  end
+  assign ow_req   = copy_out && !trans_q && !ow_done && (16'(gb_cnt_q) >= ow_n);
 
-  assign pop_n = (vs_req_o && vs_gnt_i) ? GbCntWidth'(ow_n) : '0;
+  assign pop_n = (ow_req && vs_gnt_i) ? GbCntWidth'(ow_n) : '0;
   assign app_n = or_v_q ? GbCntWidth'(or_n_q) : '0;
 
   logic [GbElems*32-1:0] app_data;
   always_comb begin  // evaluated only when a word arrives
     app_data = '0;
-    if (copy_out && or_v_q && trans_q) begin
-      for (int c = 0; c < ArrayCols; c++) begin
-        if (16'(c) == or_lane_q) app_data[31:0] = mm_out_rdata[c*32 +: 32];
-      end
-    end else if (copy_out && or_v_q) begin
+    if (copy_out && or_v_q) begin
       for (int c = 0; c < ArrayCols; c++) begin
         if (16'(c) < or_n_q) app_data[c*32 +: 32] = mm_out_rdata[c*32 +: 32];
       end
@@ -371,7 +350,7 @@ module psm_matmul_stage #(
       gb_cnt_q <= gb_cnt_q - pop_n + app_n;
       gb_q     <= (gb_q >> (32'(pop_n) * 32))
                   | (app_data << ((32'(gb_cnt_q) - 32'(pop_n)) * 32));
-      if (vs_req_o && vs_gnt_i) begin
+      if (ow_req && vs_gnt_i) begin
         ow_rleft_q <= ow_rleft_q - ow_n;
         ow_addr_q  <= ow_addr_q + VecAddrWidth'(1);
         if (heads_q && ow_left_q == ow_n) begin  // a head's last word: the next head's slot
@@ -392,6 +371,87 @@ module psm_matmul_stage #(
           ow_left_q <= ow_left_q - ow_n;
         end
       end
+    end
+  end
+
+  //////////////////////////////////////////////////////////////////////////////////////////////
+  // Copy out, transposed: blocks of L rows x one output word -> one vector word per column  //
+  //////////////////////////////////////////////////////////////////////////////////////////////
+
+  logic [15:0] tr_t_q;     // output word t: columns t * C ..
+  logic [15:0] tr_b_q;     // row block b: rows b * L ..
+  logic [15:0] tr_i_q;     // rows of the block read
+  logic [15:0] tr_c_q;     // columns of the block written
+  logic [15:0] tr_w_q;     // the row whose word mm_out_rdata holds
+  logic        tr_v_q;     // mm_out_rdata holds a word of the block
+  logic        tr_write_q; // writing the block's columns
+  logic        tr_done_q;
+  logic [Lanes-1:0][ArrayCols*32-1:0] tr_tile_q;
+  logic [15:0] tr_rows, tr_cols;  // of the block: min(L, m - b * L), min(C, n - t * C)
+  logic        tr_issue, tr_req;
+
+  assign tr_rows = (m_q - tr_b_q * 16'(Lanes) < 16'(Lanes)) ? m_q - tr_b_q * 16'(Lanes)
+                                                             : 16'(Lanes);
+  assign tr_cols = (n_q - tr_t_q * 16'(ArrayCols) < 16'(ArrayCols))
+                   ? n_q - tr_t_q * 16'(ArrayCols) : 16'(ArrayCols);
+  assign tr_issue = copy_out && trans_q && !tr_write_q && !tr_done_q && tr_i_q != tr_rows;
+  assign tr_req   = copy_out && trans_q && tr_write_q;
+  assign tr_out_addr = MmOutAddrWidth'((32'(tr_b_q) * Lanes + 32'(tr_i_q)) * 32'(nw_q)
+                                       + 32'(tr_t_q));
+
+  always_ff @(posedge clk_i) begin  // control: reset
+    if (rst_i || start_i) begin
+      tr_t_q     <= '0;
+      tr_b_q     <= '0;
+      tr_i_q     <= '0;
+      tr_c_q     <= '0;
+      tr_v_q     <= 1'b0;
+      tr_write_q <= 1'b0;
+      tr_done_q  <= 1'b0;
+    end else begin
+      tr_v_q <= tr_issue;
+      if (tr_issue) tr_i_q <= tr_i_q + 16'd1;
+      if (copy_out && trans_q && !tr_write_q && !tr_done_q && tr_i_q == tr_rows) begin
+        tr_write_q <= 1'b1;  // the last row's word lands in the tile this cycle
+      end
+      if (tr_req && vs_gnt_i) begin
+        if (tr_c_q + 16'd1 == tr_cols) begin  // the block's last column: the next block
+          tr_c_q     <= '0;
+          tr_i_q     <= '0;
+          tr_write_q <= 1'b0;
+          if (tr_b_q + 16'd1 == mw_q) begin
+            tr_b_q <= '0;
+            tr_t_q <= tr_t_q + 16'd1;
+            if (tr_t_q + 16'd1 == nw_q) tr_done_q <= 1'b1;
+          end else begin
+            tr_b_q <= tr_b_q + 16'd1;
+          end
+        end else begin
+          tr_c_q <= tr_c_q + 16'd1;
+        end
+      end
+    end
+  end
+  always_ff @(posedge clk_i) begin  // datapath: no reset
+    tr_w_q <= tr_i_q;
+    if (tr_v_q) tr_tile_q[tr_w_q[LaneIdxWidth-1:0]] <= mm_out_rdata;
+  end
+
+  // The vector write port: the gearbox's rows, or a transposed block's columns.
+  always_comb begin  // evaluated only while copying out
+    vs_req_o   = ow_req || tr_req;
+    vs_addr_o  = ow_addr_q;
+    vs_wdata_o = gb_q[Lanes*32-1:0];
+    vs_wmask_o = '0;
+    if (tr_req) begin
+      vs_addr_o = dst_q + VecAddrWidth'((32'(tr_t_q) * ArrayCols + 32'(tr_c_q)) * 32'(mw_q)
+                                        + 32'(tr_b_q));
+      for (int i = 0; i < Lanes; i++) begin
+        vs_wdata_o[i*32 +: 32] = tr_tile_q[i][32'(tr_c_q) * 32 +: 32];
+        vs_wmask_o[i]          = (16'(i) < tr_rows);
+      end
+    end else if (copy_out) begin
+      for (int l = 0; l < Lanes; l++) vs_wmask_o[l] = (16'(l) < ow_n);
     end
   end
 
@@ -417,7 +477,7 @@ module psm_matmul_stage #(
       // psm_matmul computes; its done_o is its last busy cycle.
       StRun: if (mm_done) state_d = StCopyOut;
       // The last result word is written.
-      StCopyOut: if (ow_done) state_d = StIdle;
+      StCopyOut: if (trans_q ? tr_done_q : ow_done) state_d = StIdle;
       default: state_d = StIdle;
     endcase
   end
@@ -429,7 +489,7 @@ module psm_matmul_stage #(
   // psm_matmul's own counters duplicate the controller's; bit 31 of a step is zero; the input
   // and weight reads are always granted (see the assertions).
   logic unused_bits;
-  assign unused_bits = ^{mm_perf_busy, mm_perf_mac, mm_busy, pm_rdata_i[31],
+  assign unused_bits = ^{mm_perf_busy, mm_perf_mac, mm_busy, pm_rdata_i[31], tr_w_q,
                          in_gnt_i, wt_gnt_i,
                          cmd.layer, cmd.op_class, cmd_act};
 

@@ -155,6 +155,7 @@ TEST(AccelRtl, MatmulActDigitGroupsAndTransposedResult) {
   std::mt19937 rng(kSeed + 3);
   const hw::HwConfig& c = dev.hw();
   const std::uint32_t m = 3, k = 5, n = 6;  // tiny: KT = 3, NT = 2, ceil(m / L) = 2
+  std::uint64_t cycles[2] = {};  // the MATMUL_ACT's record: rows, transposed
   for (const std::uint32_t g : {2u, 3u}) {
     for (const bool trans : {false, true}) {
       for (const std::uint32_t out_bits : {0u, 16u}) {
@@ -192,8 +193,19 @@ TEST(AccelRtl, MatmulActDigitGroupsAndTransposedResult) {
         EXPECT_EQ(counter(s, hw::Counter::kPassesAttention),
                   g * words(k, c.array_rows) * words(n, c.array_cols));
         EXPECT_GT(counter(s, hw::Counter::kCyclesAttention), 0u);
+        for (const auto& r : s.records) {
+          if (r.index == prog.size() - 4) {  // the MATMUL_ACT (then BARRIER, DMA_STORE, END)
+            cycles[trans ? 1 : 0] = r.cycles;
+          }
+        }
       }
     }
+    // The transposed copy-out: per block of L rows and one output word, a read per row, one
+    // cycle, a vector write per column: ceil(n/C) m + ceil(m/L) n + ceil(n/C) ceil(m/L),
+    // where the rows (write-bound here, C > L) take m ceil(n/L) + 2.
+    const std::uint64_t nw = words(n, c.array_cols), mw = words(m, c.lanes);
+    EXPECT_EQ(cycles[1] - cycles[0], nw * m + mw * n + nw * mw - (m * words(n, c.lanes) + 2))
+        << "digits " << g;
   }
 }
 

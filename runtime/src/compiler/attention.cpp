@@ -129,8 +129,9 @@ bool ModelCompiler::place_array_attention(const Rows& r, std::size_t nb, bool va
 ModelCompiler::AttentionCost ModelCompiler::attention_cost(const Rows& r) const {
   // Per layer, from the closed forms: ATTN_SCORE 6 + t_j cycles per row when a head fits one
   // vector word (else 5 + 2 W t_j + P - 1), ATTN_VALUE W (t_j + P + 4) (rtl/attn/psm_attn.sv);
-  // MATMUL_ACT (G KT NT - 1) T + m + R + C + 4, T = max(m, R, C), and a transposed result m n
-  // cycles later (docs/cycle-model.md); a DMA moves one 8-byte beat per cycle
+  // MATMUL_ACT (G KT NT - 1) T + m + R + C + 4, T = max(m, R, C), and a transposed result
+  // NT m + MW n + NT MW cycles later, MW = ceil(m / L) (docs/cycle-model.md); a DMA moves one
+  // 8-byte beat per cycle
   // (rtl/dma/psm_dma.sv). Only what differs between the two units counts.
   const AttentionDesc& a = desc_.layers.front().attention;
   const std::size_t hs = a.head_size, n = r.n, t = r.pos0 + r.n, H = a.n_heads;
@@ -149,7 +150,9 @@ ModelCompiler::AttentionCost ModelCompiler::attention_cost(const Rows& r) const 
   // Scores: per KV head the keys' digits, their transpose and K^T three times (12 hs t
   // bytes); per head the query digits, t + hs steps and the product written row by row.
   const std::size_t kv = a.n_kv_heads;
-  c.array_scores = kv * (matmul(1, t, 2 * hs, 2 * hs) + 2 * hs * t + 12 * hs * t / 8) +
+  const std::size_t nt = ceil_div(2 * hs, C), mw = ceil_div(t, L);  // the keys' transpose
+  c.array_scores = kv * (matmul(1, t, 2 * hs, 2 * hs) + nt * t + mw * 2 * hs + nt * mw +
+                         12 * hs * t / 8) +
                    H * (matmul(3, n, 2 * hs, t) + n * ceil_div(t, L) + n * 3 * ceil_div(hs, 4) +
                         t + hs) +
                    4 * n * H * hs / 8;
