@@ -67,6 +67,56 @@ def measure(args, options, config, tmp):
     return out
 
 
+UNITS = ["vector", "array", "auto"]  # --attention
+
+
+def measure_attention(args, options, config, tmp):
+    """The same run with attention's products on each unit (--attention vector, array, auto):
+    per phase the total and the attention class's cycles, and where auto put them."""
+    out = {}
+    for unit in UNITS:
+        report = os.path.join(tmp, "att.json")
+        cmd = [args.passim, *options, "--backend", "rtl", "--config", config,
+               "--attention", unit, "--report", report]
+        proc = run(cmd, tolerate=lambda p: "cannot be split" in p.stderr)
+        if proc.returncode != 0:
+            return {"does_not_fit": proc.stderr.strip().splitlines()[-1]}
+        with open(report, encoding="utf-8") as f:
+            cycles = json.load(f)["cycles"]
+        out[unit] = {"attention": cycles["attention"],
+                     "phases": {ph: {"total": v["total"],
+                                     "attention": v["by_class"]["attention"]["cycles"]}
+                                for ph, v in cycles["by_phase"].items() if ph != "preload"}}
+    return out
+
+
+def attention_table(results):
+    """Prefill and decode cycles with attention on the vector unit, on the array, and where
+    --attention auto put it."""
+    att = results.get("attention", {})
+    lines = ["| workload | config | phase | vector: total | attention | array: total | "
+             "attention | auto: total | auto ran q k^T / p v on |",
+             "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- |"]
+    for w in results["workloads"]:
+        for config in results["configs"]:
+            r = att.get(w, {}).get(config)
+            if r is None or "does_not_fit" in r:
+                continue
+            for phase in ("prefill", "decode"):
+                if phase not in r["vector"]["phases"]:
+                    continue
+                v, a, u = (r[k]["phases"][phase] for k in UNITS)
+                where = r["auto"]["attention"].get(phase, {})
+                on = " / ".join(
+                    "array" if where[p]["array"] and not where[p]["vector"] else
+                    "vector" if not where[p]["array"] else "both"
+                    for p in ("scores", "values")) if where else "-"
+                lines.append(f"| {w} | {config} | {phase} | {v['total']:,} | "
+                             f"{v['attention']:,} | {a['total']:,} | {a['attention']:,} | "
+                             f"{u['total']:,} | {on} |")
+    return "\n".join(lines)
+
+
 def share(phase, cls):
     """A class's share of a phase's cycles (%). DMA counts only its exposed cycles: a DMA
     cycle behind a MATMUL is already the matmul class's, so the shares add up to 100."""
@@ -146,6 +196,8 @@ def tables(results):
             bc = results["runs"][w][config]["by_class"]
             lines.append(f"| {w} | {config} | " +
                          " | ".join(f"{bc[c]['passes']:,}" for c in CLASSES) + " |")
+    lines += ["", "Attention on the vector unit and on the array (`--attention`):", "",
+              attention_table(results)]
     return "\n".join(lines)
 
 
@@ -193,13 +245,17 @@ def main():
 def measure_all(args):
     configs = [c for c in args.configs.split(",") if c]
     loads = workloads(args)
-    results = {"configs": configs, "workloads": [w for w, _ in loads], "runs": {}}
+    results = {"configs": configs, "workloads": [w for w, _ in loads], "runs": {},
+               "attention": {}}
     with tempfile.TemporaryDirectory() as tmp:
         for name, options in loads:
             results["runs"][name] = {}
+            results["attention"][name] = {}
             for config in configs:
                 print(f"measuring {name} on {config}", file=sys.stderr)
                 results["runs"][name][config] = measure(args, options, config, tmp)
+                results["attention"][name][config] = measure_attention(args, options, config,
+                                                                       tmp)
     return results
 
 
