@@ -386,7 +386,8 @@ module psm_matmul_stage #(
   logic        tr_v_q;     // mm_out_rdata holds a word of the block
   logic        tr_write_q; // writing the block's columns
   logic        tr_done_q;
-  logic [Lanes-1:0][ArrayCols*32-1:0] tr_tile_q;
+  logic [ArrayCols*32-1:0] tr_tile_q [Lanes];  // row i of the block; shifts one column out
+                                               // per write, so column c is always at [31:0]
   logic [15:0] tr_rows, tr_cols;  // of the block: min(L, m - b * L), min(C, n - t * C)
   logic        tr_issue, tr_req;
 
@@ -435,6 +436,9 @@ module psm_matmul_stage #(
   always_ff @(posedge clk_i) begin  // datapath: no reset
     tr_w_q <= tr_i_q;
     if (tr_v_q) tr_tile_q[tr_w_q[LaneIdxWidth-1:0]] <= mm_out_rdata;
+    if (tr_req && vs_gnt_i) begin
+      for (int i = 0; i < Lanes; i++) tr_tile_q[i] <= tr_tile_q[i] >> 32;
+    end
   end
 
   // The vector write port: the gearbox's rows, or a transposed block's columns.
@@ -447,7 +451,7 @@ module psm_matmul_stage #(
       vs_addr_o = dst_q + VecAddrWidth'((32'(tr_t_q) * ArrayCols + 32'(tr_c_q)) * 32'(mw_q)
                                         + 32'(tr_b_q));
       for (int i = 0; i < Lanes; i++) begin
-        vs_wdata_o[i*32 +: 32] = tr_tile_q[i][32'(tr_c_q) * 32 +: 32];
+        vs_wdata_o[i*32 +: 32] = tr_tile_q[i][31:0];
         vs_wmask_o[i]          = (16'(i) < tr_rows);
       end
     end else if (copy_out) begin
