@@ -120,8 +120,10 @@ bool ModelCompiler::place_array_attention(const Rows& r, std::size_t nb, bool va
   p.v_probs = at[0];
   p.v_work = at[1];
   p.v_values = at[2];
-  // MATMUL_ACT's fields: m <= acc_depth (10 bits), k (11 bits), n <= param_depth (11 bits).
-  const bool fields = t <= std::min<std::size_t>(cfg_.acc_depth, 1023) && 2 * t <= 2047;
+  // MATMUL_ACT's fields: m <= acc_depth (10 bits), k (11 bits), n <= param_depth (11 bits);
+  // the keys' transpose has m = t and n = 2 hs.
+  const bool fields = t <= std::min<std::size_t>(cfg_.acc_depth, 1023) && 2 * t <= 2047 &&
+                      2 * hs <= std::min<std::size_t>(cfg_.param_depth, 2047);
   return fields && placed && params && in_end <= cfg_.input_depth &&
          w_end <= cfg_.weight_depth;
 }
@@ -131,8 +133,8 @@ ModelCompiler::AttentionCost ModelCompiler::attention_cost(const Rows& r) const 
   // vector word (else 5 + 2 W t_j + P - 1), ATTN_VALUE W (t_j + P + 4) (rtl/attn/psm_attn.sv);
   // MATMUL_ACT (G KT NT - 1) T + m + R + C + 4, T = max(m, R, C), and a transposed result
   // NT m + MW n + NT MW cycles later, MW = ceil(m / L) (docs/cycle-model.md); a DMA moves one
-  // 8-byte beat per cycle
-  // (rtl/dma/psm_dma.sv). Only what differs between the two units counts.
+  // 8-byte beat per cycle (rtl/dma/psm_dma.sv). Only what differs between the two units
+  // counts.
   const AttentionDesc& a = desc_.layers.front().attention;
   const std::size_t hs = a.head_size, n = r.n, t = r.pos0 + r.n, H = a.n_heads;
   const std::size_t R = cfg_.array_rows, C = cfg_.array_cols, L = cfg_.lanes;
