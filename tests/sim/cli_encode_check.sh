@@ -3,7 +3,8 @@
 # `passim encode --backend rtl` on tiny: the random post-norm encoder's sequence in one pass
 # picks the same class with the same logits as `--backend cpu`, and the report's cycles hold:
 # every class, the DMA split, 3 LayerNorm passes per row in each block, 3 Softmax passes per
-# row and head, and no RMSNorm; and --max-cycles stops the pass with a partial report.
+# row and head, and no RMSNorm; --attention array gives the same; and --max-cycles stops the
+# pass with a partial report.
 #   cli_encode_check.sh <passim> <work-dir>
 set -euo pipefail
 passim=$1 work=$2
@@ -17,15 +18,30 @@ cmp "$work/cpu.txt" "$work/rtl.txt"
   > "$work/streamed.txt" 2> /dev/null
 cmp "$work/cpu.txt" "$work/streamed.txt"
 grep -q "cycles by op class (tiny config" "$work/rtl.err"
+# Attention's products on the array (room for them: the weights streamed) give the same class
+# and logits; the report says where they ran, and a forced choice that does not fit says so.
+"$passim" "${args[@]}" -b rtl --attention array --weights streamed --report "$work/array.json" \
+  > "$work/array.txt" 2> "$work/array.err"
+cmp "$work/cpu.txt" "$work/array.txt"
+grep -q "attention (--attention array), prefill: q k^T on the array" "$work/array.err"
+if grep -q "notice: --attention" "$work/array.err"; then cat "$work/array.err"; exit 1; fi
+"$passim" encode --seq 2 -b rtl --config tiny --attention array > /dev/null 2> "$work/nofit.err"
+grep -q "notice: --attention array: in prefill, passes whose operands do not fit" \
+  "$work/nofit.err" || { cat "$work/nofit.err"; exit 1; }
 # An unmasked sequence longer than one pass holds is refused before anything runs.
 if "$passim" encode --seq 3 -b rtl --config tiny > /dev/null 2> "$work/long.err"; then
   echo "encode --seq 3 on tiny: expected an error"; exit 1
 fi
 grep -q -- "--seq 3: config tiny holds at most 2 rows" "$work/long.err"
-python3 - "$work/cpu.json" "$work/rtl.json" "$work/streamed.json" <<'PY'
+python3 - "$work/cpu.json" "$work/rtl.json" "$work/streamed.json" "$work/array.json" <<'PY'
 import json, sys
-cpu, rtl, streamed = (json.load(open(p)) for p in sys.argv[1:4])
+cpu, rtl, streamed, array = (json.load(open(p)) for p in sys.argv[1:5])
 assert cpu["final_logits"] == rtl["final_logits"], (cpu["final_logits"], rtl["final_logits"])
+assert array["final_logits"] == rtl["final_logits"]
+att = array["cycles"]["attention"]
+assert att["requested"] == "array" and att["prefill"]["scores"]["vector"] == 0, att
+assert att["prefill"]["scores"]["array"] > 0 and att["prefill"]["values"]["array"] > 0, att
+assert rtl["cycles"]["attention"]["requested"] == "auto", rtl["cycles"]["attention"]
 assert streamed["final_logits"] == rtl["final_logits"]
 s = streamed["cycles"]
 assert s["weights"]["mode"] == "streamed" and s["dma_hidden"] > 0, s["dma_hidden"]

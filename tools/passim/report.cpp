@@ -330,7 +330,8 @@ json records_json(std::vector<OpRecord> recs, const ModelConfig& c) {
 
 /// Where each phase's q k^T and p v ran, from the records: MATMUL_ACT with 3 digit groups
 /// (q k^T) or 2 (p v) on the array, ATTN_SCORE and ATTN_VALUE on the vector unit (counts of
-/// instructions). Prints one line per phase that has attention.
+/// instructions); the transposes of K (MATMUL_ACT with one group) are not counted. Prints one
+/// line per phase that has attention, and a notice where a forced --attention fell back.
 json attention_report(const std::vector<OpRecord>& recs, const char* requested,
                       std::ostream& err) {
   json j = {{"requested", requested}};
@@ -364,6 +365,12 @@ json attention_report(const std::vector<OpRecord>& recs, const char* requested,
                {"values", {{"array", n[1][0]}, {"vector", n[1][1]}}}};
     fmt::print(err, "attention (--attention {}), {}: q k^T {}, p v {}\n", requested, name,
                unit(0, "ATTN_SCORE"), unit(1, "ATTN_VALUE"));
+    const std::string req(requested);
+    if ((req == "array" || req == "scores") && (n[0][1] > 0 || (req == "array" && n[1][1] > 0))) {
+      fmt::print(err, "notice: --attention {}: in {}, passes whose operands do not fit the "
+                 "array's memories ran {} on the vector unit (docs/numerics.md 4.13)\n", req,
+                 name, n[0][1] > 0 ? "their products" : "p v");
+    }
   }
   return j;
 }

@@ -150,14 +150,15 @@ ModelCompiler::AttentionCost ModelCompiler::attention_cost(const Rows& r) const 
     c.vector_values += H * W * (t_j + P + 4);
   }
   // Scores: per KV head the keys' digits, their transpose and K^T three times (12 hs t
-  // bytes); per head the query digits, t + hs steps and the product written row by row.
+  // bytes); per head the query digits, t + hs steps and the product written row by row; once
+  // the query digits out and the identity in.
   const std::size_t kv = a.n_kv_heads;
   const std::size_t nt = ceil_div(2 * hs, C), mw = ceil_div(t, L);  // the keys' transpose
   c.array_scores = kv * (matmul(1, t, 2 * hs, 2 * hs) + nt * t + mw * 2 * hs + nt * mw +
                          12 * hs * t / 8) +
                    H * (matmul(3, n, 2 * hs, t) + n * ceil_div(t, L) + n * 3 * ceil_div(hs, 4) +
                         t + hs) +
-                   4 * n * H * hs / 8;
+                   4 * n * H * hs / 8 + 4 * hs * hs / 8;  // and the identity (2 hs, 2 hs)
   // p v: per KV head V three times and t zero rows; per head the probability digits, 3 t
   // bytes out, 4 t in and t to clear each row.
   c.array_values = kv * (4 * t * hs / 8) +
