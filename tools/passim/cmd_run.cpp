@@ -130,7 +130,7 @@ void start_session(const RunOptions& o, const LoadedModel& m, const hw::HwConfig
     throw std::runtime_error(fmt::format(
         "--steps {}{}: config {} holds a KV window of {} positions in its vector scratchpad; "
         "use --steps {} or less, or a larger config", o.steps,
-        wanted == o.steps ? std::string() : fmt::format(" (the context length, {})", wanted),
+        wanted == o.steps ? std::string() : fmt::format(" (clamped to the context length, {})", wanted),
         o.rtl.config, window, window));
   }
   RtlOptions ro = o.rtl;
