@@ -145,7 +145,7 @@ ModelCompiler::AttentionCost ModelCompiler::attention_cost(const Rows& r) const 
   };
   AttentionCost c;
   for (std::size_t j = 0; j < n; ++j) {
-    const std::size_t t_j = a.mask == MaskKind::kNone ? t : r.pos0 + j + 1, P = ceil_div(t_j, L);
+    const std::size_t t_j = row_window(r, 0, j), P = ceil_div(t_j, L);
     c.vector_scores += H * (W == 1 ? 6 + t_j : 5 + 2 * W * t_j + P - 1);
     c.vector_values += H * W * (t_j + P + 4);
   }
@@ -317,7 +317,7 @@ void ModelCompiler::chunk_scores(ProgramBuilder& b, const Rows& r, std::size_t l
             .rq_addr = p.rq_scores, .out_bits = 32, .digits = 3});
   const bool online = opts_.softmax == kernels::SoftmaxMode::kOnline;
   for (std::size_t jj = 0; jj < c.rows; ++jj) {
-    const std::size_t t_j = a.mask == MaskKind::kNone ? t : r.pos0 + c.j0 + jj + 1;
+    const std::size_t t_j = row_window(r, l, c.j0 + jj);
     b.vector({.op = Opcode::kSoftmax, .src = p.v_work + jj * wt, .dst = p.v_probs + jj * wt,
               .len = t_j, .online = online});
   }
@@ -334,7 +334,7 @@ void ModelCompiler::chunk_values(ProgramBuilder& b, const Rows& r, std::size_t l
   const std::size_t att = r.v.att + (c.h * r.n + c.j0) * wh;  // head h's rows
   if (!p.values_on_array) {
     for (std::size_t jj = 0; jj < c.rows; ++jj) {
-      const std::size_t t_j = a.mask == MaskKind::kNone ? t : r.pos0 + c.j0 + jj + 1;
+      const std::size_t t_j = row_window(r, l, c.j0 + jj);
       b.vector({.op = Opcode::kAttnValue, .src = p.v_probs + jj * words(t), .src2 = p.v_values,
                 .dst = att + jj * wh, .param = p.rq_values, .len = hs, .rows = t_j});
     }

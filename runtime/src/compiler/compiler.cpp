@@ -399,7 +399,7 @@ void ModelCompiler::attend(ProgramBuilder& b, const Rows& r, std::size_t l) cons
             .row_len = hs, .stride = hs});
     for (std::size_t h = g * a.group(); h < (g + 1) * a.group(); ++h) {
       for (std::size_t i = 0; i < r.n; ++i) {
-        const std::size_t t_i = a.mask == MaskKind::kNone ? t_len : r.pos0 + i + 1;
+        const std::size_t t_i = row_window(r, l, i);
         b.vector({.op = Opcode::kAttnScore, .src = v.q + i * q_row + h * wh, .src2 = v.k_win,
                   .dst = v.scores, .param = rq + 2 * h, .len = hs, .rows = t_i});
         b.vector({.op = Opcode::kSoftmax, .src = v.scores, .dst = v.probs, .len = t_i,

@@ -155,6 +155,11 @@ class ModelCompiler {
     return (l * desc_.layers[l].attention.n_kv_heads + g) * desc_.embedding.max_positions;
   }
   void attend(ProgramBuilder& b, const Rows& r, std::size_t l) const;
+  /// The positions row j of the pass `r` attends to in layer l: 0 .. pos0 + j (causal), or
+  /// the whole window of pos0 + n (no mask).
+  [[nodiscard]] std::size_t row_window(const Rows& r, std::size_t l, std::size_t j) const {
+    return desc_.layers[l].attention.mask == MaskKind::kNone ? r.pos0 + r.n : r.pos0 + j + 1;
+  }
   /// Where a pass's attention on the array keeps its operands (words of each memory,
   /// parameter entries) for a window of t positions and chunks of nb query rows; key_group and
   /// prob_group in bytes.
