@@ -17,6 +17,7 @@ PKGS=(
   nlohmann-json3-dev  # JSON reports
   libfmt-dev          # formatting (g++ 12 has no std::format)
   libssl-dev          # SHA-256 of model files (OpenSSL EVP)
+  libflatbuffers-dev flatbuffers-compiler  # TFLite model files (flatc, Verifier)
   zlib1g-dev          # zlib.h and -lz: Verilator's FST waveform writer (passim run --trace)
   # hardware simulation
   verilator           # 5.006, ships verilator-config.cmake
