@@ -134,6 +134,30 @@ void check_indices(const std::string& origin, const std::string& who, const char
   }
 }
 
+/// Operator `i`, with its operator code and tensor indices checked.
+Operator read_operator(const std::string& origin, const fb::Model& model, const fb::Operator& op,
+                       std::size_t i, std::size_t n_tensors) {
+  const std::string who = fmt::format("operator {}", i);
+  const std::size_t n_codes =
+      model.operator_codes() != nullptr ? model.operator_codes()->size() : 0;
+  if (op.opcode_index() >= n_codes) {
+    fail(origin, fmt::format("{}: opcode_index: expected below {}, found {}", who, n_codes,
+                             op.opcode_index()));
+  }
+  const fb::OperatorCode& code = *model.operator_codes()->Get(op.opcode_index());
+  Operator o;
+  o.index = static_cast<int>(i);
+  o.code = std::max<std::int32_t>(code.builtin_code(), code.deprecated_builtin_code());
+  o.custom_code = code.custom_code() != nullptr ? code.custom_code()->str() : "";
+  o.inputs = index_list(op.inputs());
+  o.outputs = index_list(op.outputs());
+  check_indices(origin, who + " (" + o.name() + ")", "inputs", o.inputs, n_tensors, true);
+  check_indices(origin, who + " (" + o.name() + ")", "outputs", o.outputs, n_tensors, false);
+  o.options = read_options(op);
+  o.has_custom_options = op.custom_options() != nullptr && op.custom_options()->size() > 0;
+  return o;
+}
+
 }  // namespace
 
 std::string tensor_type_name(TensorType t) {
@@ -229,31 +253,13 @@ Graph Graph::parse(std::vector<std::uint8_t> bytes, std::string origin) {
   g.outputs_ = index_list(sg.outputs());
   check_indices(g.origin_, "subgraph", "inputs", g.inputs_, n_tensors, false);
   check_indices(g.origin_, "subgraph", "outputs", g.outputs_, n_tensors, false);
-  const std::size_t n_codes = model.operator_codes() != nullptr ? model.operator_codes()->size()
-                                                                : 0;
   if (sg.operators() == nullptr) {
     return g;
   }
   for (std::size_t i = 0; i < sg.operators()->size(); ++i) {
-    const fb::Operator& op = *sg.operators()->Get(static_cast<flatbuffers::uoffset_t>(i));
-    const std::string who = fmt::format("operator {}", i);
-    if (op.opcode_index() >= n_codes) {
-      fail(g.origin_, fmt::format("{}: opcode_index: expected below {}, found {}", who, n_codes,
-                                  op.opcode_index()));
-    }
-    const fb::OperatorCode& code = *model.operator_codes()->Get(op.opcode_index());
-    Operator o;
-    o.index = static_cast<int>(i);
-    o.code = std::max<std::int32_t>(code.builtin_code(), code.deprecated_builtin_code());
-    o.custom_code = code.custom_code() != nullptr ? code.custom_code()->str() : "";
-    o.inputs = index_list(op.inputs());
-    o.outputs = index_list(op.outputs());
-    check_indices(g.origin_, who + " (" + o.name() + ")", "inputs", o.inputs, n_tensors, true);
-    check_indices(g.origin_, who + " (" + o.name() + ")", "outputs", o.outputs, n_tensors,
-                  false);
-    o.options = read_options(op);
-    o.has_custom_options = op.custom_options() != nullptr && op.custom_options()->size() > 0;
-    g.ops_.push_back(std::move(o));
+    g.ops_.push_back(read_operator(g.origin_, model,
+                                   *sg.operators()->Get(static_cast<flatbuffers::uoffset_t>(i)),
+                                   i, n_tensors));
   }
   return g;
 }
