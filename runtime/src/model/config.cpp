@@ -53,6 +53,32 @@ const char* norm_name(NormKind n) noexcept {
   }
 }
 
+namespace {
+
+/// An input projection and a class token only for an unmasked GPT block (an encoder); a class
+/// token only with an input projection.
+void check_inputs(const ModelConfig& c, const std::string& source) {
+  if (c.input_features == 0 && !c.class_token) {
+    return;
+  }
+  if (c.input_features < 0 || c.input_features > kMaxDim) {
+    throw std::runtime_error(fmt::format("{}: input_features: expected 0..{}, found {}", source,
+                                         kMaxDim, c.input_features));
+  }
+  if (c.class_token && c.input_features == 0) {
+    throw std::runtime_error(fmt::format(
+        "{}: class_token: expected only with input_features > 0, found input_features 0",
+        source));
+  }
+  if (c.arch != Arch::kGpt || c.mask != MaskKind::kNone) {
+    throw std::runtime_error(fmt::format(
+        "{}: input_features: expected only for an unmasked GPT block (an encoder), found a {} "
+        "block", source, c.mask == MaskKind::kNone ? arch_name(c.arch) : "causal"));
+  }
+}
+
+}  // namespace
+
 void validate_config(const ModelConfig& c, const std::string& source) {
   check_range(source, "dim", c.dim, kMaxDim);
   check_range(source, "hidden_dim", c.hidden_dim, kMaxHidden);
@@ -66,6 +92,7 @@ void validate_config(const ModelConfig& c, const std::string& source) {
     throw std::runtime_error(fmt::format("{}: bos_token: expected 0..{}, found {}", source,
                                          c.vocab_size - 1, c.bos_token));
   }
+  check_inputs(c, source);
   if (c.arch == Arch::kGpt) {
     if (c.n_kv_heads != c.n_heads) {
       throw std::runtime_error(fmt::format(

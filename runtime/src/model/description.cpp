@@ -23,17 +23,21 @@ ModelDesc describe(const ModelConfig& c) {
   layer.ffn.kind = gpt ? FfnKind::kGelu : FfnKind::kSwiGlu;
   layer.ffn.hidden = std::size_t(c.hidden_dim);
   layer.ffn.bias = gpt;
+  layer.ffn.gelu = c.gelu;
 
   ModelDesc d;
   d.dim = std::size_t(c.dim);
   d.embedding.vocab = std::size_t(c.vocab_size);
   d.embedding.positions = gpt ? PositionKind::kLearned : PositionKind::kRope;
   d.embedding.max_positions = std::size_t(c.seq_len);
+  d.embedding.features = std::size_t(c.input_features);
+  d.embedding.class_token = c.class_token;
   d.layers.assign(std::size_t(c.n_layers), layer);
   d.head.has_norm = c.head_norm;
   d.head.norm = c.norm;
   d.head.classes = std::size_t(c.vocab_size);
   d.head.shared_classifier = c.shared_classifier;
+  d.head.reads_first = c.class_token;
   return d;
 }
 

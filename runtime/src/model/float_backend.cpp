@@ -85,6 +85,17 @@ void gpt_norm(Vec& o, const Vec& x, NormKind kind, float eps, const float* weigh
   }
 }
 
+/// GELU in place, in the model's form (model/config.hpp GeluForm), computed in double.
+void gelu(Vec& v, GeluForm form) {
+  const double c = std::sqrt(2.0 / 3.14159265358979323846);
+  for (Eigen::Index i = 0; i < v.size(); ++i) {
+    const double u = v[i];
+    const double phi = form == GeluForm::kErf ? 0.5 * (1.0 + std::erf(u / std::sqrt(2.0)))
+                                              : 0.5 * (1.0 + std::tanh(c * (u + 0.044715 * u * u * u)));
+    v[i] = float(u * phi);
+  }
+}
+
 void add_bias(Eigen::Ref<Vec> v, const float* b) {
   for (Eigen::Index i = 0; i < v.size(); ++i) {
     v[i] += b[i];
@@ -135,6 +146,11 @@ void FloatBackend::forward(int token, int pos) {
 }
 
 void FloatBackend::forward_sequence(std::span<const int> tokens, int pos) {
+  if (desc_.embedding.features > 0) {
+    throw std::runtime_error(fmt::format(
+        "float backend: this model takes {} features per position (forward_features), not "
+        "token ids", desc_.embedding.features));
+  }
   if (!unmasked(desc_)) {
     Backend::forward_sequence(tokens, pos);  // causal: one position after the other
     return;
@@ -142,13 +158,48 @@ void FloatBackend::forward_sequence(std::span<const int> tokens, int pos) {
   check_sequence(model_.config, tokens, pos);
   require_whole_sequence(desc_, pos, "float backend");
   const std::size_t n = tokens.size();
-  last_pos_ = int(n) - 1;
   Eigen::MatrixXf rows(x_.size(), Eigen::Index(n));  // (dim, n): column i is row i's x
-  Eigen::MatrixXf qs(q_.size(), Eigen::Index(n));    // (q_dim, n): row i's queries
   for (std::size_t i = 0; i < n; ++i) {
     embed(tokens[i], i);
     rows.col(Eigen::Index(i)) = x_;
   }
+  encode(rows);
+}
+
+void FloatBackend::forward_features(std::span<const float> features, std::size_t frames) {
+  const std::size_t nf = desc_.embedding.features, dim = desc_.dim;
+  const std::size_t n = frames + (desc_.embedding.class_token ? 1 : 0);
+  if (nf == 0 || frames == 0 || features.size() != frames * nf ||
+      n > desc_.embedding.max_positions) {
+    throw std::runtime_error(fmt::format(
+        "float backend: features: expected {} frames of {} (at most {} positions), found {} "
+        "values for {} frames", frames, nf, desc_.embedding.max_positions, features.size(),
+        frames));
+  }
+  const FloatWeights& w = model_.weights;
+  Eigen::MatrixXf rows(x_.size(), Eigen::Index(n));  // (dim, n): column i is row i's x
+  for (std::size_t i = 0; i < n; ++i) {
+    if (desc_.embedding.class_token && i == 0) {
+      x_ = Eigen::Map<const Vec>(w.class_token.data(), Eigen::Index(dim));  // x (dim)
+    } else {
+      const std::size_t f = i - (desc_.embedding.class_token ? 1 : 0);
+      const Vec in = Eigen::Map<const Vec>(features.data() + f * nf, Eigen::Index(nf));
+      matvec(x_, w.input_proj.data(), in, dim, nf);
+      add_bias(x_, w.input_bias.data());  // x (dim) = input_proj f + input_bias
+    }
+    if (desc_.embedding.positions == PositionKind::kLearned) {
+      x_ += Eigen::Map<const Vec>(w.pos_embedding.data() + i * dim, Eigen::Index(dim));
+    }
+    observe(Act::kResidual, -1, x_);
+    rows.col(Eigen::Index(i)) = x_;
+  }
+  encode(rows);
+}
+
+void FloatBackend::encode(Eigen::MatrixXf& rows) {
+  const auto n = std::size_t(rows.cols());
+  last_pos_ = int(n) - 1;
+  Eigen::MatrixXf qs(q_.size(), Eigen::Index(n));  // (q_dim, n): row i's queries
   for (std::size_t l = 0; l < desc_.layers.size(); ++l) {
     for (std::size_t i = 0; i < n; ++i) {  // every row's keys and values first: no mask
       x_ = rows.col(Eigen::Index(i));
@@ -163,8 +214,9 @@ void FloatBackend::forward_sequence(std::span<const int> tokens, int pos) {
       rows.col(Eigen::Index(i)) = x_;
     }
   }
-  x_ = rows.col(Eigen::Index(n - 1));
-  head(int(n) - 1);  // logits (classes) of the last position
+  const std::size_t read = desc_.head.reads_first ? 0 : n - 1;
+  x_ = rows.col(Eigen::Index(read));
+  head(int(read));  // logits (classes) of the class token or the last position
 }
 
 void FloatBackend::embed(int token, std::size_t pos) {
@@ -354,10 +406,7 @@ void FloatBackend::ffn_block(std::size_t l) {
       add_bias(hb_, w.b1.data() + l * hidden);
     }
     observe(Act::kH1, layer, hb_);
-    for (Eigen::Index i = 0; i < hb_.size(); ++i) {
-      const double u = hb_[i];
-      hb_[i] = float(0.5 * u * (1.0 + std::erf(u / std::sqrt(2.0))));  // exact erf GELU
-    }
+    gelu(hb_, f.gelu);
   }
   observe(Act::kHidden, layer, hb_);
   matvec(xb_, w.w2.data() + l * dim * hidden, hb_, dim, hidden);  // xb (dim)
@@ -376,6 +425,9 @@ void FloatBackend::head(int pos) {
   }
   observe(Act::kFinalNorm, -1, xb_);
   matvec(logits_, model_.weights.classifier().data(), xb_, desc_.head.classes, desc_.dim);
+  if (!model_.weights.bcls.empty()) {
+    add_bias(logits_, model_.weights.bcls.data());  // logits (classes) += classifier bias
+  }
   if (!logits_.allFinite()) {
     // Finite weights can still overflow float32 (e.g. a huge norm gain): never sample from it.
     throw std::runtime_error(fmt::format(

@@ -530,6 +530,11 @@ QuantModel Quantiser::run() {
 }  // namespace
 
 QuantModel quantize(const FloatModel& model, const Calibration& calib, const QuantOptions& opts) {
+  if (model.config.input_features > 0) {
+    throw std::runtime_error(fmt::format(
+        "quantize {}: input_features: expected 0 (token ids; the int8 path has no input "
+        "projection yet), found {}", model.source, model.config.input_features));
+  }
   return Quantiser(model, calib, opts).run();
 }
 

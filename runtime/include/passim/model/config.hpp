@@ -34,6 +34,13 @@ enum class MaskKind : std::uint8_t {
   kNone,    ///< every position of the sequence (encoders)
 };
 
+/// The GELU of a GPT block's FFN (Hendrycks & Gimpel 2016). The integer kernel (i-GELU)
+/// approximates both; the float reference computes the model's own form.
+enum class GeluForm : std::uint8_t {
+  kErf,   ///< x Phi(x) with the exact erf (GPT-2 in PyTorch, BERT)
+  kTanh,  ///< 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) (Keras, KWT)
+};
+
 [[nodiscard]] const char* arch_name(Arch a) noexcept;
 [[nodiscard]] const char* norm_name(NormKind n) noexcept;
 
@@ -58,6 +65,14 @@ struct ModelConfig {
   NormPlacement norm_placement = NormPlacement::kPre;
   MaskKind mask = MaskKind::kCausal;
   bool head_norm = true;            ///< a norm of the config's kind before the classifier
+  GeluForm gelu = GeluForm::kErf;   ///< kGpt only
+  /// Encoders over continuous inputs (kGpt, unmasked; Dosovitskiy et al. 2021, Eq. 1): 0 when
+  /// the input is token ids; else each input position is the projection (input_proj,
+  /// input_bias) of this many features, and vocab_size counts the classifier's classes.
+  int input_features = 0;
+  /// A learned class token before the projected inputs (input_features > 0 only): the
+  /// sequence is one longer, and the classifier reads position 0.
+  bool class_token = false;
 
   [[nodiscard]] std::size_t head_size() const noexcept { return std::size_t(dim / n_heads); }
   [[nodiscard]] std::size_t kv_dim() const noexcept {

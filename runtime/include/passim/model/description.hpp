@@ -54,6 +54,7 @@ struct FfnDesc {
   FfnKind kind = FfnKind::kSwiGlu;
   std::size_t hidden = 0;
   bool bias = false;  ///< biases on both projections
+  GeluForm gelu = GeluForm::kErf;  ///< kGelu: the float reference's form
 };
 
 /// One layer: attention, then feed-forward.
@@ -62,11 +63,15 @@ struct LayerDesc {
   FfnDesc ffn;
 };
 
-/// The token embedding (`vocab` rows of `dim`) and how positions are added.
+/// The model's input rows and how positions are added: a token embedding (`vocab` rows of
+/// `dim`) looked up by token id, or (features > 0) a projection of `features` values per
+/// input position, after a learned class token when `class_token` is set.
 struct EmbeddingDesc {
   std::size_t vocab = 0;
   PositionKind positions = PositionKind::kRope;
   std::size_t max_positions = 0;  ///< context length
+  std::size_t features = 0;       ///< 0: token ids
+  bool class_token = false;
 };
 
 /// The final norm (if any) and the classifier (`classes` rows of `dim`) of the last position.
@@ -75,6 +80,7 @@ struct HeadDesc {
   NormKind norm = NormKind::kRms;
   std::size_t classes = 0;
   bool shared_classifier = true;  ///< the classifier is the token embedding matrix
+  bool reads_first = false;  ///< the classifier reads position 0 (the class token), not the last
 };
 
 /// The model in the order it runs. Every tensor between two entries is (dim) per position.

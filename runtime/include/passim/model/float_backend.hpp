@@ -33,6 +33,11 @@ class FloatBackend final : public Backend {
   /// layer by layer, every row attending to all n positions; `logits` are the last row's.
   /// Throws as forward(), and for an unmasked model when pos != 0.
   void forward_sequence(std::span<const int> tokens, int pos) override;
+  /// An encoder over continuous inputs (ModelConfig::input_features > 0): `features` holds
+  /// `frames` rows of input_features values; the class token (if any) and the projected rows
+  /// run as one sequence from position 0, and `logits` are the class token's (else the last
+  /// row's). Throws std::runtime_error when the model takes token ids, or the sizes differ.
+  void forward_features(std::span<const float> features, std::size_t frames);
   [[nodiscard]] std::span<const float> logits() const noexcept override {
     return {logits_.data(), std::size_t(logits_.size())};
   }
@@ -50,6 +55,7 @@ class FloatBackend final : public Backend {
 
   void observe(Act act, int layer, Eigen::Ref<const Eigen::VectorXf> v) const;
   void embed(int token, std::size_t pos);
+  void encode(Eigen::MatrixXf& rows);
   void norm(NormSite site, std::size_t layer, const Eigen::VectorXf& in, Eigen::VectorXf& out);
   void block_input(NormSite site, std::size_t layer, const NormDesc& nd);
   void post_norm(NormSite site, std::size_t layer, const NormDesc& nd);

@@ -37,6 +37,11 @@ struct FloatWeights {
   std::vector<float> bq, bk, bv, bo;             ///< (n_layers, dim) projection biases
   std::vector<float> b1;                         ///< (n_layers, hidden) FFN up bias
   std::vector<float> b2;                         ///< (n_layers, dim) FFN down bias
+  // Encoders over continuous inputs only (ModelConfig::input_features > 0; else empty).
+  std::vector<float> input_proj;                 ///< (dim, input_features)
+  std::vector<float> input_bias;                 ///< (dim)
+  std::vector<float> class_token;                ///< (dim), when ModelConfig::class_token
+  std::vector<float> bcls;                       ///< (classes) classifier bias
 
   /// The classifier matrix (vocab, dim): `wcls`, or the token embedding when shared.
   [[nodiscard]] std::span<const float> classifier() const noexcept {
