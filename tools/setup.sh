@@ -28,7 +28,14 @@ PKGS=(
   python3 python3-matplotlib
   # fuzzing (tests/fuzz): clang with libFuzzer, ASan and UBSan
   clang-14 libfuzzer-14-dev
+  # keyword spotting tests (tests/kwt): spoken keywords, resampled to 16 kHz
+  espeak-ng sox
 )
+# Node.js runs LiteRT, the float peer of `passim classify` (tools/litert). A Node already on the
+# machine (e.g. from NodeSource, which bundles npm) is used as it is; otherwise Debian's.
+if ! command -v node >/dev/null 2>&1; then
+  PKGS+=(nodejs npm)
+fi
 if [[ "${PASSIM_SETUP_EXTRA:-0}" == "1" ]]; then
   PKGS+=(iverilog)
 fi
@@ -53,6 +60,14 @@ else
   echo "setup: all ${#PKGS[@]} packages already installed"
 fi
 
+# LiteRT from npm, pinned by tools/litert/package-lock.json, into tools/litert/node_modules.
+LITERT_DIR="$(cd "$(dirname "$0")/litert" && pwd)"
+if [[ ! -f "$LITERT_DIR/node_modules/@litertjs/core/package.json" ]]; then
+  echo "setup: installing LiteRT (npm @litertjs/core) into tools/litert"
+  npm ci --prefix "$LITERT_DIR" --no-audit --no-fund --loglevel=error
+fi
+
 echo "setup: $(verilator --version | head -n1)"
+echo "setup: node $(node --version), LiteRT $(node -p "require('$LITERT_DIR/node_modules/@litertjs/core/package.json').version")"
 echo "setup: systemc $(pkg-config --modversion systemc)"
 echo "setup: $(yosys -V)"

@@ -25,6 +25,8 @@ struct Command {
 [[nodiscard]] Command add_run_command(CLI::App& app, const RtlFactory& rtl);
 /// `passim encode`: one sequence through a random post-norm encoder, in one pass.
 [[nodiscard]] Command add_encode_command(CLI::App& app, const RtlFactory& rtl);
+/// `passim classify`: keyword spotting with a TFLite keyword model on WAV clips.
+[[nodiscard]] Command add_classify_command(CLI::App& app);
 /// `passim quantize`: write the integer model (.psm).
 [[nodiscard]] Command add_quantize_command(CLI::App& app);
 /// `passim perplexity`: perplexity of a text.
