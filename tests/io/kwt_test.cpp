@@ -12,8 +12,12 @@
 #include <flatbuffers/flatbuffers.h>
 
 #include "cli_run.hpp"
+#include "passim/eval/calibrate.hpp"
+#include "passim/io/psm.hpp"
 #include "passim/io/tflite_model.hpp"
 #include "passim/io/wav.hpp"
+#include "passim/quant/cpu_backend.hpp"
+#include "passim/quant/quantize.hpp"
 #include "scratch_dir.hpp"
 #include "test_data.hpp"
 #include "tflite_schema_generated.h"
@@ -144,6 +148,44 @@ TEST(Kwt, TruncatedAndCorruptedFilesAreRejected) {
   EXPECT_TRUE(contains_all(
       runtime_error_message([&] { (void)passim::load_keyword_model(dir / "nan.tflite"); }),
       {"nan.tflite", "operator 20 (CONCATENATION)", "the class token", "expected finite"}));
+}
+
+// The int8 path: per-feature scales, the calibration it needs, and what it refuses.
+TEST(Kwt, Int8PathQuantisesEachFeatureAndRefusesWhatItCannotRun) {
+  SKIP_WITHOUT_KWT();
+  const passim::KeywordModel km = passim::load_keyword_model(kwt_path());
+  const std::size_t frames = km.front_end.frames, nf = km.front_end.coefficients;
+  std::vector<float> audio(km.front_end.samples);
+  for (std::size_t i = 0; i < audio.size(); ++i) {
+    audio[i] = 0.05F * float((i * 7919) % 200) / 200.0F - 0.025F;  // a fixed noise-like clip
+  }
+  const std::vector<float> f = km.front_end.features(audio);
+  EXPECT_TRUE(contains_all(runtime_error_message([&] {
+                             (void)passim::quantize(km.model, passim::calibrate(km.model, {}));
+                           }),
+                           {"40 input features", "calibration over features"}));
+  const passim::QuantModel qm =
+      passim::quantize(km.model, passim::calibrate_features(km.model, {f}, frames));
+  ASSERT_EQ(qm.input_scale.size(), nf);
+  const std::vector<std::int8_t> q = passim::quantize_features(qm, f);
+  for (std::size_t j = 0; j < nf; ++j) {  // each feature's largest value maps to +-127
+    int peak = 0;
+    for (std::size_t t = 0; t < frames; ++t) {
+      peak = std::max(peak, std::abs(int(q[t * nf + j])));
+    }
+    EXPECT_EQ(peak, 127) << "feature " << j;
+  }
+  passim::CpuBackend cpu(qm);
+  cpu.forward_features(q, frames);
+  EXPECT_EQ(cpu.logits().size(), 12U);
+  EXPECT_TRUE(contains_all(
+      runtime_error_message([&] { cpu.forward_features(std::span(q).first(nf), frames); }),
+      {"cpu backend", "features", "98 frames of 40"}));
+  EXPECT_TRUE(contains_all(runtime_error_message([&] { cpu.forward(0, 0); }), {"token"}));
+  ScratchDir dir;
+  EXPECT_TRUE(contains_all(
+      runtime_error_message([&] { passim::save_psm(qm, dir / "kwt.psm"); }),
+      {"kwt.psm", "40 input features", "cannot be saved"}));
 }
 
 TEST(Kwt, WavClipsArePaddedOrCutAroundTheirMiddle) {

@@ -13,9 +13,12 @@
 
 #include "commands.hpp"
 #include "options.hpp"
+#include "passim/eval/calibrate.hpp"
 #include "passim/io/tflite_model.hpp"
 #include "passim/io/wav.hpp"
 #include "passim/model/float_backend.hpp"
+#include "passim/quant/cpu_backend.hpp"
+#include "passim/quant/quantize.hpp"
 
 namespace passim::app {
 namespace {
@@ -24,9 +27,25 @@ struct ClassifyOptions {
   std::string model;
   std::vector<std::string> audio;
   std::string labels;  ///< default: labels.txt beside the model, if there is one
+  std::vector<std::string> calib_audio;  ///< int8 backends: calibration clips
   std::string backend = "float";
   bool logits = false;
 };
+
+/// Each clip's features (frames, coefficients), every file read and checked first: a bad
+/// file stops the run before anything is printed.
+std::vector<std::vector<float>> clip_features(const SpeechFrontEnd& fe,
+                                              const std::vector<std::string>& paths) {
+  std::vector<std::vector<float>> clips;
+  for (const std::string& path : paths) {
+    clips.push_back(read_clip(path, 16000, fe.samples));
+  }
+  std::vector<std::vector<float>> features;
+  for (const auto& clip : clips) {
+    features.push_back(fe.features(clip));
+  }
+  return features;
+}
 
 /// The labels: --labels, else labels.txt beside the model, else "class <i>".
 std::vector<std::string> class_labels(const ClassifyOptions& o, int classes) {
@@ -54,31 +73,45 @@ std::pair<std::size_t, double> top_class(std::span<const float> logits) {
   return {best, 1.0 / sum};
 }
 
+/// One line per clip: path, label, probability (and the logits with --logits).
+void print_clip(std::ostream& out, const ClassifyOptions& o, const std::string& path,
+                const std::vector<std::string>& labels, std::span<const float> logits) {
+  const auto [best, p] = top_class(logits);
+  fmt::print(out, "{} {} {:.4f}", path, labels[best], p);
+  if (o.logits) {
+    for (const float l : logits) {
+      fmt::print(out, " {:.9g}", l);
+    }
+  }
+  fmt::print(out, "\n");
+}
+
 int cmd_classify(const ClassifyOptions& o, std::ostream& out, std::ostream& err) {
   const KeywordModel km = load_keyword_model(o.model);
   const SpeechFrontEnd& fe = km.front_end;
   const std::vector<std::string> labels = class_labels(o, km.model.config.vocab_size);
-  // Every clip is read before anything runs: a bad file stops the run with nothing printed.
-  std::vector<std::vector<float>> clips;
-  for (const std::string& path : o.audio) {
-    clips.push_back(read_clip(path, 16000, fe.samples));
-  }
-  FloatBackend backend(km.model);
-  for (std::size_t i = 0; i < clips.size(); ++i) {
-    const std::vector<float> features = fe.features(clips[i]);  // (frames, coefficients)
-    backend.forward_features(features, fe.frames);
-    const auto [best, p] = top_class(backend.logits());
-    fmt::print(out, "{} {} {:.4f}", o.audio[i], labels[best], p);
-    if (o.logits) {
-      for (const float l : backend.logits()) {
-        fmt::print(out, " {:.9g}", l);
-      }
+  const auto features = clip_features(fe, o.audio);  // each (frames, coefficients)
+  if (o.backend == "float") {
+    FloatBackend backend(km.model);
+    for (std::size_t i = 0; i < features.size(); ++i) {
+      backend.forward_features(features[i], fe.frames);
+      print_clip(out, o, o.audio[i], labels, backend.logits());
     }
-    fmt::print(out, "\n");
+    return 0;
   }
-  fmt::print(err, "classified {} clip{} with {} ({} on {}, {} frames of {} features)\n",
-             clips.size(), clips.size() == 1 ? "" : "s", o.model, "the encoder", o.backend,
-             fe.frames, fe.coefficients);
+  // int8: calibrated on --calib-audio, else on the clips themselves
+  const bool own = o.calib_audio.empty();
+  const auto calib_features = own ? features : clip_features(fe, o.calib_audio);
+  const QuantModel qm =
+      quantize(km.model, calibrate_features(km.model, calib_features, fe.frames));
+  fmt::print(err, "quantised {} on {} calibration clip{}{}\n", o.model, calib_features.size(),
+             calib_features.size() == 1 ? "" : "s",
+             own ? " (the clips classified: pass --calib-audio for a fixed set)" : "");
+  CpuBackend backend(qm);
+  for (std::size_t i = 0; i < features.size(); ++i) {
+    backend.forward_features(quantize_features(qm, features[i]), fe.frames);
+    print_clip(out, o, o.audio[i], labels, backend.logits());
+  }
   return 0;
 }
 
@@ -93,8 +126,11 @@ Command add_classify_command(CLI::App& app) {
       ->required()->expected(1, -1);
   cmd->add_option("--labels", o->labels, "class labels, one per line (default: labels.txt "
                                           "beside the model)");
-  cmd->add_option("--backend,-b", o->backend, "float")
-      ->check(CLI::IsMember({"float"}))->capture_default_str();
+  cmd->add_option("--backend,-b", o->backend, "float | cpu (int8, the golden model)")
+      ->check(CLI::IsMember({"float", "cpu"}))->capture_default_str();
+  cmd->add_option("--calib-audio", o->calib_audio,
+                  "cpu: WAV clips to calibrate the int8 scales on (default: the --audio clips)")
+      ->expected(1, -1);
   cmd->add_flag("--logits", o->logits, "print every class's logit after the score");
   return {[cmd] { return bool(*cmd); },
           [o](std::ostream& out, std::ostream& err) { return cmd_classify(*o, out, err); }};

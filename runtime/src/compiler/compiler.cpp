@@ -31,6 +31,11 @@ using hw::Opcode;
 
 ModelCompiler::ModelCompiler(const QuantModel& model, const hw::HwConfig& cfg, CompileOptions opts)
     : model_(model), desc_(describe(model.config)), cfg_(cfg), opts_(opts) {
+  if (desc_.embedding.features > 0) {
+    throw std::runtime_error(fmt::format(
+        "compiler: a model over {} input features: expected token ids (the programs have no "
+        "input projection yet)", desc_.embedding.features));
+  }
   // The plan reads a step's weight tiles and parameter loads with attention on the vector
   // unit: attention on the array fits itself around the resident tiles (attention.cpp).
   opts_.attention = AttentionUnit::kVector;

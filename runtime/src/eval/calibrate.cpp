@@ -64,6 +64,29 @@ Calibration calibrate(const FloatModel& model, const std::vector<std::vector<int
   return calib;
 }
 
+Calibration calibrate_features(const FloatModel& model,
+                               const std::vector<std::vector<float>>& inputs,
+                               std::size_t frames) {
+  Calibration calib;
+  for (auto& v : calib.absmax) {
+    v.assign(std::size_t(model.config.n_layers + 1), {});
+  }
+  FloatBackend fb(model);
+  AbsMaxObserver obs(calib);
+  fb.set_observer(&obs);
+  const auto nf = std::size_t(model.config.input_features);
+  calib.input_absmax.assign(nf, kMinRange);
+  for (const auto& features : inputs) {
+    fb.forward_features(features, frames);  // throws for a token model or a wrong size
+    for (std::size_t i = 0; i < features.size(); ++i) {
+      float& m = calib.input_absmax[i % nf];
+      m = std::max(m, std::fabs(features[i]));
+    }
+    calib.positions += long(fb.config().seq_len);
+  }
+  return calib;
+}
+
 std::vector<std::vector<int>> self_generated_calibration(const FloatModel& model, int positions) {
   const int n = std::min(positions, model.config.seq_len);
   std::vector<std::vector<int>> docs;

@@ -214,6 +214,12 @@ void save_psm(const QuantModel& m, const std::filesystem::path& path) {
   if (name.empty()) {
     throw std::runtime_error("output path: expected a file name, found an empty string");
   }
+  if (m.config.input_features > 0) {
+    throw std::runtime_error(fmt::format(
+        "{}: a model over {} input features cannot be saved as .psm (the format holds token "
+        "models); quantise it from its source file on each run instead", name,
+        m.config.input_features));
+  }
   if (fs::exists(path, ec) && !fs::is_regular_file(path, ec)) {
     throw std::runtime_error(
         fmt::format("{}: exists and is not a regular file; not replaced", name));

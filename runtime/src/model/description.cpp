@@ -27,7 +27,8 @@ ModelDesc describe(const ModelConfig& c) {
 
   ModelDesc d;
   d.dim = std::size_t(c.dim);
-  d.embedding.vocab = std::size_t(c.vocab_size);
+  // Token ids index the embedding; inputs over features have only the class token's row.
+  d.embedding.vocab = c.input_features > 0 ? (c.class_token ? 1 : 0) : std::size_t(c.vocab_size);
   d.embedding.positions = gpt ? PositionKind::kLearned : PositionKind::kRope;
   d.embedding.max_positions = std::size_t(c.seq_len);
   d.embedding.features = std::size_t(c.input_features);

@@ -3,7 +3,10 @@
 #include "passim/quant/cpu_backend.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
+
+#include <fmt/format.h>
 
 #include "passim/kernels/attn.hpp"
 #include "passim/kernels/batchnorm.hpp"
@@ -114,6 +117,11 @@ void CpuBackend::post_norm(const NormDesc& nd, const QuantNorm& qn, std::size_t 
 
 void CpuBackend::forward_sequence(std::span<const int> tokens, int pos) {
   const ModelConfig& c = model_.config;
+  if (desc_.embedding.features > 0) {
+    throw std::runtime_error(fmt::format(
+        "cpu backend: this model takes {} features per position (forward_features), not "
+        "token ids", desc_.embedding.features));
+  }
   check_sequence(c, tokens, pos);
   require_whole_sequence(desc_, pos, "cpu backend");
   const std::size_t n = tokens.size(), p0 = std::size_t(pos);
@@ -122,12 +130,57 @@ void CpuBackend::forward_sequence(std::span<const int> tokens, int pos) {
     captured_.assign(std::size_t(c.n_layers * c.n_heads) * std::size_t(c.seq_len), 0);
   }
   embed(tokens, p0);  // x (n, dim) int16
+  run_layers(p0, n);
+}
+
+void CpuBackend::forward_features(std::span<const std::int8_t> features, std::size_t frames) {
+  const std::size_t nf = desc_.embedding.features, dim = desc_.dim;
+  const std::size_t first = desc_.embedding.class_token ? 1 : 0, n = frames + first;
+  if (nf == 0 || frames == 0 || features.size() != frames * nf ||
+      n > desc_.embedding.max_positions) {
+    throw std::runtime_error(fmt::format(
+        "cpu backend: features: expected {} frames of {} (at most {} positions), found {} "
+        "values for {} frames", frames, nf, desc_.embedding.max_positions, features.size(),
+        frames));
+  }
+  last_pos_ = int(n) - 1;
+  if (capture_) {
+    captured_.assign(std::size_t(model_.config.n_layers * model_.config.n_heads) *
+                     std::size_t(model_.config.seq_len), 0);
+  }
+  // x (n, dim) int16: the class token's row, then input_proj f + input_bias per frame
+  if (first == 1) {
+    k::embed_i16({model_.token_embedding.data(), dim}, model_.embed_rq[0], {x_.data(), dim});
+  }
+  const std::span<std::int32_t> acc(acc_.data(), frames * dim);
+  k::matmul_i8(features, model_.input_proj, acc, frames, nf, dim);  // acc (frames, dim)
+  k::requantize_i16(acc, model_.rq_input, std::span(x_).subspan(first * dim, frames * dim));
+  for (std::size_t i = 0; i < n; ++i) {  // x (n, dim) += position rows
+    const std::span<std::int16_t> x(x_.data() + i * dim, dim), p(branch_.data() + i * dim, dim);
+    k::embed_i16({model_.pos_embedding.data() + i * dim, dim}, model_.pos_rq[i], p);
+    k::add_i16(x, p, x);
+  }
+  observe(-1, n);
+  run_layers(0, n);
+}
+
+void CpuBackend::run_layers(std::size_t p0, std::size_t n) {
   for (std::size_t l = 0; l < desc_.layers.size(); ++l) {
     attention_block(l, p0, n);  // x (n, dim) += attention(norm(x)), or norm(x + attention(x))
     ffn_block(l, n);            // x (n, dim) += ffn(norm(x)), or norm(x + ffn(x))
     observe(int(l), n);
   }
-  head(n);  // logits (vocab) int32 Q.16 of the last position
+  head(n);  // logits (classes) int32 Q.16 of the last position, or of the class token
+}
+
+std::vector<std::int8_t> quantize_features(const QuantModel& m, std::span<const float> f) {
+  std::vector<std::int8_t> q(f.size());
+  for (std::size_t i = 0; i < f.size(); ++i) {
+    const double s = m.input_scale[i % m.input_scale.size()];
+    const double v = std::round(double(f[i]) / s);  // halves away from zero
+    q[i] = static_cast<std::int8_t>(std::clamp(v, -127.0, 127.0));
+  }
+  return q;
 }
 
 void CpuBackend::observe(int layer, std::size_t n) {
@@ -279,8 +332,10 @@ void CpuBackend::ffn_block(std::size_t l, std::size_t n) {
 }
 
 void CpuBackend::head(std::size_t n) {
-  // The last position's logits: final norm (or the residual itself), classifier.
-  const std::size_t dim = desc_.dim, classes = desc_.head.classes, last = (n - 1) * dim;
+  // The last position's logits (the class token's, at row 0, when the head reads it): final
+  // norm (or the residual itself), classifier.
+  const std::size_t dim = desc_.dim, classes = desc_.head.classes;
+  const std::size_t last = (desc_.head.reads_first ? 0 : n - 1) * dim;
   const auto xn = std::span(xn_).subspan(last, dim);
   if (desc_.head.has_norm) {
     norm_i8(model_, desc_.head.norm, model_.final_norm, std::span(x_).subspan(last, dim), xn);

@@ -101,7 +101,8 @@ Quantiser::Quantiser(const FloatModel& model, const Calibration& calib,
   if (w_.wcls.empty()) {
     w_.wcls = w_.token_embedding;  // once smoothed or folded, the classifier needs its own copy
   }
-  bcls_.assign(d_.head.classes, 0.0f);
+  bcls_ = w_.bcls;  // a classifier bias of the model's own, or none
+  bcls_.resize(d_.head.classes, 0.0f);
   attn_affine_.resize(d_.layers.size());
   ffn_affine_.resize(d_.layers.size());
   hidden_alpha_.resize(d_.layers.size());
@@ -351,9 +352,25 @@ void Quantiser::residual_scale(QuantModel& q) {
 
 void Quantiser::embedding(QuantModel& q) {
   const std::size_t dim = d_.dim;
-  const std::vector<float> s_emb =
-      quantize_rows(w_.token_embedding, d_.embedding.vocab, dim, q.token_embedding);
+  const std::vector<float>& table =
+      d_.embedding.features > 0 ? w_.class_token : w_.token_embedding;  // the class token: 1 row
+  const std::vector<float> s_emb = quantize_rows(table, d_.embedding.vocab, dim, q.token_embedding);
   q.embed_rq = channel_requant(1.0, s_emb, s_res_);
+  if (d_.embedding.features > 0) {
+    // x (dim) = input_proj f + input_bias, f_j = input_scale[j] q_j: each feature's scale
+    // folded into its column of the projection, then per-row weight scales
+    const std::size_t nf = d_.embedding.features;
+    std::vector<float> folded = w_.input_proj;  // (dim, nf)
+    for (std::size_t j = 0; j < nf; ++j) {
+      q.input_scale.push_back(float(double(calib_.input_absmax[j]) / 127.0));
+      for (std::size_t r = 0; r < dim; ++r) {
+        folded[r * nf + j] *= q.input_scale[j];
+      }
+    }
+    const std::vector<float> s_in = quantize_rows(folded, dim, nf, q.input_proj);
+    q.rq_input = with_bias(channel_requant(1.0, s_in, s_res_), w_.input_bias, 1.0, s_in,
+                           "input projection");
+  }
   if (d_.embedding.positions == PositionKind::kLearned) {
     const std::vector<float> s_pos =
         quantize_rows(w_.pos_embedding, d_.embedding.max_positions, dim, q.pos_embedding);
@@ -530,10 +547,12 @@ QuantModel Quantiser::run() {
 }  // namespace
 
 QuantModel quantize(const FloatModel& model, const Calibration& calib, const QuantOptions& opts) {
-  if (model.config.input_features > 0) {
+  if (model.config.input_features > 0 &&
+      calib.input_absmax.size() != std::size_t(model.config.input_features)) {
     throw std::runtime_error(fmt::format(
-        "quantize {}: input_features: expected 0 (token ids; the int8 path has no input "
-        "projection yet), found {}", model.source, model.config.input_features));
+        "quantize {}: a model over {} input features needs a calibration over features "
+        "(calibrate_features), found one over token ids", model.source,
+        model.config.input_features));
   }
   return Quantiser(model, calib, opts).run();
 }

@@ -18,6 +18,14 @@ namespace passim {
 /// document as one whole sequence. Deterministic.
 [[nodiscard]] Calibration calibrate(const FloatModel& model, const std::vector<std::vector<int>>& docs);
 
+/// Runs the float model over inputs of continuous features (ModelConfig::input_features > 0):
+/// each of `inputs` holds `frames` rows of input_features values and runs as one sequence.
+/// Records the activation ranges and each feature's largest |value| (Calibration::input_absmax).
+/// Throws std::runtime_error when the model takes token ids or an input's size is not
+/// frames * input_features.
+[[nodiscard]] Calibration calibrate_features(const FloatModel& model,
+                                             const std::vector<std::vector<float>>& inputs,
+                                             std::size_t frames);
 /// The default calibration set when no text is given: the float model's own continuations
 /// (greedy from an empty prompt, then three sampled runs at temperature 1, seeds 1..3), each
 /// `positions` long. Deterministic for a given model.

@@ -16,6 +16,8 @@ struct Calibration {
   /// absmax[act][layer + 1][channel]; layer slot 0 holds tensors outside the layers (-1).
   std::array<std::vector<std::vector<float>>, std::size_t(Act::kCount)> absmax;
   long positions = 0;  ///< positions run
+  /// Models over continuous features: max |feature| seen, per feature (input_features).
+  std::vector<float> input_absmax;
   std::string description;
 
   /// Max over the channels of one layer's tensor.

@@ -27,6 +27,12 @@ void norm_i8(const QuantModel& m, NormKind kind, const QuantNorm& n,
 /// without a norm.   x: (dim) int16   out: (dim) int8
 void residual_i8(const QuantNorm& n, std::span<const std::int16_t> x, std::span<std::int8_t> out);
 
+/// The host's int8 features of a model over continuous inputs, rows of input_features:
+/// feature j becomes clamp(round(f_j / m.input_scale[j]), -127, 127), halves away from zero
+/// (docs/kwt.md).
+[[nodiscard]] std::vector<std::int8_t> quantize_features(const QuantModel& m,
+                                                         std::span<const float> f);
+
 /// Integer-only forward pass of a `QuantModel` walking its description (model/description.hpp,
 /// docs/numerics.md): int8 weights, int8 matmul inputs, 12-bit queries/keys, int16 residual
 /// stream and SwiGLU gate/up, int32 accumulators, integer norms, Softmax, SiLU, GELU and RoPE.
@@ -46,6 +52,11 @@ class CpuBackend final : public Backend {
   /// to its own (bit-identical to n forward() calls), or for an unmasked model (an encoder)
   /// over all n positions of the sequence, which must start at pos = 0 (else throws).
   void forward_sequence(std::span<const int> tokens, int pos) override;
+  /// An encoder over continuous features (ModelConfig::input_features > 0): `features` holds
+  /// `frames` rows of int8 features (quantize_features); the class token (if any) and the
+  /// projected rows run as one sequence from position 0; the logits are the class token's
+  /// (else the last row's). Throws std::runtime_error when the sizes differ.
+  void forward_features(std::span<const std::int8_t> features, std::size_t frames);
   [[nodiscard]] std::span<const float> logits() const noexcept override { return logits_f32_; }
   void reset() override {}
 
@@ -71,6 +82,7 @@ class CpuBackend final : public Backend {
 
  private:
   void embed(std::span<const int> tokens, std::size_t pos);
+  void run_layers(std::size_t p0, std::size_t n);
   void block_input(const NormDesc& nd, const QuantNorm& qn, std::size_t n);
   void post_norm(const NormDesc& nd, const QuantNorm& qn, std::size_t n);
   void attention_block(std::size_t l, std::size_t pos, std::size_t n);

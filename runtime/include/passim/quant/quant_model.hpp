@@ -83,6 +83,13 @@ struct QuantModel {
   std::vector<std::int16_t> rope_cos, rope_sin;  ///< (seq_len, head_size / 2) Q1.14; GPT: empty
   std::vector<std::int8_t> pos_embedding;      ///< GPT: (seq_len, dim) per-row scales
   std::vector<Requant> pos_rq;                 ///< GPT: (seq_len) row -> int16 residual
+  // Models over continuous features (ModelConfig::input_features > 0): the host quantises
+  // feature j to clamp(round(f_j / input_scale[j]), -127, 127) (quantize_features), one scale
+  // per feature, folded into input_proj's columns; the input projection turns a row of them
+  // into the residual stream. The class token is token_embedding's one row, embed_rq its step.
+  std::vector<float> input_scale;              ///< (input_features) real units per LSB
+  std::vector<std::int8_t> input_proj;         ///< (dim, input_features) per-row scales
+  std::vector<Requant> rq_input;               ///< (dim) with input_bias -> int16 residual
   BatchNormMode batchnorm = BatchNormMode::kUnfused;  ///< BatchNorm models: how it was lowered
   QuantScales scales;
   std::vector<std::string> char_vocab;         ///< character-level tokenizer pieces, or empty

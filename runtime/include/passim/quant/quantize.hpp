@@ -15,7 +15,7 @@ struct QuantOptions {
 
 /// Quantises a float model with the given calibration (docs/numerics.md, "Quantisation").
 /// Throws std::runtime_error if a scale cannot be represented, or for a model over continuous
-/// input features (ModelConfig::input_features > 0), which has no int8 path yet.
+/// input features (ModelConfig::input_features > 0) whose calibration saw no features.
 [[nodiscard]] QuantModel quantize(const FloatModel& model, const Calibration& calib,
                                   const QuantOptions& opts = {});
 
