@@ -12,6 +12,9 @@
 #include <flatbuffers/flatbuffers.h>
 
 #include "cli_run.hpp"
+#include "passim/compiler/compiler.hpp"
+#include "passim/device/cpu_device.hpp"
+#include "passim/device/device_backend.hpp"
 #include "passim/eval/calibrate.hpp"
 #include "passim/io/psm.hpp"
 #include "passim/io/tflite_model.hpp"
@@ -186,6 +189,19 @@ TEST(Kwt, Int8PathQuantisesEachFeatureAndRefusesWhatItCannotRun) {
   EXPECT_TRUE(contains_all(
       runtime_error_message([&] { passim::save_psm(qm, dir / "kwt.psm"); }),
       {"kwt.psm", "40 input features", "cannot be saved"}));
+  // The compiled programs on the accelerator's golden twin (CpuDevice): the same int32
+  // logits; a config that cannot hold the 99 positions says so.
+  const passim::ModelCompiler base(qm, passim::hw::kBase);
+  passim::CpuDevice dev(passim::hw::kBase, (base.dram_bytes() + 4095) / 4096 * 4096);
+  passim::DeviceBackend device(base, dev);
+  device.forward_features(q, frames);
+  EXPECT_TRUE(std::equal(cpu.logits_i32().begin(), cpu.logits_i32().end(),
+                         device.logits_i32().begin(), device.logits_i32().end()));
+  EXPECT_TRUE(contains_all(runtime_error_message([&] { device.forward(0, 0); }),
+                           {"features"}));
+  const passim::ModelCompiler small(qm, passim::hw::kSmall);
+  EXPECT_TRUE(contains_all(runtime_error_message([&] { (void)small.features_pass(frames); }),
+                           {"config small", "99 positions", "at most 39"}));
 }
 
 TEST(Kwt, WavClipsArePaddedOrCutAroundTheirMiddle) {

@@ -67,7 +67,7 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("passim ") + kVersion);
   const std::vector<Command> commands = {add_run_command(app, rtl), add_encode_command(app, rtl),
-                                         add_classify_command(app), add_quantize_command(app),
+                                         add_classify_command(app, rtl), add_quantize_command(app),
                                          add_perplexity_command(app),
                                          add_accuracy_command(app)};
   // CLI11 wants argv reversed. `--opt=` with nothing after the '=' becomes `--opt ""`: CLI11

@@ -13,12 +13,14 @@
 
 #include "commands.hpp"
 #include "options.hpp"
+#include "passim/device/device_backend.hpp"
 #include "passim/eval/calibrate.hpp"
 #include "passim/io/tflite_model.hpp"
 #include "passim/io/wav.hpp"
 #include "passim/model/float_backend.hpp"
 #include "passim/quant/cpu_backend.hpp"
 #include "passim/quant/quantize.hpp"
+#include "report.hpp"
 
 namespace passim::app {
 namespace {
@@ -29,6 +31,7 @@ struct ClassifyOptions {
   std::string labels;  ///< default: labels.txt beside the model, if there is one
   std::vector<std::string> calib_audio;  ///< int8 backends: calibration clips
   std::string backend = "float";
+  std::string config = "base";
   bool logits = false;
 };
 
@@ -86,7 +89,30 @@ void print_clip(std::ostream& out, const ClassifyOptions& o, const std::string& 
   fmt::print(out, "\n");
 }
 
-int cmd_classify(const ClassifyOptions& o, std::ostream& out, std::ostream& err) {
+/// The clips on the simulated accelerator, one pass each, then the cycle tables on `err`.
+int classify_on_rtl(const ClassifyOptions& o, const KeywordModel& km, const QuantModel& qm,
+                    const std::vector<std::string>& labels,
+                    const std::vector<std::vector<float>>& features, const RtlFactory& rtl,
+                    std::ostream& out, std::ostream& err) {
+  if (!rtl) {
+    throw UsageError("--backend rtl: this passim was built without the simulator");
+  }
+  const ModelCompiler compiled(qm, *hw::find_config(o.config));
+  (void)compiled.features_pass(km.front_end.frames);  // fits the config, or a clear error
+  RtlOptions ro;
+  ro.config = o.config;
+  const auto session = rtl(compiled, ro);
+  auto& backend = dynamic_cast<DeviceBackend&>(session->backend());
+  for (std::size_t i = 0; i < features.size(); ++i) {
+    backend.forward_features(quantize_features(qm, features[i]), km.front_end.frames);
+    print_clip(out, o, o.audio[i], labels, backend.logits());
+  }
+  (void)rtl_cycles(*session, km.model.config, "auto", err);
+  return 0;
+}
+
+int cmd_classify(const ClassifyOptions& o, std::ostream& out, std::ostream& err,
+                 const RtlFactory& rtl) {
   const KeywordModel km = load_keyword_model(o.model);
   const SpeechFrontEnd& fe = km.front_end;
   const std::vector<std::string> labels = class_labels(o, km.model.config.vocab_size);
@@ -107,17 +133,20 @@ int cmd_classify(const ClassifyOptions& o, std::ostream& out, std::ostream& err)
   fmt::print(err, "quantised {} on {} calibration clip{}{}\n", o.model, calib_features.size(),
              calib_features.size() == 1 ? "" : "s",
              own ? " (the clips classified: pass --calib-audio for a fixed set)" : "");
-  CpuBackend backend(qm);
-  for (std::size_t i = 0; i < features.size(); ++i) {
-    backend.forward_features(quantize_features(qm, features[i]), fe.frames);
-    print_clip(out, o, o.audio[i], labels, backend.logits());
+  if (o.backend == "cpu") {
+    CpuBackend backend(qm);
+    for (std::size_t i = 0; i < features.size(); ++i) {
+      backend.forward_features(quantize_features(qm, features[i]), fe.frames);
+      print_clip(out, o, o.audio[i], labels, backend.logits());
+    }
+    return 0;
   }
-  return 0;
+  return classify_on_rtl(o, km, qm, labels, features, rtl, out, err);
 }
 
 }  // namespace
 
-Command add_classify_command(CLI::App& app) {
+Command add_classify_command(CLI::App& app, const RtlFactory& rtl) {
   auto o = std::make_shared<ClassifyOptions>();
   CLI::App* cmd = app.add_subcommand(
       "classify", "keyword spotting: a TFLite keyword model (KWT) on 16 kHz mono WAV clips");
@@ -126,14 +155,19 @@ Command add_classify_command(CLI::App& app) {
       ->required()->expected(1, -1);
   cmd->add_option("--labels", o->labels, "class labels, one per line (default: labels.txt "
                                           "beside the model)");
-  cmd->add_option("--backend,-b", o->backend, "float | cpu (int8, the golden model)")
-      ->check(CLI::IsMember({"float", "cpu"}))->capture_default_str();
+  cmd->add_option("--backend,-b", o->backend,
+                  "float | cpu (int8, the golden model) | rtl (the simulated accelerator)")
+      ->check(CLI::IsMember({"float", "cpu", "rtl"}))->capture_default_str();
+  cmd->add_option("--config", o->config, "rtl: hardware configuration (KWT-1 needs base)")
+      ->check(CLI::IsMember({"tiny", "small", "base"}))->capture_default_str();
   cmd->add_option("--calib-audio", o->calib_audio,
                   "cpu: WAV clips to calibrate the int8 scales on (default: the --audio clips)")
       ->expected(1, -1);
   cmd->add_flag("--logits", o->logits, "print every class's logit after the score");
   return {[cmd] { return bool(*cmd); },
-          [o](std::ostream& out, std::ostream& err) { return cmd_classify(*o, out, err); }};
+          [o, rtl](std::ostream& out, std::ostream& err) {
+            return cmd_classify(*o, out, err, rtl);
+          }};
 }
 
 }  // namespace passim::app

@@ -26,7 +26,7 @@ struct Command {
 /// `passim encode`: one sequence through a random post-norm encoder, in one pass.
 [[nodiscard]] Command add_encode_command(CLI::App& app, const RtlFactory& rtl);
 /// `passim classify`: keyword spotting with a TFLite keyword model on WAV clips.
-[[nodiscard]] Command add_classify_command(CLI::App& app);
+[[nodiscard]] Command add_classify_command(CLI::App& app, const RtlFactory& rtl);
 /// `passim quantize`: write the integer model (.psm).
 [[nodiscard]] Command add_quantize_command(CLI::App& app);
 /// `passim perplexity`: perplexity of a text.

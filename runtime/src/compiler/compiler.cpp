@@ -31,20 +31,15 @@ using hw::Opcode;
 
 ModelCompiler::ModelCompiler(const QuantModel& model, const hw::HwConfig& cfg, CompileOptions opts)
     : model_(model), desc_(describe(model.config)), cfg_(cfg), opts_(opts) {
-  if (desc_.embedding.features > 0) {
-    throw std::runtime_error(fmt::format(
-        "compiler: a model over {} input features: expected token ids (the programs have no "
-        "input projection yet)", desc_.embedding.features));
-  }
   // The plan reads a step's weight tiles and parameter loads with attention on the vector
   // unit: attention on the array fits itself around the resident tiles (attention.cpp).
   opts_.attention = AttentionUnit::kVector;
   layout_ = plan_layout(model, desc_, cfg);
   wide_heads_ = opts.weights != WeightsMode::kStreamed;
-  residency_ = plan_residency(step(0, 0), cfg, layout_.max_rows, opts.weights);
+  residency_ = plan_residency(plan_step(), cfg, layout_.max_rows, opts.weights);
   if (!residency_.weights && wide_heads_) {
     wide_heads_ = false;  // streamed after all: one tile per head
-    residency_ = plan_residency(step(0, 0), cfg, layout_.max_rows, opts.weights);
+    residency_ = plan_residency(plan_step(), cfg, layout_.max_rows, opts.weights);
   }
   if (opts.weights == WeightsMode::kResident && !residency_.weights) {
     throw std::runtime_error(fmt::format("--weights resident: the model does not fit: {}",
@@ -55,7 +50,7 @@ ModelCompiler::ModelCompiler(const QuantModel& model, const hw::HwConfig& cfg, C
   const std::size_t half = double_buffered_columns(desc_, cfg);
   if (!residency_.weights && half > 0 && half < layout_.chunk_cols) {
     layout_.chunk_cols = half;
-    residency_ = plan_residency(step(0, 0), cfg, layout_.max_rows, opts.weights);
+    residency_ = plan_residency(plan_step(), cfg, layout_.max_rows, opts.weights);
   }
   place_steps(residency_, step_blocks_, cfg);
   opts_.attention = opts.attention;
@@ -129,8 +124,39 @@ std::vector<std::vector<hw::Instr>> ModelCompiler::pass(std::span<const int> tok
   return emit(tokens, r);
 }
 
+std::vector<std::vector<hw::Instr>> ModelCompiler::plan_step() const {
+  // The programs the residency plan reads: a decoding step at position 0, or for a model
+  // over features a pass of the class token and one frame.
+  return desc_.embedding.features > 0 ? features_pass(1) : step(0, 0);
+}
+
+std::vector<std::vector<hw::Instr>> ModelCompiler::features_pass(std::size_t frames) const {
+  const std::size_t n = frames + (desc_.embedding.class_token ? 1 : 0);
+  if (desc_.embedding.features == 0 || frames == 0) {
+    throw std::runtime_error(fmt::format(
+        "compiler: features_pass: expected a model over input features and frames > 0, found "
+        "{} features and {} frames", desc_.embedding.features, frames));
+  }
+  VectorLayout v;
+  if (n > desc_.embedding.max_positions || !plan_rows(desc_, cfg_, layout_, n, n, v)) {
+    throw std::runtime_error(fmt::format(
+        "config {}: a pass of {} positions (the class token and {} frames) does not fit (at "
+        "most {}: the vector scratchpad of {} words holds the rows and the KV window, MATMUL at "
+        "most {} rows)", cfg_.name, n, frames, rows_at(0, n), cfg_.vector_depth,
+        layout_.max_rows));
+  }
+  const ModelDram& d = layout_.dram;
+  return emit({}, {.n = n, .pos0 = 0, .v = v, .xn = d.seq_xn, .att = d.seq_att,
+                   .hid = d.seq_hid}, true);
+}
+
 std::vector<std::vector<hw::Instr>> ModelCompiler::emit(std::span<const int> tokens,
-                                                        const Rows& r) const {
+                                                        const Rows& r, bool features) const {
+  if (!features && desc_.embedding.features > 0) {
+    throw std::runtime_error(fmt::format(
+        "compiler: this model takes {} features per position (features_pass), not token ids",
+        desc_.embedding.features));
+  }
   for (const int token : tokens) {
     if (token < 0 || std::size_t(token) >= desc_.embedding.vocab) {
       throw std::runtime_error(
@@ -138,12 +164,16 @@ std::vector<std::vector<hw::Instr>> ModelCompiler::emit(std::span<const int> tok
     }
   }
   ProgramBuilder b(cfg_.prog_depth, cfg_);  // streamed tiles double-buffered
-  embed(b, r, tokens);  // x (n, dim) int16
+  if (features) {
+    embed_features(b, r);  // x (n, dim) int16
+  } else {
+    embed(b, r, tokens);  // x (n, dim) int16
+  }
   for (std::size_t l = 0; l < desc_.layers.size(); ++l) {
     attention_block(b, r, l);  // x (n, dim) += attention(norm(x))
     ffn_block(b, r, l);        // x (n, dim) += ffn(norm(x))
   }
-  head(b, r);  // logits (classes) int32 Q.16 of the last row, in DRAM
+  head(b, r);  // logits (classes) int32 Q.16 of the last row (or the class token's), in DRAM
   return b.programs();
 }
 
@@ -163,6 +193,37 @@ void ModelCompiler::embed(ProgramBuilder& b, const Rows& r, std::span<const int>
             .row_len = 1, .stride = 8});
   }
   b.vector({.op = Opcode::kEmbed, .src = v.x, .dst = v.x, .len = dim, .rows = r.n});
+  add_positions(b, r);
+}
+
+void ModelCompiler::embed_features(ProgramBuilder& b, const Rows& r) const {
+  // x (n, dim) int16: row 0 the class token (EMBED, like a token row), then input_proj f +
+  // input_bias of each frame (a MATMUL of the int8 features the host wrote to DRAM, into the
+  // residual scale), then + the position rows. Counters attribute it to layer 0.
+  const ModelDram& d = layout_.dram;
+  const VectorLayout& v = r.v;
+  const std::size_t dim = desc_.dim, nf = desc_.embedding.features;
+  const std::size_t first = desc_.embedding.class_token ? 1 : 0, frames = r.n - first;
+  b.set_layer(0);
+  if (first == 1) {
+    b.load({.mem = Mem::kVector, .dram = d.embedding, .spad = v.x, .row_len = dim,
+            .stride = dim});
+    b.load({.mem = Mem::kParam, .elem_log2 = 3, .dram = d.rq_embed, .row_len = 1, .stride = 8});
+    b.vector({.op = Opcode::kEmbed, .src = v.x, .dst = v.x, .len = dim, .rows = 1});
+  }
+  b.load({.mem = Mem::kInput, .dram = d.features, .rows = frames, .row_len = nf, .stride = nf});
+  const Rows fr{.n = frames, .pos0 = r.pos0 + first, .v = v, .xn = r.xn, .att = r.att,
+                .hid = r.hid};
+  projection(b, fr, {.w_t = d.input_proj, .rq = d.rq_input, .k = nf, .n = dim,
+                     .dst = v.x + first * words(dim), .out_bits = 16});  // x rows 1.. (frames, dim)
+  add_positions(b, r);
+}
+
+void ModelCompiler::add_positions(ProgramBuilder& b, const Rows& r) const {
+  // x (n, dim) += the learned position rows pos0 .. pos0 + n - 1, requantised by EMBED.
+  const ModelDram& d = layout_.dram;
+  const VectorLayout& v = r.v;
+  const std::size_t dim = desc_.dim;
   if (desc_.embedding.positions == PositionKind::kLearned) {
     b.load({.mem = Mem::kVector, .dram = d.pos_embedding + r.pos0 * dim, .spad = v.branch,
             .rows = r.n, .row_len = dim, .stride = dim});
@@ -485,10 +546,11 @@ void ModelCompiler::head(ProgramBuilder& b, const Rows& r) const {
   const ModelDram& d = layout_.dram;
   const VectorLayout& v = r.v;
   const std::size_t dim = desc_.dim, classes = desc_.head.classes;
-  const Rows last{.n = 1, .pos0 = r.pos0 + r.n - 1, .v = r.v, .xn = r.xn, .att = r.att,
+  const std::size_t row = desc_.head.reads_first ? 0 : r.n - 1;  // the class token's, or the last
+  const Rows last{.n = 1, .pos0 = r.pos0 + row, .v = r.v, .xn = r.xn, .att = r.att,
                   .hid = r.hid};
   b.set_layer(std::uint32_t(desc_.layers.size()));
-  norm(b, last, {.src = v.x + (r.n - 1) * words(dim), .rows = 1,
+  norm(b, last, {.src = v.x + row * words(dim), .rows = 1,
                  .residual = !desc_.head.has_norm},
        desc_.head.norm, model_.final_norm, d.final_norm);
   const Projection cls{.w_t = d.cls, .rq = d.rq_cls, .k = dim, .n = classes, .out_bits = 32};

@@ -133,6 +133,10 @@ void put_model(ImageWriter& w, const QuantModel& m, const ModelDesc& desc, Layou
   d.attn_eye = w.put<std::int8_t>(eye);
   d.digit_rq = w.put_rq(
       std::vector<Requant>{{.mult = 1, .shift = 8}, {.mult = 32897, .shift = 31}});
+  if (desc.embedding.features > 0) {
+    d.input_proj = w.put_transposed(m.input_proj, dim, desc.embedding.features);
+    d.rq_input = w.put_rq(m.rq_input);
+  }
 }
 
 void reserve_activations(ImageWriter& w, const ModelDesc& desc, const hw::HwConfig& cfg,
@@ -156,7 +160,8 @@ void reserve_activations(ImageWriter& w, const ModelDesc& desc, const hw::HwConf
 std::size_t columns_in(const ModelDesc& desc, const hw::HwConfig& cfg, std::size_t share) {
   const std::size_t step = std::lcm(cfg.array_cols, cfg.lanes);
   const AttentionDesc& a = desc.layers.front().attention;
-  const std::size_t k_max = std::max({desc.dim, desc.layers.front().ffn.hidden, a.q_dim()});
+  const std::size_t k_max = std::max({desc.dim, desc.layers.front().ffn.hidden, a.q_dim(),
+                                      desc.embedding.features});
   return std::min<std::size_t>({cfg.weight_depth / share / k_max * cfg.array_cols,
                                 cfg.param_depth / share, 2047}) / step * step;
 }
@@ -284,6 +289,9 @@ void reserve_sequence(ImageWriter& w, const ModelDesc& desc, const hw::HwConfig&
                              key_group_bytes(hs, cfg));  // zero where never written
   d.prob_digits = w.reserve(rows * 2 * prob_group_bytes(t, cfg));
   d.zeros = w.reserve(std::max(t, hs));
+  if (desc.embedding.features > 0) {
+    d.features = w.reserve(t * desc.embedding.features);
+  }
   d.bytes = out.image.size();
   out.image.resize(std::size_t(d.logits));
 }

@@ -9,6 +9,21 @@
 #include <fmt/format.h>
 
 namespace passim {
+namespace {
+
+/// Tags the runs of its lifetime prefill, whatever happens.
+class PrefillTag {
+ public:
+  explicit PrefillTag(Device& dev) : d_(dev) { d_.set_phase(Phase::kPrefill); }
+  ~PrefillTag() { d_.set_phase(Phase::kDecode); }
+  PrefillTag(const PrefillTag&) = delete;
+  PrefillTag& operator=(const PrefillTag&) = delete;
+
+ private:
+  Device& d_;
+};
+
+}  // namespace
 
 DeviceBackend::DeviceBackend(const ModelCompiler& compiled, Device& device,
                              std::string_view name)
@@ -36,13 +51,7 @@ void DeviceBackend::forward_sequence(std::span<const int> tokens, int pos) {
   check_sequence(config(), tokens, pos);
   preload_once();
   passes_ = 0;
-  struct PrefillTag {  // the passes' runs are tagged prefill, whatever happens
-    Device& d;
-    explicit PrefillTag(Device& dev) : d(dev) { d.set_phase(Phase::kPrefill); }
-    ~PrefillTag() { d.set_phase(Phase::kDecode); }
-    PrefillTag(const PrefillTag&) = delete;
-    PrefillTag& operator=(const PrefillTag&) = delete;
-  } tag(device_);
+  const PrefillTag tag(device_);
   if (unmasked(compiled_.description()) && compiled_.rows_at(pos, tokens.size()) < tokens.size()) {
     throw std::runtime_error(fmt::format(
         "config {}: an unmasked model's sequence of {} positions must fit one pass (at most {} "
@@ -62,6 +71,23 @@ void DeviceBackend::forward_sequence(std::span<const int> tokens, int pos) {
     done += n;
     ++passes_;
   }
+  read_logits();
+}
+
+void DeviceBackend::forward_features(std::span<const std::int8_t> features, std::size_t frames) {
+  const std::size_t nf = compiled_.description().embedding.features;
+  if (nf == 0 || frames == 0 || features.size() != frames * nf) {
+    throw std::runtime_error(fmt::format(
+        "{}: features: expected {} frames of {} values, found {} values", name_, frames, nf,
+        features.size()));
+  }
+  const auto programs = compiled_.features_pass(frames);  // throws when it does not fit
+  preload_once();
+  const PrefillTag tag(device_);
+  device_.write_dram(compiled_.features_addr(),
+                     {reinterpret_cast<const std::uint8_t*>(features.data()), features.size()});
+  run(programs);
+  passes_ = 1;
   read_logits();
 }
 

@@ -102,6 +102,14 @@ class ModelCompiler {
   /// token is outside the vocabulary or n exceeds rows_at(pos, n).
   [[nodiscard]] std::vector<std::vector<hw::Instr>> pass(std::span<const int> tokens,
                                                          int pos) const;
+  /// A model over continuous features (ModelConfig::input_features > 0): one pass of the
+  /// class token and `frames` rows of int8 features, which the host writes to DRAM at
+  /// features_addr() (frames, input_features) first. The input projection runs on the array;
+  /// the logits are the class token's. Throws std::runtime_error when the model takes token
+  /// ids or the sequence does not fit one pass.
+  [[nodiscard]] std::vector<std::vector<hw::Instr>> features_pass(std::size_t frames) const;
+  /// DRAM byte address of the int8 features of a features_pass() (0 for a token model).
+  [[nodiscard]] std::uint64_t features_addr() const noexcept { return layout_.dram.features; }
 
  private:
   /// A weight matrix W^T (k, n) in DRAM with its per-column steps, and where its output goes.
@@ -133,9 +141,15 @@ class ModelCompiler {
     bool residual = false;
   };
 
+  [[nodiscard]] std::vector<std::vector<hw::Instr>> plan_step() const;
+  /// The programs of one pass: token rows, or (`features`) the class token and the
+  /// projected features.
   [[nodiscard]] std::vector<std::vector<hw::Instr>> emit(std::span<const int> tokens,
-                                                         const Rows& r) const;
+                                                         const Rows& r,
+                                                         bool features = false) const;
   void embed(ProgramBuilder& b, const Rows& r, std::span<const int> tokens) const;
+  void embed_features(ProgramBuilder& b, const Rows& r) const;
+  void add_positions(ProgramBuilder& b, const Rows& r) const;
   void norm(ProgramBuilder& b, const Rows& r, NormRows in, NormKind kind, const QuantNorm& n,
             const NormDram& d) const;
   void post_norm(ProgramBuilder& b, const Rows& r, const NormDesc& nd, const QuantNorm& n,

@@ -40,6 +40,9 @@ struct LayerDram {
 /// DRAM byte addresses outside the layers.
 struct ModelDram {
   std::uint64_t embedding = 0, rq_embed = 0;          ///< int8 (vocab, dim), (vocab) steps
+  /// Models over continuous features: the input projection W^T (input_features, dim) and its
+  /// steps, and the int8 features the host writes, (seq_len, input_features).
+  std::uint64_t input_proj = 0, rq_input = 0, features = 0;
   std::uint64_t pos_embedding = 0, rq_pos = 0;        ///< learned positions: (seq_len, dim)
   NormDram final_norm;
   std::uint64_t cls = 0, rq_cls = 0;                  ///< int8 W^T (dim, classes), steps

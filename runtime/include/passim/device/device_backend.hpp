@@ -37,6 +37,11 @@ class DeviceBackend final : public Backend {
   /// streams its rows through every weight tile. Bit for bit the same as forward() per token.
   /// Throws std::runtime_error as forward(), or when a position fits no pass.
   void forward_sequence(std::span<const int> tokens, int pos) override;
+  /// A model over continuous features: `frames` rows of int8 features (quantize_features)
+  /// and the class token in one pass (ModelCompiler::features_pass), tagged prefill; the
+  /// logits are the class token's. Throws std::runtime_error when the sizes differ or the pass
+  /// does not fit the config.
+  void forward_features(std::span<const std::int8_t> features, std::size_t frames);
   /// Passes the last forward_sequence() took (1 unless the sequence was split).
   [[nodiscard]] std::size_t sequence_passes() const noexcept { return passes_; }
   [[nodiscard]] std::span<const float> logits() const noexcept override { return logits_f32_; }
