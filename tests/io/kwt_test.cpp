@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <flatbuffers/flatbuffers.h>
+#include <nlohmann/json.hpp>
 
 #include "cli_run.hpp"
 #include "passim/compiler/compiler.hpp"
@@ -244,6 +245,36 @@ TEST(Kwt, WrongWavFilesGetClearErrors) {
   EXPECT_EQ(r.code, 1);
   EXPECT_EQ(r.out, "");  // every clip is checked before any runs
   EXPECT_TRUE(contains_all(r.err, {"stereo.wav", "channels"})) << r.err;
+}
+
+TEST(Kwt, ClassifyWritesAReportAndRefusesOptionsItsBackendIgnores) {
+  SKIP_WITHOUT_KWT();
+  ScratchDir dir;
+  write_bytes(dir / "a.wav", wav_bytes(1, 1, 16000, 16, std::vector<std::int16_t>(4000, 900)));
+  const std::string a = (dir / "a.wav").string(), report = (dir / "r.json").string();
+  const auto r = run_cli({"classify", "--model", kwt_path().string(), "--backend", "cpu",
+                          "--audio", a, "--report", report});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(read_bytes(dir / "r.json"));
+  EXPECT_EQ(j["tool"], "passim classify");
+  EXPECT_EQ(j["backend"], "cpu");
+  EXPECT_EQ(j["model"]["calibration"], "1 clip (the clips classified)");
+  ASSERT_EQ(j["clips"].size(), 1U);
+  EXPECT_EQ(j["clips"][0]["path"], a);
+  EXPECT_EQ(j["clips"][0]["logits"].size(), 12U);
+  EXPECT_NE(r.out.find(j["clips"][0]["label"].get<std::string>()), std::string::npos);
+  const auto config = run_cli({"classify", "--model", kwt_path().string(), "--config", "small",
+                               "--audio", a});
+  EXPECT_EQ(config.code, 2);
+  EXPECT_TRUE(contains_all(config.err, {"--config small", "only for --backend rtl"}));
+  const auto calib = run_cli({"classify", "--model", kwt_path().string(), "--calib-audio", a,
+                              "--audio", a});
+  EXPECT_EQ(calib.code, 2);
+  EXPECT_TRUE(contains_all(calib.err, {"--calib-audio", "int8 backends"}));
+  const auto over = run_cli({"classify", "--model", kwt_path().string(), "--audio", a,
+                             "--report", a});
+  EXPECT_EQ(over.code, 1);
+  EXPECT_TRUE(contains_all(over.err, {"--report", "audio clip", "not overwritten"}));
 }
 
 TEST(Kwt, ClassifyPrintsOneLinePerClip) {

@@ -22,6 +22,8 @@
 #include "passim/quant/quantize.hpp"
 #include "report.hpp"
 
+#include <nlohmann/json.hpp>
+
 namespace passim::app {
 namespace {
 
@@ -32,8 +34,29 @@ struct ClassifyOptions {
   std::vector<std::string> calib_audio;  ///< int8 backends: calibration clips
   std::string backend = "float";
   std::string config = "base";
+  std::string report;  ///< JSON report path; empty = none
   bool logits = false;
+  bool config_given = false;
 };
+
+/// Options that only some backends read, and the report's path.
+void check_classify_usage(const ClassifyOptions& o) {
+  if (o.config_given && o.backend != "rtl") {
+    throw UsageError(fmt::format("--config {}: only for --backend rtl, found --backend {}",
+                                 o.config, o.backend));
+  }
+  if (!o.calib_audio.empty() && o.backend == "float") {
+    throw UsageError("--calib-audio: only for the int8 backends (cpu, rtl), found --backend "
+                     "float");
+  }
+  check_output_path(o.report, "--report", {{"model", o.model}});
+  for (const auto& clip : o.audio) {
+    check_output_path(o.report, "--report", {{"audio clip", clip}});
+  }
+  for (const auto& clip : o.calib_audio) {
+    check_output_path(o.report, "--report", {{"calibration clip", clip}});
+  }
+}
 
 /// Each clip's features (frames, coefficients), every file read and checked first: a bad
 /// file stops the run before anything is printed.
@@ -78,8 +101,11 @@ std::pair<std::size_t, double> top_class(std::span<const float> logits) {
 
 /// One line per clip: path, label, probability (and the logits with --logits).
 void print_clip(std::ostream& out, const ClassifyOptions& o, const std::string& path,
-                const std::vector<std::string>& labels, std::span<const float> logits) {
+                const std::vector<std::string>& labels, std::span<const float> logits,
+                nlohmann::json& clips) {
   const auto [best, p] = top_class(logits);
+  clips.push_back({{"path", path}, {"label", labels[best]}, {"class", best}, {"score", p},
+                   {"logits", std::vector<float>(logits.begin(), logits.end())}});
   fmt::print(out, "{} {} {:.4f}", path, labels[best], p);
   if (o.logits) {
     for (const float l : logits) {
@@ -87,6 +113,28 @@ void print_clip(std::ostream& out, const ClassifyOptions& o, const std::string& 
     }
   }
   fmt::print(out, "\n");
+}
+
+/// The --report: the model, the backend, each clip's result, and (rtl) the cycle sections.
+void write_classify_report(const ClassifyOptions& o, const KeywordModel& km,
+                           const QuantModel* qm, const nlohmann::json& clips,
+                           const RtlSession* session, const nlohmann::json& cycles) {
+  if (o.report.empty()) {
+    return;
+  }
+  nlohmann::json j;
+  j["format_version"] = kReportVersion;
+  j["tool"] = "passim classify";
+  j["model"] = {{"name", "kwt"}, {"source", km.model.source}, {"sha256", km.model.sha256},
+                {"config", config_json(km.model.config)}};
+  if (qm != nullptr) {
+    j["model"]["calibration"] = qm->calibration;
+    j["model"]["feature_scales"] = qm->input_scale;
+  }
+  j["backend"] = o.backend == "rtl" ? "rtl:" + o.config : o.backend;
+  j["clips"] = clips;
+  add_rtl_sections(j, session, cycles, "");
+  write_json(o.report, j);
 }
 
 /// The clips on the simulated accelerator, one pass each, then the cycle tables on `err`.
@@ -103,33 +151,41 @@ int classify_on_rtl(const ClassifyOptions& o, const KeywordModel& km, const Quan
   ro.config = o.config;
   const auto session = rtl(compiled, ro);
   auto& backend = dynamic_cast<DeviceBackend&>(session->backend());
+  nlohmann::json clips = nlohmann::json::array();
   for (std::size_t i = 0; i < features.size(); ++i) {
     backend.forward_features(quantize_features(qm, features[i]), km.front_end.frames);
-    print_clip(out, o, o.audio[i], labels, backend.logits());
+    print_clip(out, o, o.audio[i], labels, backend.logits(), clips);
   }
-  (void)rtl_cycles(*session, km.model.config, "auto", err);
+  const nlohmann::json cycles = rtl_cycles(*session, km.model.config, "auto", err);
+  write_classify_report(o, km, &qm, clips, session.get(), cycles);
   return 0;
 }
 
 int cmd_classify(const ClassifyOptions& o, std::ostream& out, std::ostream& err,
                  const RtlFactory& rtl) {
+  check_classify_usage(o);
   const KeywordModel km = load_keyword_model(o.model);
   const SpeechFrontEnd& fe = km.front_end;
   const std::vector<std::string> labels = class_labels(o, km.model.config.vocab_size);
   const auto features = clip_features(fe, o.audio);  // each (frames, coefficients)
+  nlohmann::json clips = nlohmann::json::array();
   if (o.backend == "float") {
     FloatBackend backend(km.model);
     for (std::size_t i = 0; i < features.size(); ++i) {
       backend.forward_features(features[i], fe.frames);
-      print_clip(out, o, o.audio[i], labels, backend.logits());
+      print_clip(out, o, o.audio[i], labels, backend.logits(), clips);
     }
+    write_classify_report(o, km, nullptr, clips, nullptr, {});
     return 0;
   }
   // int8: calibrated on --calib-audio, else on the clips themselves
   const bool own = o.calib_audio.empty();
   const auto calib_features = own ? features : clip_features(fe, o.calib_audio);
-  const QuantModel qm =
-      quantize(km.model, calibrate_features(km.model, calib_features, fe.frames));
+  Calibration calib = calibrate_features(km.model, calib_features, fe.frames);
+  calib.description = fmt::format("{} clip{} ({})", calib_features.size(),
+                                  calib_features.size() == 1 ? "" : "s",
+                                  own ? "the clips classified" : "--calib-audio");
+  const QuantModel qm = quantize(km.model, calib);
   fmt::print(err, "quantised {} on {} calibration clip{}{}\n", o.model, calib_features.size(),
              calib_features.size() == 1 ? "" : "s",
              own ? " (the clips classified: pass --calib-audio for a fixed set)" : "");
@@ -137,8 +193,9 @@ int cmd_classify(const ClassifyOptions& o, std::ostream& out, std::ostream& err,
     CpuBackend backend(qm);
     for (std::size_t i = 0; i < features.size(); ++i) {
       backend.forward_features(quantize_features(qm, features[i]), fe.frames);
-      print_clip(out, o, o.audio[i], labels, backend.logits());
+      print_clip(out, o, o.audio[i], labels, backend.logits(), clips);
     }
+    write_classify_report(o, km, &qm, clips, nullptr, {});
     return 0;
   }
   return classify_on_rtl(o, km, qm, labels, features, rtl, out, err);
@@ -164,8 +221,10 @@ Command add_classify_command(CLI::App& app, const RtlFactory& rtl) {
                   "cpu: WAV clips to calibrate the int8 scales on (default: the --audio clips)")
       ->expected(1, -1);
   cmd->add_flag("--logits", o->logits, "print every class's logit after the score");
+  cmd->add_option("--report", o->report, "write a JSON report here");
   return {[cmd] { return bool(*cmd); },
-          [o, rtl](std::ostream& out, std::ostream& err) {
+          [o, cmd, rtl](std::ostream& out, std::ostream& err) {
+            o->config_given = cmd->count("--config") > 0;
             return cmd_classify(*o, out, err, rtl);
           }};
 }
