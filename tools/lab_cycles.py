@@ -30,10 +30,25 @@ def first_words(path, chars):
     return text[:chars].rsplit(" ", 1)[0]
 
 
+def kwt_workload(args, tmp):
+    """KWT-1 (docs/kwt.md) on one spoken clip ("yes"), int8 scales calibrated on the test
+    suite's calibration clips, which tests/kwt/make_clips.sh speaks into `tmp`."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    clips = os.path.join(tmp, "kwt_clips")
+    run(["bash", os.path.join(root, "tests", "kwt", "make_clips.sh"), clips])
+    calib_dir = os.path.join(clips, "calib")
+    calib = sorted(os.path.join(calib_dir, f) for f in os.listdir(calib_dir))
+    return ("KWT-1, one clip",
+            ["classify",
+             "--model", os.path.join(args.data, "models", "kwt1", "non_stream.tflite"),
+             "--calib-audio", *calib, "--audio", os.path.join(clips, "yes_en-us_170.wav")])
+
+
 def workloads(args):
     """(name, passim command and options) of every workload: the decoders' prompts come from
     the data; the encoder is `passim encode`'s random post-norm encoder (dim 32, FFN 128, 2
-    heads, 2 blocks: BERT's proportions at 1/24 of BERT-Base's width) at three lengths."""
+    heads, 2 blocks: BERT's proportions at 1/24 of BERT-Base's width) at three lengths; KWT-1
+    (trained by others, 99 positions) is added by measure_all()."""
     shakespeare = first_words(os.path.join(args.data, "text", "tinyshakespeare.txt"), 120)
     shakespeare = shakespeare.ljust(120, ".")  # 120 characters: 120 prompt tokens
     stories = first_words(os.path.join(args.data, "text", "tinystories_sample.txt"), 160)
@@ -47,12 +62,17 @@ def workloads(args):
     ] + [(f"random encoder, seq {n}", encoder + ["--seq", str(n)]) for n in (32, 64, 128)]
 
 
+def too_long(proc):
+    """An unmasked sequence that does not fit one pass of the config (encode, classify)."""
+    return "cannot be split" in proc.stderr or "does not fit" in proc.stderr
+
+
 def measure(args, options, config, tmp):
     """One run on the RTL: class cycles and passes per phase, units, MAC utilisation."""
     report = os.path.join(tmp, "run.json")
     cmd = [args.passim, *options, "--backend", "rtl", "--config", config, "--report", report]
     # An unmasked sequence must fit one pass: a config too small for it is a result.
-    proc = run(cmd, tolerate=lambda p: "cannot be split" in p.stderr)
+    proc = run(cmd, tolerate=too_long)
     if proc.returncode != 0:
         return {"does_not_fit": proc.stderr.strip().splitlines()[-1]}
     with open(report, encoding="utf-8") as f:
@@ -78,7 +98,7 @@ def measure_attention(args, options, config, tmp):
         report = os.path.join(tmp, "att.json")
         cmd = [args.passim, *options, "--backend", "rtl", "--config", config,
                "--attention", unit, "--report", report]
-        proc = run(cmd, tolerate=lambda p: "cannot be split" in p.stderr)
+        proc = run(cmd, tolerate=too_long)
         if proc.returncode != 0:
             return {"does_not_fit": proc.stderr.strip().splitlines()[-1]}
         with open(report, encoding="utf-8") as f:
@@ -244,10 +264,10 @@ def main():
 
 def measure_all(args):
     configs = [c for c in args.configs.split(",") if c]
-    loads = workloads(args)
-    results = {"configs": configs, "workloads": [w for w, _ in loads], "runs": {},
-               "attention": {}}
     with tempfile.TemporaryDirectory() as tmp:
+        loads = workloads(args) + [kwt_workload(args, tmp)]
+        results = {"configs": configs, "workloads": [w for w, _ in loads], "runs": {},
+                   "attention": {}}
         for name, options in loads:
             results["runs"][name] = {}
             results["attention"][name] = {}

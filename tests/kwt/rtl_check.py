@@ -36,7 +36,8 @@ def main():
     cpu, _ = classify(passim, model, clipdir, ["--backend", "cpu"])
     rtl, tables = classify(passim, model, clipdir, ["--backend", "rtl", "--config", config])
     total = [line for line in tables.splitlines() if line.startswith("total")]
-    print(f"rtl_check: {len(cpu)} clips on {config}, cycles {total[0].split()[1] if total else '?'}")
+    cycles = total[0].split()[1] if total else "?"
+    print(f"rtl_check: {len(cpu)} clips on {config}, cycles {cycles}")
     for c, r in zip(cpu, rtl):
         print(("  same  " if c == r else "  DIFFER\n    cpu " + c + "\n    rtl ") + r)
     return 0 if cpu == rtl and len(cpu) == len(CLIPS) else 1

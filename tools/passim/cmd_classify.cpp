@@ -34,6 +34,7 @@ struct ClassifyOptions {
   std::vector<std::string> calib_audio;  ///< int8 backends: calibration clips
   std::string backend = "float";
   std::string config = "base";
+  std::string attention = "auto";  ///< rtl: where q k^T and p v run
   std::string report;  ///< JSON report path; empty = none
   bool logits = false;
   bool config_given = false;
@@ -44,6 +45,10 @@ void check_classify_usage(const ClassifyOptions& o) {
   if (o.config_given && o.backend != "rtl") {
     throw UsageError(fmt::format("--config {}: only for --backend rtl, found --backend {}",
                                  o.config, o.backend));
+  }
+  if (o.attention != "auto" && o.backend != "rtl") {
+    throw UsageError(fmt::format("--attention {}: only for --backend rtl, found --backend {}",
+                                 o.attention, o.backend));
   }
   if (!o.calib_audio.empty() && o.backend == "float") {
     throw UsageError("--calib-audio: only for the int8 backends (cpu, rtl), found --backend "
@@ -145,7 +150,8 @@ int classify_on_rtl(const ClassifyOptions& o, const KeywordModel& km, const Quan
   if (!rtl) {
     throw UsageError("--backend rtl: this passim was built without the simulator");
   }
-  const ModelCompiler compiled(qm, *hw::find_config(o.config));
+  const ModelCompiler compiled(qm, *hw::find_config(o.config),
+                               {.attention = attention_unit(o.attention)});
   (void)compiled.features_pass(km.front_end.frames);  // fits the config, or a clear error
   RtlOptions ro;
   ro.config = o.config;
@@ -220,6 +226,9 @@ Command add_classify_command(CLI::App& app, const RtlFactory& rtl) {
   cmd->add_option("--calib-audio", o->calib_audio,
                   "cpu: WAV clips to calibrate the int8 scales on (default: the --audio clips)")
       ->expected(1, -1);
+  cmd->add_option("--attention", o->attention,
+                  "rtl: auto | array | scores | vector (where q k^T and p v run)")
+      ->check(CLI::IsMember({"auto", "array", "scores", "vector"}))->capture_default_str();
   cmd->add_flag("--logits", o->logits, "print every class's logit after the score");
   cmd->add_option("--report", o->report, "write a JSON report here");
   return {[cmd] { return bool(*cmd); },

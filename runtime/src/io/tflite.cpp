@@ -245,7 +245,8 @@ Graph Graph::parse(std::vector<std::uint8_t> bytes, std::string origin) {
   const fb::SubGraph& sg = *model.subgraphs()->Get(0);
   if (sg.tensors() != nullptr) {
     for (std::size_t i = 0; i < sg.tensors()->size(); ++i) {
-      g.tensors_.push_back(read_tensor(g.origin_, model, *sg.tensors()->Get(static_cast<flatbuffers::uoffset_t>(i)), i, base));
+      const fb::Tensor& t = *sg.tensors()->Get(static_cast<flatbuffers::uoffset_t>(i));
+      g.tensors_.push_back(read_tensor(g.origin_, model, t, i, base));
     }
   }
   const std::size_t n_tensors = g.tensors_.size();

@@ -245,7 +245,8 @@ Fc fully_connected(OpWalk& walk, int x, std::int64_t out, std::int64_t in,
 }
 
 /// y = op(x, c) or op(c, x) for a constant c of `shape` (`side`: where c must be, or either).
-int with_constant(OpWalk& walk, OpCode code, int x, const std::vector<std::int64_t>& shape, std::vector<float>& c,
+int with_constant(OpWalk& walk, OpCode code, int x, const std::vector<std::int64_t>& shape,
+                  std::vector<float>& c,
                   const std::string& what, std::size_t side) {
   const Operator& op = walk.next(code, what);
   const std::size_t k = walk.constant_side(op, x, what);
