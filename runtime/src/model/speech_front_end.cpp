@@ -5,23 +5,14 @@
 #include <cmath>
 #include <stdexcept>
 
+#include <Eigen/Core>
 #include <fmt/format.h>
 
 namespace passim {
 namespace {
 
-/// out (rows) = w (rows, n) x (n): each dot product accumulated in float32 in index order.
-void matvec(float* out, const std::vector<float>& w, const float* x, std::size_t rows,
-            std::size_t n) {
-  for (std::size_t r = 0; r < rows; ++r) {
-    const float* row = w.data() + r * n;
-    float acc = 0.0F;
-    for (std::size_t j = 0; j < n; ++j) {
-      acc += row[j] * x[j];
-    }
-    out[r] = acc;
-  }
-}
+using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using ConstMap = Eigen::Map<const RowMajor>;
 
 }  // namespace
 
@@ -30,37 +21,29 @@ std::vector<float> SpeechFrontEnd::features(std::span<const float> audio) const 
     throw std::runtime_error(fmt::format("speech front end: audio: expected {} samples, found {}",
                                          samples, audio.size()));
   }
-  const std::size_t len = frame_length();
-  std::vector<float> frame(len), re(bins), im(bins), mag(bins), energy(mels);
-  std::vector<float> out(frames * coefficients);
-  for (std::size_t f = 0; f < frames; ++f) {
-    // frame (len): its chunks, windowed
+  const auto len = Eigen::Index(frame_length()), nf = Eigen::Index(frames);
+  // frames (frames, len): each frame's chunks, windowed
+  RowMajor framed(nf, len);
+  for (Eigen::Index f = 0; f < nf; ++f) {
     for (std::size_t k = 0; k < chunks_per_frame; ++k) {
-      const auto c = std::size_t(frame_chunks[f * chunks_per_frame + k]);
-      std::copy_n(audio.data() + c * chunk, chunk, frame.data() + k * chunk);
-    }
-    for (std::size_t i = 0; i < len; ++i) {
-      frame[i] *= window[i];
-    }
-    // mag (bins) = |DFT|: sqrt(re^2 + im^2)
-    matvec(re.data(), dft_real, frame.data(), bins, len);
-    matvec(im.data(), dft_imag, frame.data(), bins, len);
-    for (std::size_t b = 0; b < bins; ++b) {
-      mag[b] = std::sqrt(re[b] * re[b] + im[b] * im[b]);
-    }
-    // energy (mels) = log(max(mel mag, floor))
-    matvec(energy.data(), mel, mag.data(), mels, bins);
-    for (float& e : energy) {
-      e = std::log(std::max(e, mel_floor));
-    }
-    // out row f (coefficients) = (DCT energy - offset) * scale
-    float* row = out.data() + f * coefficients;
-    matvec(row, dct, energy.data(), coefficients, mels);
-    for (std::size_t c = 0; c < coefficients; ++c) {
-      row[c] = (row[c] - norm_offset) * norm_scale[c];
+      const auto c = std::size_t(frame_chunks[std::size_t(f) * chunks_per_frame + k]);
+      std::copy_n(audio.data() + c * chunk, chunk, framed.row(f).data() + k * chunk);
     }
   }
-  return out;
+  framed.array().rowwise() *= Eigen::Map<const Eigen::RowVectorXf>(window.data(), len).array();
+  // mag (frames, bins) = |DFT|: sqrt(re^2 + im^2), the DFT as two matrix products
+  const auto nb = Eigen::Index(bins), nm = Eigen::Index(mels), nc = Eigen::Index(coefficients);
+  const RowMajor re = framed * ConstMap(dft_real.data(), nb, len).transpose();
+  const RowMajor im = framed * ConstMap(dft_imag.data(), nb, len).transpose();
+  const RowMajor mag = (re.array().square() + im.array().square()).sqrt().matrix();
+  // energy (frames, mels) = log(max(mel mag, floor))
+  const RowMajor energy = (mag * ConstMap(mel.data(), nm, nb).transpose())
+                              .array().max(mel_floor).log().matrix();
+  // out (frames, coefficients) = (DCT energy - offset) * scale
+  RowMajor out = energy * ConstMap(dct.data(), nc, nm).transpose();
+  out.array() -= norm_offset;
+  out.array().rowwise() *= Eigen::Map<const Eigen::RowVectorXf>(norm_scale.data(), nc).array();
+  return {out.data(), out.data() + out.size()};
 }
 
 }  // namespace passim

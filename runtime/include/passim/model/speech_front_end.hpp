@@ -35,7 +35,9 @@ struct SpeechFrontEnd {
   [[nodiscard]] std::size_t frame_length() const noexcept { return chunk * chunks_per_frame; }
 
   /// Features (frames, coefficients), row-major, of `audio` (samples values, the model's input
-  /// scale). Throws std::runtime_error when audio.size() != samples.
+  /// scale), in float32 with Eigen's matrix products (their order of summation, not the
+  /// file's: the front end is not part of the golden model). Throws std::runtime_error when
+  /// audio.size() != samples.
   [[nodiscard]] std::vector<float> features(std::span<const float> audio) const;
 };
 
