@@ -173,7 +173,7 @@ std::optional<ModelCompiler::ArrayAttention> ModelCompiler::array_attention(
   // vector unit only when its operands do not fit the array's memories); the most query rows
   // per chunk that fit, a multiple of R when that is at least R (whole row blocks of the
   // array). The vector unit when not even one row fits.
-  if (opts_.attention == AttentionUnit::kVector ||
+  if (opts_.attention == AttentionUnit::kVector || r.t != 0 ||  // chunks: the vector unit
       (opts_.attention == AttentionUnit::kAuto && r.n < 2)) {
     return std::nullopt;
   }

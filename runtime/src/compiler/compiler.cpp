@@ -137,13 +137,14 @@ std::vector<std::vector<hw::Instr>> ModelCompiler::features_pass(std::size_t fra
         "compiler: features_pass: expected a model over input features and frames > 0, found "
         "{} features and {} frames", desc_.embedding.features, frames));
   }
-  VectorLayout v;
-  if (n > desc_.embedding.max_positions || !plan_rows(desc_, cfg_, layout_, n, n, v)) {
+  if (n > desc_.embedding.max_positions) {
     throw std::runtime_error(fmt::format(
-        "config {}: a pass of {} positions (the class token and {} frames) does not fit (at "
-        "most {}: the vector scratchpad of {} words holds the rows and the KV window, MATMUL at "
-        "most {} rows)", cfg_.name, n, frames, rows_at(0, n), cfg_.vector_depth,
-        layout_.max_rows));
+        "compiler: {} positions (the class token and {} frames): expected at most {}", n, frames,
+        desc_.embedding.max_positions));
+  }
+  VectorLayout v;
+  if (!plan_rows(desc_, cfg_, layout_, n, n, v)) {
+    return encoder_chunks(n);  // layer by layer, in chunks of rows
   }
   const ModelDram& d = layout_.dram;
   return emit({}, {.n = n, .pos0 = 0, .v = v, .xn = d.seq_xn, .att = d.seq_att,
@@ -203,7 +204,9 @@ void ModelCompiler::embed_features(ProgramBuilder& b, const Rows& r) const {
   const ModelDram& d = layout_.dram;
   const VectorLayout& v = r.v;
   const std::size_t dim = desc_.dim, nf = desc_.embedding.features;
-  const std::size_t first = desc_.embedding.class_token ? 1 : 0, frames = r.n - first;
+  const bool cls = desc_.embedding.class_token;
+  const std::size_t first = cls && r.pos0 == 0 ? 1 : 0, frames = r.n - first;
+  const std::size_t frame0 = r.pos0 + first - (cls ? 1 : 0);  // the chunk's first frame
   b.set_layer(0);
   if (first == 1) {
     b.load({.mem = Mem::kVector, .dram = d.embedding, .spad = v.x, .row_len = dim,
@@ -211,7 +214,8 @@ void ModelCompiler::embed_features(ProgramBuilder& b, const Rows& r) const {
     b.load({.mem = Mem::kParam, .elem_log2 = 3, .dram = d.rq_embed, .row_len = 1, .stride = 8});
     b.vector({.op = Opcode::kEmbed, .src = v.x, .dst = v.x, .len = dim, .rows = 1});
   }
-  b.load({.mem = Mem::kInput, .dram = d.features, .rows = frames, .row_len = nf, .stride = nf});
+  b.load({.mem = Mem::kInput, .dram = d.features + frame0 * nf, .rows = frames, .row_len = nf,
+          .stride = nf});
   const Rows fr{.n = frames, .pos0 = r.pos0 + first, .v = v, .xn = r.xn, .att = r.att,
                 .hid = r.hid};
   projection(b, fr, {.w_t = d.input_proj, .rq = d.rq_input, .k = nf, .n = dim,
@@ -456,7 +460,7 @@ void ModelCompiler::attend(ProgramBuilder& b, const Rows& r, std::size_t l) cons
   const bool online = opts_.softmax == kernels::SoftmaxMode::kOnline;
   const std::size_t rq = steps(b, layout_.layers[l].rq_attn, 2 * a.n_heads);
   cache_rows(b, r, l);
-  const std::size_t t_len = r.pos0 + r.n;
+  const std::size_t t_len = window(r);
   for (std::size_t g = 0; g < a.n_kv_heads; ++g) {
     const std::uint64_t row0 = cache_row0(l, g);
     b.load({.mem = Mem::kVector, .elem_log2 = 1, .dram = d.k_cache + row0 * hs * 2,

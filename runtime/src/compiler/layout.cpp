@@ -292,6 +292,9 @@ void reserve_sequence(ImageWriter& w, const ModelDesc& desc, const hw::HwConfig&
   if (desc.embedding.features > 0) {
     d.features = w.reserve(t * desc.embedding.features);
   }
+  if (unmasked(desc)) {
+    d.seq_x = w.reserve(t * desc.dim * 2);
+  }
   d.bytes = out.image.size();
   out.image.resize(std::size_t(d.logits));
 }

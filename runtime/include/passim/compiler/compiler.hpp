@@ -102,11 +102,14 @@ class ModelCompiler {
   /// token is outside the vocabulary or n exceeds rows_at(pos, n).
   [[nodiscard]] std::vector<std::vector<hw::Instr>> pass(std::span<const int> tokens,
                                                          int pos) const;
-  /// A model over continuous features (ModelConfig::input_features > 0): one pass of the
-  /// class token and `frames` rows of int8 features, which the host writes to DRAM at
-  /// features_addr() (frames, input_features) first. The input projection runs on the array;
-  /// the logits are the class token's. Throws std::runtime_error when the model takes token
-  /// ids or the sequence does not fit one pass.
+  /// A model over continuous features (ModelConfig::input_features > 0): the class token and
+  /// `frames` rows of int8 features, which the host writes to DRAM at features_addr()
+  /// (frames, input_features) first. The input projection runs on the array; the logits are
+  /// the class token's. One pass when the config holds every row; otherwise chunks of rows,
+  /// layer by layer, the residual rows parked in DRAM between them (every row's keys and
+  /// values first, then each chunk's attention over all of them), bit for bit the same.
+  /// Throws std::runtime_error when the model takes token ids, or when not even one row and
+  /// the window of every position fit the vector scratchpad.
   [[nodiscard]] std::vector<std::vector<hw::Instr>> features_pass(std::size_t frames) const;
   /// DRAM byte address of the int8 features of a features_pass() (0 for a token model).
   [[nodiscard]] std::uint64_t features_addr() const noexcept { return layout_.dram.features; }
@@ -133,6 +136,9 @@ class ModelCompiler {
     std::size_t n = 1, pos0 = 0;
     VectorLayout v;
     std::uint64_t xn = 0, att = 0, hid = 0;
+    /// An unmasked sequence split into chunks of rows (encoder_chunks): the whole sequence's
+    /// length, the window every row attends to (0: pos0 + n, the pass itself).
+    std::size_t t = 0;
   };
   /// A norm's input: `rows` rows from vector word `src` on; `residual`: the matmuls read the
   /// residual itself (a post-norm block, a head without a norm), requantised by the DMA.
@@ -149,6 +155,10 @@ class ModelCompiler {
                                                          bool features = false) const;
   void embed(ProgramBuilder& b, const Rows& r, std::span<const int> tokens) const;
   void embed_features(ProgramBuilder& b, const Rows& r) const;
+  /// An unmasked sequence of n positions in chunks of m rows, layer by layer (chunks.cpp).
+  [[nodiscard]] std::vector<std::vector<hw::Instr>> encoder_chunks(std::size_t n) const;
+  void park_rows(ProgramBuilder& b, const Rows& r, bool store) const;
+  void keys_and_values(ProgramBuilder& b, const Rows& r, std::size_t l) const;
   void add_positions(ProgramBuilder& b, const Rows& r) const;
   void norm(ProgramBuilder& b, const Rows& r, NormRows in, NormKind kind, const QuantNorm& n,
             const NormDram& d) const;
@@ -171,8 +181,12 @@ class ModelCompiler {
   void attend(ProgramBuilder& b, const Rows& r, std::size_t l) const;
   /// The positions row j of the pass `r` attends to in layer l: 0 .. pos0 + j (causal), or
   /// the whole window of pos0 + n (no mask).
+  /// The positions an unmasked pass attends to: the whole sequence of a chunked one.
+  [[nodiscard]] static std::size_t window(const Rows& r) noexcept {
+    return r.t != 0 ? r.t : r.pos0 + r.n;
+  }
   [[nodiscard]] std::size_t row_window(const Rows& r, std::size_t l, std::size_t j) const {
-    return desc_.layers[l].attention.mask == MaskKind::kNone ? r.pos0 + r.n : r.pos0 + j + 1;
+    return desc_.layers[l].attention.mask == MaskKind::kNone ? window(r) : r.pos0 + j + 1;
   }
   /// Where a pass's attention on the array keeps its operands (words of each memory,
   /// parameter entries) for a window of t positions and chunks of nb query rows; key_group and

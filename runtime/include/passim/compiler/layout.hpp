@@ -59,6 +59,9 @@ struct ModelDram {
   /// int8 round trips of a whole sequence (Layout::max_rows rows of xn, att and hid), after
   /// the program area so that a single position's addresses do not depend on them.
   std::uint64_t seq_xn = 0, seq_att = 0, seq_hid = 0;
+  /// An unmasked sequence split into chunks: every row's int16 residual (seq_len, dim)
+  /// between the chunks' programs (0 for a causal model).
+  std::uint64_t seq_x = 0;
   /// Attention on the array, one KV head at a time: the window's key digits (seq_len,
   /// [k_hi | k_lo]) and their transpose (2 * head_size, seq_len); the pass's query digits
   /// (rows, n_heads, 3 groups of key_group bytes: [q_hi 0 | q_lo q_hi | 0 q_lo], the zeros
