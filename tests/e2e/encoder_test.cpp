@@ -350,10 +350,38 @@ TEST(EncoderDevice, CompiledOnTheIsaReferenceMatchesCpuBackend) {
           << cfg->name << ": seed " << kSeed << " sequence of " << n;
     }
     EXPECT_THROW(dev.forward(1, 1), std::runtime_error) << "no decode continuation";
-    if (longest < std::size_t(m.config.seq_len)) {  // one pass or nothing: no split
-      EXPECT_THROW(dev.forward_sequence(tokens_of(longest + 1, m.config.vocab_size), 0),
-                   std::runtime_error);
-    }
+  }
+}
+
+TEST(EncoderDevice, ASequenceLongerThanOnePassRunsInChunksWithTheSameLogits) {
+  // Longer than one pass holds: chunks of rows, layer by layer (compiler/chunks.cpp), bit for
+  // bit the cpu backend; longer than even the keys and values fit: refused, naming the config.
+  const FloatModel m = random_encoder({.dim = 64, .hidden = 256, .heads = 1, .seq_len = 128},
+                                     kSeed);  // KWT-1's width: small holds 39 rows of it
+  const QuantModel q = quantised_encoder(m);
+  CpuBackend cpu(q);
+  for (const hw::HwConfig* cfg : {&hw::kTiny, &hw::kSmall}) {
+    const ModelCompiler comp(q, *cfg);
+    CpuDevice device(*cfg, comp.dram_bytes());
+    DeviceBackend dev(comp, device);
+    const std::size_t longest = comp.rows_at(0, std::size_t(m.config.seq_len));
+    const std::size_t n = cfg == &hw::kTiny ? 7 : 3 * longest / 2;  // two or more chunks
+    ASSERT_LT(longest, n) << cfg->name;
+    const std::vector<int> t = tokens_of(n, m.config.vocab_size, n);
+    cpu.forward_sequence(t, 0);
+    dev.forward_sequence(t, 0);
+    const auto a = cpu.logits_i32(), b = dev.logits_i32();
+    EXPECT_EQ(std::vector<std::int32_t>(a.begin(), a.end()),
+              std::vector<std::int32_t>(b.begin(), b.end()))
+        << cfg->name << ": a sequence of " << n << " in chunks of at most " << longest;
+  }
+  const ModelCompiler tiny(q, hw::kTiny);
+  try {
+    (void)tiny.pass(tokens_of(40, m.config.vocab_size), 0);
+    ADD_FAILURE() << "expected a sequence of 40 on tiny to be refused";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("does not fit even in chunks"), std::string::npos)
+        << e.what();
   }
 }
 

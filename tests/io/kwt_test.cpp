@@ -191,18 +191,22 @@ TEST(Kwt, Int8PathQuantisesEachFeatureAndRefusesWhatItCannotRun) {
       runtime_error_message([&] { passim::save_psm(qm, dir / "kwt.psm"); }),
       {"kwt.psm", "40 input features", "cannot be saved"}));
   // The compiled programs on the accelerator's golden twin (CpuDevice): the same int32
-  // logits; a config that cannot hold the 99 positions says so.
-  const passim::ModelCompiler base(qm, passim::hw::kBase);
-  passim::CpuDevice dev(passim::hw::kBase, (base.dram_bytes() + 4095) / 4096 * 4096);
-  passim::DeviceBackend device(base, dev);
-  device.forward_features(q, frames);
-  EXPECT_TRUE(std::equal(cpu.logits_i32().begin(), cpu.logits_i32().end(),
-                         device.logits_i32().begin(), device.logits_i32().end()));
-  EXPECT_TRUE(contains_all(runtime_error_message([&] { device.forward(0, 0); }),
-                           {"features"}));
-  const passim::ModelCompiler small(qm, passim::hw::kSmall);
-  EXPECT_TRUE(contains_all(runtime_error_message([&] { (void)small.features_pass(frames); }),
-                           {"config small", "99 positions", "at most 39"}));
+  // logits in one pass (base) and in chunks of rows (small holds 39 of the 99); tiny cannot
+  // hold even the keys and values of 99 positions, and says so.
+  for (const auto* cfg : {&passim::hw::kBase, &passim::hw::kSmall}) {
+    const passim::ModelCompiler compiled(qm, *cfg);
+    passim::CpuDevice dev(*cfg, (compiled.dram_bytes() + 4095) / 4096 * 4096);
+    passim::DeviceBackend device(compiled, dev);
+    device.forward_features(q, frames);
+    EXPECT_TRUE(std::equal(cpu.logits_i32().begin(), cpu.logits_i32().end(),
+                           device.logits_i32().begin(), device.logits_i32().end()))
+        << cfg->name;
+    EXPECT_TRUE(contains_all(runtime_error_message([&] { device.forward(0, 0); }),
+                             {"features"}));
+  }
+  const passim::ModelCompiler tiny(qm, passim::hw::kTiny);
+  EXPECT_TRUE(contains_all(runtime_error_message([&] { (void)tiny.features_pass(frames); }),
+                           {"config tiny", "99 positions", "does not fit even in chunks"}));
 }
 
 TEST(Kwt, WavClipsArePaddedOrCutAroundTheirMiddle) {

@@ -3,8 +3,9 @@
 # `passim encode --backend rtl` on tiny: the random post-norm encoder's sequence in one pass
 # picks the same class with the same logits as `--backend cpu`, and the report's cycles hold:
 # every class, the DMA split, 3 LayerNorm passes per row in each block, 3 Softmax passes per
-# row and head, and no RMSNorm; --attention array gives the same; and --max-cycles stops the
-# pass with a partial report.
+# row and head, and no RMSNorm; --attention array gives the same; a sequence longer than one
+# pass runs in chunks with the same logits; and --max-cycles stops the pass with a partial
+# report.
 #   cli_encode_check.sh <passim> <work-dir>
 set -euo pipefail
 passim=$1 work=$2
@@ -28,11 +29,19 @@ if grep -q "notice: --attention" "$work/array.err"; then cat "$work/array.err"; 
 "$passim" encode --seq 2 -b rtl --config tiny --attention array > /dev/null 2> "$work/nofit.err"
 grep -q "notice: --attention array: in prefill, passes whose operands do not fit" \
   "$work/nofit.err" || { cat "$work/nofit.err"; exit 1; }
-# An unmasked sequence longer than one pass holds is refused before anything runs.
-if "$passim" encode --seq 3 -b rtl --config tiny > /dev/null 2> "$work/long.err"; then
-  echo "encode --seq 3 on tiny: expected an error"; exit 1
+# An unmasked sequence longer than one pass holds (tiny: 2 rows of the default encoder) runs
+# in chunks of rows, layer by layer, with the same logits; one whose keys and values alone do
+# not fit is refused before anything runs.
+long=(encode --seq 6 --layers 1 --config tiny)
+"$passim" "${long[@]}" -b cpu --report "$work/long_cpu.json" > /dev/null
+"$passim" "${long[@]}" -b rtl --report "$work/long_rtl.json" > /dev/null 2> "$work/long.err"
+python3 -c 'import json, sys; a, b = (json.load(open(p))["final_logits"] for p in sys.argv[1:])
+assert a == b, (a, b)' "$work/long_cpu.json" "$work/long_rtl.json"
+if "$passim" encode --seq 20 -b rtl --config tiny > /dev/null 2> "$work/nochunk.err"; then
+  echo "encode --seq 20 on tiny: expected an error"; exit 1
 fi
-grep -q -- "--seq 3: config tiny holds at most 2 rows" "$work/long.err"
+grep -q -- "config tiny: a sequence of 20 positions does not fit even in chunks" \
+  "$work/nochunk.err" || { cat "$work/nochunk.err"; exit 1; }
 python3 - "$work/cpu.json" "$work/rtl.json" "$work/streamed.json" "$work/array.json" <<'PY'
 import json, sys
 cpu, rtl, streamed, array = (json.load(open(p)) for p in sys.argv[1:5])

@@ -171,13 +171,7 @@ void start_backend(const EncodeOptions& o, const FloatModel& fm, const RtlFactor
                         : o.weights == "streamed" ? WeightsMode::kStreamed
                                                   : WeightsMode::kAuto;
   b.compiled.emplace(*b.quant, *cfg, CompileOptions{mode, w, attention_unit(o.attention)});
-  const std::size_t rows = b.compiled->rows_at(0, std::size_t(o.seq));
-  if (rows < std::size_t(o.seq)) {
-    throw std::runtime_error(fmt::format(
-        "--seq {}: config {} holds at most {} row{} of this encoder in one pass (vector "
-        "scratchpad, MATMUL rows), and an unmasked sequence cannot be split; use --seq {} or "
-        "less, or a larger --config", o.seq, o.rtl.config, rows, rows == 1 ? "" : "s", rows));
-  }
+  (void)b.compiled->pass(random_tokens(std::size_t(o.seq), o.shape.vocab, o.seed), 0);  // fits
   RtlOptions ro = o.rtl;
   ro.softmax = mode;
   b.session = rtl(*b.compiled, ro);

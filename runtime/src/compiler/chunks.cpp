@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // An unmasked sequence longer than one pass holds: chunks of rows, layer by layer.
 //
-//   embed each chunk, park its residual rows in DRAM (seq_x)
+//   embed each chunk (token rows, or the class token and projected features), park its
+//   residual rows in DRAM (seq_x)
 //   per layer:  every chunk: fetch x, the block input, q k v, keys and values to the cache
 //               every chunk: fetch x, the attention block over all n positions, the FFN block,
 //                            park x
@@ -49,7 +50,8 @@ void ModelCompiler::keys_and_values(ProgramBuilder& b, const Rows& r, std::size_
   cache_rows(b, r, l);
 }
 
-std::vector<std::vector<hw::Instr>> ModelCompiler::encoder_chunks(std::size_t n) const {
+std::vector<std::vector<hw::Instr>> ModelCompiler::encoder_chunks(std::span<const int> tokens,
+                                                                  std::size_t n) const {
   // The most rows per chunk whose regions fit beside the window of all n positions.
   VectorLayout v;
   std::size_t m = std::min(n, layout_.max_rows);
@@ -70,7 +72,11 @@ std::vector<std::vector<hw::Instr>> ModelCompiler::encoder_chunks(std::size_t n)
   ProgramBuilder b(cfg_.prog_depth, cfg_);
   for (std::size_t c0 = 0; c0 < n; c0 += m) {
     const Rows r = chunk(c0, std::min(m, n - c0));
-    embed_features(b, r);  // x (rows, dim) int16
+    if (tokens.empty()) {
+      embed_features(b, r);  // x (rows, dim) int16
+    } else {
+      embed(b, r, tokens.subspan(c0, r.n));
+    }
     park_rows(b, r, true);
   }
   for (std::size_t l = 0; l < desc_.layers.size(); ++l) {

@@ -112,6 +112,16 @@ std::vector<std::vector<hw::Instr>> ModelCompiler::pass(std::span<const int> tok
   VectorLayout v;
   const bool fits = n > 0 && pos >= 0 && std::size_t(pos) + n <= desc_.embedding.max_positions &&
                     plan_rows(desc_, cfg_, layout_, n, std::size_t(pos) + n, v);
+  if (!fits && unmasked(desc_) && n > 0 && n <= desc_.embedding.max_positions &&
+      desc_.embedding.features == 0) {
+    for (const int token : tokens) {
+      if (token < 0 || std::size_t(token) >= desc_.embedding.vocab) {
+        throw std::runtime_error(
+            fmt::format("token: expected 0..{}, found {}", desc_.embedding.vocab - 1, token));
+      }
+    }
+    return encoder_chunks(tokens, n);  // layer by layer, in chunks of rows
+  }
   if (!fits) {
     throw std::runtime_error(fmt::format(
         "config {}: a pass of {} positions from position {} does not fit (at most {}: the "
@@ -144,7 +154,7 @@ std::vector<std::vector<hw::Instr>> ModelCompiler::features_pass(std::size_t fra
   }
   VectorLayout v;
   if (!plan_rows(desc_, cfg_, layout_, n, n, v)) {
-    return encoder_chunks(n);  // layer by layer, in chunks of rows
+    return encoder_chunks({}, n);  // layer by layer, in chunks of rows
   }
   const ModelDram& d = layout_.dram;
   return emit({}, {.n = n, .pos0 = 0, .v = v, .xn = d.seq_xn, .att = d.seq_att,

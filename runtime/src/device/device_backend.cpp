@@ -52,11 +52,11 @@ void DeviceBackend::forward_sequence(std::span<const int> tokens, int pos) {
   preload_once();
   passes_ = 0;
   const PrefillTag tag(device_);
-  if (unmasked(compiled_.description()) && compiled_.rows_at(pos, tokens.size()) < tokens.size()) {
-    throw std::runtime_error(fmt::format(
-        "config {}: an unmasked model's sequence of {} positions must fit one pass (at most {} "
-        "rows); use a larger config", device_.hw().name, tokens.size(),
-        compiled_.rows_at(pos, tokens.size())));
+  if (unmasked(compiled_.description())) {  // one pass, in chunks of rows if need be
+    run(compiled_.pass(tokens, pos));
+    passes_ = 1;
+    read_logits();
+    return;
   }
   for (std::size_t done = 0; done < tokens.size();) {
     const int at = pos + int(done);

@@ -98,8 +98,10 @@ class ModelCompiler {
   /// The programs of one pass over `tokens` at positions pos .. pos + n - 1: every projection
   /// and FFN matmul streams n rows through each weight tile, attention is causal (query i sees
   /// positions 0 .. pos + i), and the KV cache gets all n positions. The logits are the last
-  /// position's. Bit for bit the same as n step() calls. Throws std::runtime_error when a
-  /// token is outside the vocabulary or n exceeds rows_at(pos, n).
+  /// position's. Bit for bit the same as n step() calls. An unmasked model's sequence (pos 0)
+  /// that one pass cannot hold runs in chunks of rows, as features_pass() says. Throws
+  /// std::runtime_error when a token is outside the vocabulary or n exceeds rows_at(pos, n)
+  /// (unmasked: when not even chunks fit).
   [[nodiscard]] std::vector<std::vector<hw::Instr>> pass(std::span<const int> tokens,
                                                          int pos) const;
   /// A model over continuous features (ModelConfig::input_features > 0): the class token and
@@ -155,8 +157,10 @@ class ModelCompiler {
                                                          bool features = false) const;
   void embed(ProgramBuilder& b, const Rows& r, std::span<const int> tokens) const;
   void embed_features(ProgramBuilder& b, const Rows& r) const;
-  /// An unmasked sequence of n positions in chunks of m rows, layer by layer (chunks.cpp).
-  [[nodiscard]] std::vector<std::vector<hw::Instr>> encoder_chunks(std::size_t n) const;
+  /// An unmasked sequence of n positions (`tokens`, or features when empty) in chunks of
+  /// rows, layer by layer (chunks.cpp).
+  [[nodiscard]] std::vector<std::vector<hw::Instr>> encoder_chunks(std::span<const int> tokens,
+                                                                   std::size_t n) const;
   void park_rows(ProgramBuilder& b, const Rows& r, bool store) const;
   void keys_and_values(ProgramBuilder& b, const Rows& r, std::size_t l) const;
   void add_positions(ProgramBuilder& b, const Rows& r) const;

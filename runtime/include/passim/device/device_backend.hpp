@@ -35,6 +35,8 @@ class DeviceBackend final : public Backend {
   void forward(int token, int pos) override;
   /// The sequence in as few passes as the config holds (ModelCompiler::rows_at): each pass
   /// streams its rows through every weight tile. Bit for bit the same as forward() per token.
+  /// An unmasked model's sequence is one pass, run in chunks of rows layer by layer when the
+  /// config cannot hold it whole (ModelCompiler::pass).
   /// Throws std::runtime_error as forward(), or when a position fits no pass.
   void forward_sequence(std::span<const int> tokens, int pos) override;
   /// A model over continuous features: `frames` rows of int8 features (quantize_features)
