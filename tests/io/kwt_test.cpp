@@ -209,6 +209,27 @@ TEST(Kwt, Int8PathQuantisesEachFeatureAndRefusesWhatItCannotRun) {
                            {"config tiny", "99 positions", "does not fit even in chunks"}));
 }
 
+// A flipped bit inside a weight leaves a finite number: no reader can tell it from another
+// model, but `passim classify` says the bytes are not the published KWT-1's.
+TEST(Kwt, AFlippedWeightBitGetsANoticeThatTheFileIsNotThePublishedOne) {
+  SKIP_WITHOUT_KWT();
+  ScratchDir dir;
+  auto b = read_bytes(kwt_path());
+  b[b.size() / 2] ^= 0x01;
+  write_bytes(dir / "flipped.tflite", b);
+  write_bytes(dir / "quiet.wav", wav_bytes(1, 1, 16000, 16, std::vector<std::int16_t>(800, 3)));
+  const auto flipped = run_cli({"classify", "--model", (dir / "flipped.tflite").string(),
+                                "--audio", (dir / "quiet.wav").string()});
+  EXPECT_EQ(flipped.code, 0) << flipped.err;
+  EXPECT_TRUE(contains_all(flipped.err, {"notice:", "flipped.tflite", "not the published",
+                                         "corrupted copy"}))
+      << flipped.err;
+  const auto published = run_cli({"classify", "--model", kwt_path().string(), "--audio",
+                                  (dir / "quiet.wav").string()});
+  EXPECT_EQ(published.code, 0) << published.err;
+  EXPECT_EQ(published.err.find("notice:"), std::string::npos) << published.err;
+}
+
 TEST(Kwt, WavClipsArePaddedOrCutAroundTheirMiddle) {
   ScratchDir dir;
   write_bytes(dir / "short.wav", wav_bytes(1, 1, 16000, 16, {100, -200, 300}));

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -26,6 +27,25 @@
 
 namespace passim::app {
 namespace {
+
+/// SHA-256 of KWT-1's published file (ARM-software/keyword-transformer,
+/// models_data_v2_12_labels/kwt1/tflite_non_stream/non_stream.tflite).
+constexpr std::string_view kKwt1Sha256 =
+    "b7dc15b422494adbdd1b721c4a0f073af36a4d93331e96299512eb1561278327";
+
+/// TFLite files carry no checksum: a byte flipped inside a weight that stays a finite number
+/// cannot be detected by reading the file. A model of KWT-1's shape whose bytes are not the
+/// published file's gets a notice, so that a corrupted copy does not pass unremarked.
+void check_published(const KeywordModel& km, std::ostream& err) {
+  const ModelConfig& c = km.model.config;
+  const bool kwt1_shape = c.dim == 64 && c.hidden_dim == 256 && c.n_layers == 12 &&
+                          c.vocab_size == 12 && c.seq_len == 99 && c.input_features == 40;
+  if (kwt1_shape && km.model.sha256 != kKwt1Sha256) {
+    fmt::print(err, "notice: {} has KWT-1's shape but not the published file's bytes (SHA-256 "
+                    "{}, published {}): a retrained model, or a corrupted copy\n",
+               km.model.source, km.model.sha256, kKwt1Sha256);
+  }
+}
 
 struct ClassifyOptions {
   std::string model;
@@ -171,6 +191,7 @@ int cmd_classify(const ClassifyOptions& o, std::ostream& out, std::ostream& err,
                  const RtlFactory& rtl) {
   check_classify_usage(o);
   const KeywordModel km = load_keyword_model(o.model);
+  check_published(km, err);
   const SpeechFrontEnd& fe = km.front_end;
   const std::vector<std::string> labels = class_labels(o, km.model.config.vocab_size);
   const auto features = clip_features(fe, o.audio);  // each (frames, coefficients)
