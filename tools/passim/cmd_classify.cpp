@@ -242,10 +242,12 @@ Command add_classify_command(CLI::App& app, const RtlFactory& rtl) {
   cmd->add_option("--backend,-b", o->backend,
                   "float | cpu (int8, the golden model) | rtl (the simulated accelerator)")
       ->check(CLI::IsMember({"float", "cpu", "rtl"}))->capture_default_str();
-  cmd->add_option("--config", o->config, "rtl: hardware configuration (KWT-1 needs base)")
+  cmd->add_option("--config", o->config,
+                  "rtl: hardware configuration (KWT-1: small in chunks of rows, base in one pass)")
       ->check(CLI::IsMember({"tiny", "small", "base"}))->capture_default_str();
   cmd->add_option("--calib-audio", o->calib_audio,
-                  "cpu: WAV clips to calibrate the int8 scales on (default: the --audio clips)")
+                  "cpu, rtl: WAV clips to calibrate the int8 scales on (default: the --audio "
+                  "clips)")
       ->expected(1, -1);
   cmd->add_option("--attention", o->attention,
                   "rtl: auto | array | scores | vector (where q k^T and p v run)")
