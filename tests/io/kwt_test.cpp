@@ -152,6 +152,24 @@ TEST(Kwt, TruncatedAndCorruptedFilesAreRejected) {
   EXPECT_TRUE(contains_all(
       runtime_error_message([&] { (void)passim::load_keyword_model(dir / "nan.tflite"); }),
       {"nan.tflite", "operator 20 (CONCATENATION)", "the class token", "expected finite"}));
+  // Constants that only say how to index: the clip's slice must be the whole clip, and a
+  // RESHAPE's shape input its output's shape.
+  auto patch_int = [&](int tensor, std::size_t element, std::int32_t value, const char* name) {
+    auto copy = b;
+    const auto where = std::size_t(g.tensors()[std::size_t(tensor)].offset) + 4 * element;
+    std::memcpy(copy.data() + where, &value, 4);
+    write_bytes(dir / name, copy);
+    return runtime_error_message([&] { (void)passim::load_keyword_model(dir / name); });
+  };
+  const auto& slice = g.operators()[0];
+  EXPECT_TRUE(contains_all(patch_int(slice.inputs[1], 1, 8000, "begin.tflite"),
+                           {"begin.tflite", "operator 0 (STRIDED_SLICE)", "the whole clip"}));
+  EXPECT_TRUE(contains_all(patch_int(slice.inputs[3], 1, 2, "stride.tflite"),
+                           {"operator 0 (STRIDED_SLICE)", "strides 1", "found strides [1, 2]"}));
+  const auto& reshape = g.operators()[19];
+  ASSERT_EQ(reshape.name(), "RESHAPE");
+  EXPECT_TRUE(contains_all(patch_int(reshape.inputs[1], 0, 2, "reshape.tflite"),
+                           {"operator 19 (RESHAPE)", "expected [1, 98, 64]", "found [2, 98, 64]"}));
 }
 
 // The int8 path: per-feature scales, the calibration it needs, and what it refuses.
@@ -263,6 +281,15 @@ TEST(Kwt, WrongWavFilesGetClearErrors) {
   auto cut = wav_bytes(1, 1, 16000, 16, one);
   cut.resize(cut.size() - 10);
   EXPECT_TRUE(contains_all(error("cut.wav", cut), {"cut.wav", "chunk \"data\"", "truncated"}));
+  EXPECT_TRUE(contains_all(error("none.wav", wav_bytes(1, 1, 16000, 16, {})),
+                           {"none.wav", "at least one", "found 0 bytes"}));
+  auto twice = wav_bytes(1, 1, 16000, 16, one);
+  const std::vector<std::uint8_t> data_chunk(twice.begin() + 36, twice.end());
+  twice.insert(twice.end(), data_chunk.begin(), data_chunk.end());
+  EXPECT_TRUE(contains_all(error("twice.wav", twice), {"twice.wav", "\"data\"", "a second"}));
+  auto rate = wav_bytes(1, 1, 16000, 16, one);
+  rate[29] = 0;  // byte rate 32000 (0x7D00) -> 0
+  EXPECT_TRUE(contains_all(error("rate2.wav", rate), {"rate2.wav", "byte rate", "32000"}));
   SKIP_WITHOUT_KWT();
   write_bytes(dir / "ok.wav", wav_bytes(1, 1, 16000, 16, one));
   const auto r = run_cli({"classify", "--model", kwt_path().string(), "--audio",

@@ -75,6 +75,12 @@ for (const clip of clips) {
   const input = new Tensor(readClip(clip, samples), [1, samples]);
   const outputs = await model.run(input);
   const logits = (await outputs[0].moveTo('wasm')).toTypedArray();
+  // A model LiteRT failed to prepare still "runs" and returns garbage: refuse non-finite or
+  // denormal logits rather than print them.
+  if (!Array.from(logits).every((v) => Number.isFinite(v) && (v === 0 || Math.abs(v) > 1e-30))) {
+    console.error(`${clip}: LiteRT returned invalid logits (did the model fail to prepare?)`);
+    process.exit(1);
+  }
   console.log([clip, ...Array.from(logits, (v) => v.toPrecision(9))].join(' '));
   input.delete();
   for (const o of outputs) o.delete();

@@ -75,6 +75,10 @@ void check_classify_usage(const ClassifyOptions& o) {
                      "float");
   }
   check_output_path(o.report, "--report", {{"model", o.model}});
+  const std::string labels =
+      o.labels.empty() ? (std::filesystem::path(o.model).parent_path() / "labels.txt").string()
+                       : o.labels;
+  check_output_path(o.report, "--report", {{"labels file", labels}});
   for (const auto& clip : o.audio) {
     check_output_path(o.report, "--report", {{"audio clip", clip}});
   }
@@ -173,6 +177,11 @@ int classify_on_rtl(const ClassifyOptions& o, const KeywordModel& km, const Quan
   const ModelCompiler compiled(qm, *hw::find_config(o.config),
                                {.attention = attention_unit(o.attention)});
   (void)compiled.features_pass(km.front_end.frames);  // fits the config, or a clear error
+  const auto n = std::size_t(km.model.config.seq_len);
+  if (const std::size_t rows = compiled.rows_at(0, n); rows < n) {
+    fmt::print(err, "notice: config {} holds {} of the {} positions in one pass: each clip runs "
+                    "in chunks of rows, layer by layer (docs/kwt.md)\n", o.config, rows, n);
+  }
   RtlOptions ro;
   ro.config = o.config;
   const auto session = rtl(compiled, ro);

@@ -129,10 +129,9 @@ int encoder_block(OpWalk& walk, int x, ModelConfig& c, FloatWeights& w, float& e
 int classifier_head(OpWalk& walk, int x, std::int64_t d, ModelConfig& c, FloatWeights& w) {
   const Operator& row = walk.next(OpCode::kStridedSlice, "the class token's row");
   walk.input_is(row, 0, x, "the class token's row");
-  const auto begin = walk.graph().ints(row.inputs.at(1));
-  const auto end = walk.graph().ints(row.inputs.at(2));
-  const bool first = begin.size() == 3 && begin[1] == 0 &&
-                     (end[1] == 1 || (row.options.shrink_axis_mask & 2) != 0);
+  using Range = std::pair<std::int64_t, std::int64_t>;
+  const std::vector<Range> row0 = {{0, 1}, {0, 1}, {0, d}};  // batch 0, position 0, all of d
+  const bool first = walk.slice_ranges(row) == row0 && row.options.shrink_axis_mask == 2;
   if (!first || walk.shape(row.outputs[0]) != Shape{1, d}) {
     walk.fail(row, "the class token's row: expected position 0's row (1, dim)");
   }

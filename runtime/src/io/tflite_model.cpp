@@ -38,6 +38,10 @@ int frames(OpWalk& walk, SpeechFrontEnd& fe) {
     walk.fail(slice, "the audio input: expected the graph's input of shape [1, samples]");
   }
   walk.shape_is(slice, slice.outputs[0], in_shape, "the audio input (the whole clip)");
+  const std::vector<std::pair<std::int64_t, std::int64_t>> whole = {{0, 1}, {0, in_shape[1]}};
+  if (walk.slice_ranges(slice) != whole) {
+    walk.fail(slice, "the audio input: expected the whole clip, begin [0, 0] to end [1, samples]");
+  }
   fe.samples = std::size_t(in_shape[1]);
   const Operator& chunks = walk.next(OpCode::kReshape, "the clip's chunks");
   walk.input_is(chunks, 0, slice.outputs[0], "the clip's chunks");
@@ -157,6 +161,12 @@ KeywordModel load_keyword_model(const std::filesystem::path& path) {
 }
 
 std::vector<std::string> read_labels(const std::filesystem::path& path, int classes) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    throw std::runtime_error(path.string() + ": labels: expected a file, found " +
+                             (std::filesystem::exists(path, ec) ? "a folder or a device"
+                                                                : "nothing there"));
+  }
   std::ifstream in(path);
   if (!in) {
     throw std::runtime_error(path.string() + ": cannot open the labels file");

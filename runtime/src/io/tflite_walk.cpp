@@ -80,7 +80,61 @@ const Operator& OpWalk::next(OpCode code, const std::string& what) {
     fail(op, fmt::format("{}: expected one output and no custom options, found {} outputs",
                          what, op.outputs.size()));
   }
+  if (code == OpCode::kReshape) {
+    check_reshape(op);
+  }
   return op;
+}
+
+void OpWalk::check_reshape(const Operator& op) const {
+  // The shape input, when there is one, must say what the output tensor's shape says (a
+  // runtime reshapes by the input; this reader reads the output's declared shape).
+  if (op.inputs.size() < 2 || op.inputs[1] < 0) {
+    return;
+  }
+  std::vector<std::int32_t> want = g_.ints(op.inputs[1]);
+  const auto& out = shape(op.outputs[0]);
+  const std::int64_t n = g_.tensors()[std::size_t(op.inputs[0])].elements();
+  std::int64_t known = 1;
+  for (const std::int32_t d : want) {
+    known *= d == -1 ? 1 : d;
+  }
+  bool ok = want.size() == out.size();
+  for (std::size_t i = 0; ok && i < want.size(); ++i) {
+    const std::int64_t d = want[i] == -1 && known != 0 ? n / known : want[i];
+    ok = d == out[i];
+  }
+  if (!ok) {
+    fail(op, fmt::format("the new shape: expected [{}] (the output's), found [{}]",
+                         fmt::join(out, ", "), fmt::join(want, ", ")));
+  }
+}
+
+std::vector<std::pair<std::int64_t, std::int64_t>> OpWalk::slice_ranges(
+    const Operator& op) const {
+  const OpOptions& o = op.options;
+  const auto& in = shape(op.inputs.at(0));
+  const auto begin = g_.ints(op.inputs.at(1)), end = g_.ints(op.inputs.at(2));
+  const auto strides = g_.ints(op.inputs.at(3));
+  if (begin.size() != in.size() || end.size() != in.size() || strides.size() != in.size() ||
+      o.ellipsis_mask != 0 || o.new_axis_mask != 0 || o.slice_offset ||
+      std::any_of(strides.begin(), strides.end(), [](std::int32_t s) { return s != 1; })) {
+    fail(op, fmt::format("expected begin, end and strides of rank {}, strides 1, no ellipsis or "
+                         "new axis, found strides [{}]", in.size(), fmt::join(strides, ", ")));
+  }
+  std::vector<std::pair<std::int64_t, std::int64_t>> r;
+  for (std::size_t d = 0; d < in.size(); ++d) {
+    auto at = [&](std::int64_t v) {
+      return std::clamp<std::int64_t>(v < 0 ? v + in[d] : v, 0, in[d]);
+    };
+    const std::int64_t b = (o.begin_mask >> d) & 1 ? 0 : at(begin[d]);
+    std::int64_t e = (o.end_mask >> d) & 1 ? in[d] : at(end[d]);
+    if ((o.shrink_axis_mask >> d) & 1) {
+      e = b + 1;
+    }
+    r.emplace_back(b, e);
+  }
+  return r;
 }
 
 bool OpWalk::next_is(OpCode code, int tensor) const {

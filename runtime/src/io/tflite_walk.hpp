@@ -32,6 +32,8 @@ class OpWalk {
   /// Whether the next operator exists and is `code` with `tensor` as its first input.
   [[nodiscard]] bool next_is(OpCode code, int tensor) const;
   [[noreturn]] void fail(const Operator& op, const std::string& what) const;
+  /// A RESHAPE's shape input, if any, must equal its output's declared shape.
+  void check_reshape(const Operator& op) const;
 
   /// Input k of `op` must be tensor `t` (the value the previous step computed).
   void input_is(const Operator& op, std::size_t k, int t, const std::string& what) const;
@@ -53,6 +55,12 @@ class OpWalk {
   /// The shape of `t` must be `shape` (the step's name: `what`).
   void shape_is(const Operator& op, int t, const std::vector<std::int64_t>& shape,
                 const std::string& what) const;
+
+  /// A STRIDED_SLICE's range [begin, end) per dimension of its input (masks and negative
+  /// indices resolved). Fails unless every stride is 1 and the ellipsis and new-axis masks and
+  /// `offset` are unset.
+  [[nodiscard]] std::vector<std::pair<std::int64_t, std::int64_t>> slice_ranges(
+      const Operator& op) const;
 
   /// Takes the RESHAPE and TRANSPOSE operators that follow `t` (each reading the previous
   /// one's output) and returns where their result's elements come from.
