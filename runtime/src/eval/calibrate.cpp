@@ -34,13 +34,19 @@ class AbsMaxObserver final : public ActivationObserver {
 
 constexpr float kMinRange = 1e-6f;  // a tensor that never left zero still gets a valid scale
 
-}  // namespace
-
-Calibration calibrate(const FloatModel& model, const std::vector<std::vector<int>>& docs) {
+/// A calibration with a slot for every activation kind and layer, and no range yet.
+Calibration no_ranges(const FloatModel& model) {
   Calibration calib;
   for (auto& v : calib.absmax) {
     v.assign(std::size_t(model.config.n_layers + 1), {});
   }
+  return calib;
+}
+
+}  // namespace
+
+Calibration calibrate(const FloatModel& model, const std::vector<std::vector<int>>& docs) {
+  Calibration calib = no_ranges(model);
   FloatBackend fb(model);
   AbsMaxObserver obs(calib);
   fb.set_observer(&obs);
@@ -67,10 +73,7 @@ Calibration calibrate(const FloatModel& model, const std::vector<std::vector<int
 Calibration calibrate_features(const FloatModel& model,
                                const std::vector<std::vector<float>>& inputs,
                                std::size_t frames) {
-  Calibration calib;
-  for (auto& v : calib.absmax) {
-    v.assign(std::size_t(model.config.n_layers + 1), {});
-  }
+  Calibration calib = no_ranges(model);
   FloatBackend fb(model);
   AbsMaxObserver obs(calib);
   fb.set_observer(&obs);
