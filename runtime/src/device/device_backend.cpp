@@ -75,12 +75,7 @@ void DeviceBackend::forward_sequence(std::span<const int> tokens, int pos) {
 }
 
 void DeviceBackend::forward_features(std::span<const std::int8_t> features, std::size_t frames) {
-  const std::size_t nf = compiled_.description().embedding.features;
-  if (nf == 0 || frames == 0 || features.size() != frames * nf) {
-    throw std::runtime_error(fmt::format(
-        "{}: features: expected {} frames of {} values, found {} values", name_, frames, nf,
-        features.size()));
-  }
+  (void)require_features(compiled_.description(), features.size(), frames, name_.c_str());
   const auto programs = compiled_.features_pass(frames);  // throws when it does not fit
   preload_once();
   const PrefillTag tag(device_);

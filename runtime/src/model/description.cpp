@@ -59,4 +59,16 @@ void require_whole_sequence(const ModelDesc& d, int pos, const char* who) {
   }
 }
 
+std::size_t require_features(const ModelDesc& d, std::size_t values, std::size_t frames,
+                             const char* who) {
+  const std::size_t nf = d.embedding.features;
+  const std::size_t n = frames + (d.embedding.class_token ? 1 : 0);
+  if (nf == 0 || frames == 0 || values != frames * nf || n > d.embedding.max_positions) {
+    throw std::runtime_error(fmt::format(
+        "{}: features: expected {} frames of {} (at most {} positions), found {} values for {} "
+        "frames", who, frames, nf, d.embedding.max_positions, values, frames));
+  }
+  return n;
+}
+
 }  // namespace passim

@@ -168,14 +168,7 @@ void FloatBackend::forward_sequence(std::span<const int> tokens, int pos) {
 
 void FloatBackend::forward_features(std::span<const float> features, std::size_t frames) {
   const std::size_t nf = desc_.embedding.features, dim = desc_.dim;
-  const std::size_t n = frames + (desc_.embedding.class_token ? 1 : 0);
-  if (nf == 0 || frames == 0 || features.size() != frames * nf ||
-      n > desc_.embedding.max_positions) {
-    throw std::runtime_error(fmt::format(
-        "float backend: features: expected {} frames of {} (at most {} positions), found {} "
-        "values for {} frames", frames, nf, desc_.embedding.max_positions, features.size(),
-        frames));
-  }
+  const std::size_t n = require_features(desc_, features.size(), frames, "float backend");
   const FloatWeights& w = model_.weights;
   Eigen::MatrixXf rows(x_.size(), Eigen::Index(n));  // (dim, n): column i is row i's x
   for (std::size_t i = 0; i < n; ++i) {

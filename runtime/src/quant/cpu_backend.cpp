@@ -135,14 +135,8 @@ void CpuBackend::forward_sequence(std::span<const int> tokens, int pos) {
 
 void CpuBackend::forward_features(std::span<const std::int8_t> features, std::size_t frames) {
   const std::size_t nf = desc_.embedding.features, dim = desc_.dim;
-  const std::size_t first = desc_.embedding.class_token ? 1 : 0, n = frames + first;
-  if (nf == 0 || frames == 0 || features.size() != frames * nf ||
-      n > desc_.embedding.max_positions) {
-    throw std::runtime_error(fmt::format(
-        "cpu backend: features: expected {} frames of {} (at most {} positions), found {} "
-        "values for {} frames", frames, nf, desc_.embedding.max_positions, features.size(),
-        frames));
-  }
+  const std::size_t first = desc_.embedding.class_token ? 1 : 0;
+  const std::size_t n = require_features(desc_, features.size(), frames, "cpu backend");
   last_pos_ = int(n) - 1;
   if (capture_) {
     captured_.assign(std::size_t(model_.config.n_layers * model_.config.n_heads) *

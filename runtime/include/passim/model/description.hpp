@@ -107,4 +107,10 @@ struct ModelDesc {
 /// whole pass of an unmasked model: pos = 0 (nothing to continue from). Causal models: no-op.
 void require_whole_sequence(const ModelDesc& d, int pos, const char* who);
 
+/// The positions of an input of `frames` rows of continuous features (the class token, if
+/// any, and the frames). Throws std::runtime_error naming `who` unless the model takes
+/// features, frames > 0, `values` = frames * features and the positions fit the context.
+std::size_t require_features(const ModelDesc& d, std::size_t values, std::size_t frames,
+                             const char* who);
+
 }  // namespace passim
