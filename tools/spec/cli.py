@@ -16,8 +16,8 @@ import sys
 from pathlib import Path
 
 from .check import validate
-from .common import (DEFAULT_SPEC, HPP_OUT, MD_OUT, ROOT, RUNTIME_INCLUDE, SV_OUT,
-                     SpecError)
+from .common import (DEFAULT_SPEC, HPP_OUT, MD_OUT, REPORTS_MD_OUT, ROOT, RUNTIME_INCLUDE,
+                     SV_OUT, SpecError)
 from .cpp import render_hpp
 from .docs import render_md
 from .load import load_spec
@@ -27,11 +27,13 @@ from .sv import render_sv, render_sv_check
 
 def render_all(spec: dict) -> dict[Path, str]:
     """Every generated file, keyed by its path relative to the output root."""
-    md_template = ROOT / MD_OUT
-    if not md_template.exists():
-        raise SpecError(f"{MD_OUT}: missing (it holds the prose and the GENERATED markers)")
-    return {SV_OUT: render_sv(spec), HPP_OUT: render_hpp(spec),
-            MD_OUT: render_md(spec, md_template.read_text(encoding="utf-8"))}
+    outputs = {SV_OUT: render_sv(spec), HPP_OUT: render_hpp(spec)}
+    for md in (MD_OUT, REPORTS_MD_OUT):
+        template = ROOT / md
+        if not template.exists():
+            raise SpecError(f"{md}: missing (it holds the prose and the GENERATED markers)")
+        outputs[md] = render_md(spec, template.read_text(encoding="utf-8"))
+    return outputs
 
 
 def check_outputs(outputs: dict[Path, str], out_dir: Path) -> int:

@@ -7,6 +7,8 @@ set_field/get_field/make_instr helpers), the register map, the error codes and t
 
 from __future__ import annotations
 
+import json
+
 from .common import CONFIG_DIMS, assemble, GENERATED_LINE, bits, cpp_const, wrap
 
 
@@ -43,6 +45,21 @@ def cpp_switch(func: str, ret: str, items: list[tuple[str, str]], fallback: str)
     for case, value in items:
         lines += [f"    case {case}:", f"      return {value};"]
     return lines + ["  }", f"  return {fallback};", "}"]
+
+
+def cpp_string(text: str, indent: int = 13, width: int = 100) -> str:
+    """A C++ string literal of `text`, split into adjacent literals on lines of at most
+    `width` columns (continuation lines indented by `indent`) after `return ` at column 6."""
+    words, parts, cur = text.split(" "), [], ""
+    room = width - indent - 3  # the quotes and the `;` of the last line
+    for w in words:
+        if cur and len(cur) + 1 + len(w) > room:
+            parts.append(cur + " ")
+            cur = w
+        else:
+            cur = f"{cur} {w}" if cur else w
+    parts.append(cur)
+    return ("\n" + " " * indent).join(json.dumps(p) for p in parts)
 
 
 def cpp_widths_and_limits(spec: dict) -> list[str]:
@@ -204,6 +221,14 @@ def cpp_counters(spec: dict) -> list[str]:
     lines = ["", "/// Performance counter indices (CNT_SEL.index)."]
     lines += cpp_enum("Counter", "std::uint8_t", cnt, "index")
     lines += cpp_value("std::size_t", "kNumCounters", len(cnt), "number of counters")
+    lines += ["", "/// The counter's name in spec/passim.json (\"total_cycles\", ...)."]
+    lines += cpp_switch("counter_name", "std::string_view",
+                        [(f"Counter::{cpp_const(c['name'])}", json.dumps(c["name"])) for c in cnt],
+                        '""')
+    lines += ["", "/// The counter's one-line definition in spec/passim.json."]
+    lines += cpp_switch("counter_doc", "std::string_view",
+                        [(f"Counter::{cpp_const(c['name'])}", cpp_string(c["doc"]))
+                         for c in cnt], '""')
     return lines
 
 

@@ -119,11 +119,17 @@ def md_counters(spec: dict) -> list[str]:
     return md_table(["index", "name", "counts"], rows)
 
 
+def md_report_counters(spec: dict) -> list[str]:
+    """The counters as reports name them (`cycles.counters.<name>`), with their definitions."""
+    rows = [[f"`{c['name']}`", c["doc"]] for c in spec["counters"]["list"]]
+    return md_table(["counter", "definition"], rows)
+
+
 MD_SECTIONS = {
     "widths": md_widths, "limits": md_limits, "memories": md_memories, "configs": md_configs,
     "header": md_header, "op_classes": md_op_classes, "opcodes": md_opcodes,
     "opcode_fields": md_opcode_fields, "params": md_params, "registers": md_registers,
-    "errors": md_errors, "counters": md_counters,
+    "errors": md_errors, "counters": md_counters, "report_counters": md_report_counters,
 }
 MD_BLOCK = re.compile(r"(<!-- GENERATED:(\w+) -->\n).*?(<!-- /GENERATED:\2 -->)", re.S)
 
@@ -133,7 +139,7 @@ def render_md(spec: dict, template: str) -> str:
     def block(match: re.Match) -> str:
         name = match.group(2)
         if name not in MD_SECTIONS:
-            raise SpecError(f"docs/isa.md: unknown GENERATED block {name!r}")
+            raise SpecError(f"unknown GENERATED block {name!r} (docs/isa.md, docs/reports.md)")
         body = "\n".join(MD_SECTIONS[name](spec))
         return f"{match.group(1)}{body}\n{match.group(3)}"
     return MD_BLOCK.sub(block, template)

@@ -878,4 +878,119 @@ enum class Counter : std::uint8_t {
 /// number of counters
 inline constexpr std::size_t kNumCounters = 24;
 
+/// The counter's name in spec/passim.json ("total_cycles", ...).
+[[nodiscard]] constexpr std::string_view counter_name(Counter v) noexcept {
+  switch (v) {
+    case Counter::kTotalCycles:
+      return "total_cycles";
+    case Counter::kBusyMatmul:
+      return "busy_matmul";
+    case Counter::kBusyVector:
+      return "busy_vector";
+    case Counter::kBusyDma:
+      return "busy_dma";
+    case Counter::kCyclesMatmul:
+      return "cycles_matmul";
+    case Counter::kCyclesAttention:
+      return "cycles_attention";
+    case Counter::kCyclesSoftmax:
+      return "cycles_softmax";
+    case Counter::kCyclesNorm:
+      return "cycles_norm";
+    case Counter::kCyclesOtherVector:
+      return "cycles_other_vector";
+    case Counter::kCyclesDma:
+      return "cycles_dma";
+    case Counter::kCyclesControl:
+      return "cycles_control";
+    case Counter::kPassesMatmul:
+      return "passes_matmul";
+    case Counter::kPassesAttention:
+      return "passes_attention";
+    case Counter::kPassesSoftmax:
+      return "passes_softmax";
+    case Counter::kPassesNorm:
+      return "passes_norm";
+    case Counter::kPassesOtherVector:
+      return "passes_other_vector";
+    case Counter::kPassesDma:
+      return "passes_dma";
+    case Counter::kPassesControl:
+      return "passes_control";
+    case Counter::kMemStall:
+      return "mem_stall";
+    case Counter::kUnitStall:
+      return "unit_stall";
+    case Counter::kInstret:
+      return "instret";
+    case Counter::kDmaHidden:
+      return "dma_hidden";
+    case Counter::kDmaExposed:
+      return "dma_exposed";
+    case Counter::kSaturated:
+      return "saturated";
+  }
+  return "";
+}
+
+/// The counter's one-line definition in spec/passim.json.
+[[nodiscard]] constexpr std::string_view counter_doc(Counter v) noexcept {
+  switch (v) {
+    case Counter::kTotalCycles:
+      return "cycles while STATUS.busy is 1";
+    case Counter::kBusyMatmul:
+      return "cycles the matmul unit is busy";
+    case Counter::kBusyVector:
+      return "cycles the vector unit is busy";
+    case Counter::kBusyDma:
+      return "cycles the DMA engine is busy";
+    case Counter::kCyclesMatmul:
+      return "cycles with an instruction of class matmul in flight";
+    case Counter::kCyclesAttention:
+      return "cycles with an instruction of class attention in flight";
+    case Counter::kCyclesSoftmax:
+      return "cycles with an instruction of class softmax in flight";
+    case Counter::kCyclesNorm:
+      return "cycles with an instruction of class norm in flight";
+    case Counter::kCyclesOtherVector:
+      return "cycles with an instruction of class other_vector in flight";
+    case Counter::kCyclesDma:
+      return "cycles with an instruction of class dma in flight";
+    case Counter::kCyclesControl:
+      return "cycles with no unit busy: program fetch, decode, NOP, and BARRIER/END once every "
+             "unit is idle";
+    case Counter::kPassesMatmul:
+      return "passes started by instructions of class matmul";
+    case Counter::kPassesAttention:
+      return "passes started by instructions of class attention";
+    case Counter::kPassesSoftmax:
+      return "passes started by instructions of class softmax";
+    case Counter::kPassesNorm:
+      return "passes started by instructions of class norm";
+    case Counter::kPassesOtherVector:
+      return "passes started by instructions of class other_vector";
+    case Counter::kPassesDma:
+      return "passes started by instructions of class dma";
+    case Counter::kPassesControl:
+      return "passes started by instructions of class control (normally 0)";
+    case Counter::kMemStall:
+      return "cycles the DMA engine or the program fetch waits for the memory port";
+    case Counter::kUnitStall:
+      return "cycles a decoded instruction waits because its unit is busy (a vector instruction "
+             "also while a MATMUL copies its requantisation steps in)";
+    case Counter::kInstret:
+      return "instructions retired";
+    case Counter::kDmaHidden:
+      return "cycles the DMA engine is busy while the matmul or the vector unit is busy too: DMA "
+             "behind compute";
+    case Counter::kDmaExposed:
+      return "cycles the DMA engine is busy while the matmul and vector units are idle: DMA "
+             "nothing hides (dma_hidden + dma_exposed = busy_dma)";
+    case Counter::kSaturated:
+      return "results clamped to their output range by the final requantise or saturate step "
+             "(MATMUL columns, vector results, DMA_STORE with requant)";
+  }
+  return "";
+}
+
 }  // namespace passim::hw
