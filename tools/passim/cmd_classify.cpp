@@ -58,6 +58,7 @@ struct ClassifyOptions {
   std::string report;  ///< JSON report path; empty = none
   bool logits = false;
   bool config_given = false;
+  RtlOptions timing;  ///< rtl: the clock and the DRAM's timing
 };
 
 /// Options that only some backends read, and the report's path.
@@ -182,7 +183,7 @@ int classify_on_rtl(const ClassifyOptions& o, const KeywordModel& km, const Quan
     fmt::print(err, "notice: config {} holds {} of the {} positions in one pass: each clip runs "
                     "in chunks of rows, layer by layer (docs/kwt.md)\n", o.config, rows, n);
   }
-  RtlOptions ro;
+  RtlOptions ro = o.timing;
   ro.config = o.config;
   const auto session = rtl(compiled, ro);
   auto& backend = dynamic_cast<DeviceBackend&>(session->backend());
@@ -191,7 +192,8 @@ int classify_on_rtl(const ClassifyOptions& o, const KeywordModel& km, const Quan
     backend.forward_features(quantize_features(qm, features[i]), km.front_end.frames);
     print_clip(out, o, o.audio[i], labels, backend.logits(), clips);
   }
-  const nlohmann::json cycles = rtl_cycles(*session, km.model.config, "auto", err);
+  const nlohmann::json cycles = rtl_cycles(*session, km.model.config, "auto",
+                                              Work{"clips", features.size(), 0}, err);
   write_classify_report(o, km, &qm, clips, session.get(), cycles);
   return 0;
 }
@@ -261,11 +263,13 @@ Command add_classify_command(CLI::App& app, const RtlFactory& rtl) {
   cmd->add_option("--attention", o->attention,
                   "rtl: auto | array | scores | vector (where q k^T and p v run)")
       ->check(CLI::IsMember({"auto", "array", "scores", "vector"}))->capture_default_str();
+  add_memory_timing_options(cmd, o->timing);
   cmd->add_flag("--logits", o->logits, "print every class's logit after the score");
   cmd->add_option("--report", o->report, "write a JSON report here");
   return {[cmd] { return bool(*cmd); },
           [o, cmd, rtl](std::ostream& out, std::ostream& err) {
             o->config_given = cmd->count("--config") > 0;
+            check_memory_timing_usage(*cmd, o->backend);
             return cmd_classify(*o, out, err, rtl);
           }};
 }

@@ -183,7 +183,8 @@ void start_backend(const EncodeOptions& o, const FloatModel& fm, const RtlFactor
 void write_encode_outputs(const EncodeOptions& o, const FloatModel& fm, EncodeBackend& b,
                           const std::vector<int>& tokens, const std::string& stopped,
                           std::ostream& err) {
-  const json cycles = b.session ? rtl_cycles(*b.session, fm.config, o.weights, err) : json();
+  const Work work{"sequences", stopped.empty() ? 1u : 0u, 0};  // one pass, the whole sequence
+  const json cycles = b.session ? rtl_cycles(*b.session, fm.config, o.weights, work, err) : json();
   if (o.report.empty()) {
     return;
   }
@@ -256,6 +257,7 @@ void add_encode_hardware_options(CLI::App* cmd, EncodeOptions& o) {
       ->check(CLI::IsMember({"tiny", "small", "base"}))->capture_default_str();
   cmd->add_option("--max-cycles", o.rtl.max_cycles, "rtl: watchdog, cycles per program (0 = none)")
       ->transform(cycles_validator());
+  add_memory_timing_options(cmd, o.rtl);
   cmd->add_option("--softmax", o.softmax, "3pass | online (cpu and rtl)")
       ->check(CLI::IsMember({"3pass", "online"}))->capture_default_str();
   cmd->add_option("--weights", o.weights, "rtl: auto | resident | streamed")
@@ -277,6 +279,7 @@ Command add_encode_command(CLI::App& app, const RtlFactory& rtl) {
   return {[cmd] { return bool(*cmd); },
           [o, cmd, rtl](std::ostream& out, std::ostream& err) {
             o->config_given = cmd->count("--config") > 0;
+            check_memory_timing_usage(*cmd, o->backend);
             return cmd_encode(*o, out, err, rtl);
           }};
 }

@@ -150,7 +150,11 @@ void print_timing(std::ostream& err, const Backend& backend, const GenerateResul
   fmt::print(err, "backend {}: {} position{} in {:.3f} s{}{}\n", backend.name(), r.steps,
              r.steps == 1 ? "" : "s", r.seconds, prefill,
              r.tokens_per_second > 0
-                 ? fmt::format(", achieved tok/s: {:.1f}", r.tokens_per_second)
+                 ? fmt::format(", achieved tok/s: {:.1f}{}", r.tokens_per_second,
+                               backend.name().starts_with("rtl")
+                                   ? " (the simulator's wall-clock speed; the accelerator's "
+                                     "own is the `accelerator at` line)"
+                                   : "")
                  : std::string());
 }
 
@@ -234,7 +238,10 @@ void write_run_outputs(const RunOptions& o, const LoadedModel& m, RunBackend& b,
   json cycles;
   if (b.session) {
     b.session->close_trace();
-    cycles = rtl_cycles(*b.session, m.config, o.weights, err);
+    const auto prefill = std::uint64_t(std::max(r.prefill_positions, 0));
+    const auto positions = std::uint64_t(std::max(r.steps, 0));
+    cycles = rtl_cycles(*b.session, m.config, o.weights,
+                        Work{"tokens", prefill, positions - std::min(prefill, positions)}, err);
   }
   if (o.report.empty()) {
     return;
@@ -358,6 +365,7 @@ void add_hardware_options(CLI::App* cmd, RunOptions& o) {
   cmd->add_option("--trace", o.rtl.trace_path, "rtl: write an FST waveform here");
   cmd->add_option("--max-cycles", o.rtl.max_cycles, "rtl: watchdog, cycles per program (0 = none)")
       ->transform(cycles_validator());
+  add_memory_timing_options(cmd, o.rtl);
   cmd->add_option("--prefill", o.prefill,
                   "on: the prompt in one pass (every matmul on all its rows), then token by token; "
                   "off: every position alone, as run.c")
@@ -395,6 +403,7 @@ Command add_run_command(CLI::App& app, const RtlFactory& rtl) {
   return {[cmd] { return bool(*cmd); },
           [o, cmd, rtl](std::ostream& out, std::ostream& err) {
             o->config_given = cmd->count("--config") > 0;
+            check_memory_timing_usage(*cmd, o->model.backend);
             return cmd_run(*o, out, err, rtl);
           }};
 }

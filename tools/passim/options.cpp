@@ -3,6 +3,9 @@
 #include "options.hpp"
 
 #include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdlib>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -344,5 +347,48 @@ CLI::Validator signed_decimal_in(std::int64_t lo, std::int64_t hi) {
 }
 
 CLI::Validator cycles_validator() { return decimal_in(0, 999'999'999'999'999); }
+
+namespace {
+
+/// A finite decimal number in [lo, hi], the range named in the error.
+CLI::Validator real_in(double lo, double hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& s) {
+        char* end = nullptr;
+        const double v = std::strtod(s.c_str(), &end);
+        if (s.empty() || end != s.c_str() + s.size() || !std::isfinite(v)) {
+          return fmt::format("expected a finite number, found {}", s);
+        }
+        return v >= lo && v <= hi ? std::string()
+                                  : fmt::format("expected {} to {}, found {}", lo, hi, s);
+      },
+      fmt::format("NUMBER in [{}, {}]", lo, hi));
+}
+
+constexpr std::array<const char*, 3> kTimingOptions = {"--clock-mhz", "--dram-latency",
+                                                       "--dram-bandwidth"};
+
+}  // namespace
+
+void add_memory_timing_options(CLI::App* cmd, RtlOptions& o) {
+  cmd->add_option(kTimingOptions[0], o.clock_mhz,
+                  "rtl: the accelerator's clock in MHz (simulated time and throughput)")
+      ->check(real_in(0.001, 10'000))->capture_default_str();
+  cmd->add_option(kTimingOptions[1], o.dram_latency_ns,
+                  "rtl: DRAM latency in ns, from the end of a transfer to its response")
+      ->check(real_in(0, 1e12))->capture_default_str();
+  cmd->add_option(kTimingOptions[2], o.dram_bytes_per_ns,
+                  "rtl: DRAM bandwidth in bytes per ns (= GB/s); transfers are serialised")
+      ->check(real_in(0.001, 1e6))->capture_default_str();
+}
+
+void check_memory_timing_usage(const CLI::App& cmd, const std::string& backend) {
+  for (const char* name : kTimingOptions) {
+    if (backend != "rtl" && cmd.count(name) > 0) {
+      throw UsageError(fmt::format("{}: only for --backend rtl (the simulated memory), found "
+                                   "--backend {}", name, backend));
+    }
+  }
+}
 
 }  // namespace passim::app

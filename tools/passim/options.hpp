@@ -18,6 +18,7 @@
 #include "passim/eval/perplexity.hpp"
 #include "passim/kernels/softmax.hpp"
 #include "passim/model/backend.hpp"
+#include "rtl_session.hpp"
 
 namespace passim::app {
 
@@ -108,6 +109,14 @@ void write_json(const std::string& path, const nlohmann::json& j);
 
 /// `--max-cycles`: a watchdog in cycles per program, 0 (none) up to 10^15 - 1.
 [[nodiscard]] CLI::Validator cycles_validator();
+
+/// `--clock-mhz`, `--dram-latency` (ns) and `--dram-bandwidth` (bytes per ns, = GB/s): the
+/// SystemC memory's timing on the rtl backend, into `o`, within sim::SimOptions' ranges.
+void add_memory_timing_options(CLI::App* cmd, RtlOptions& o);
+
+/// Throws UsageError naming the first of add_memory_timing_options()'s options given on
+/// `cmd`'s command line when `backend` is not rtl.
+void check_memory_timing_usage(const CLI::App& cmd, const std::string& backend);
 
 /// The model's shape as reports give it.
 [[nodiscard]] nlohmann::json config_json(const ModelConfig& c);

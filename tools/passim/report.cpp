@@ -59,6 +59,7 @@ json class_report(const RtlSession& s, std::ostream& err) {
   j["busy"] = {{"matmul", at(hw::Counter::kBusyMatmul)},
                {"vector", at(hw::Counter::kBusyVector)},
                {"dma", at(hw::Counter::kBusyDma)}};
+  j["counters"] = counters_json(cnt);
   if (split) {
     j["by_phase"]["prefill"] = classes_json(prefill);
   }
@@ -379,6 +380,7 @@ json attention_report(const std::vector<OpRecord>& recs, const char* requested,
 
 json cycle_report(const RtlSession& s, const ModelConfig& c, std::ostream& err) {
   json j = class_report(s, err);
+  j["source"] = "rtl";  // the RTL's counters and trace records
   const auto recs = s.op_records();
   j["records_sum_to_class_totals"] = records_match_classes(recs, s.counters());
   print_layer_table(recs, c, err);
@@ -422,7 +424,7 @@ json weights_report(const DeviceBackend& backend, const std::string& requested,
   return j;
 }
 
-json hardware_json(const hw::HwConfig& h) {
+json hardware_json(const hw::HwConfig& h, const RtlOptions& o) {
   const std::string canon = fmt::format("{} R{} C{} L{} in{} w{} v{} p{} a{} prog{}", h.name,
                                         h.array_rows, h.array_cols, h.lanes, h.input_depth,
                                         h.weight_depth, h.vector_depth, h.param_depth,
@@ -432,23 +434,26 @@ json hardware_json(const hw::HwConfig& h) {
            sha256_hex({reinterpret_cast<const std::uint8_t*>(canon.data()), canon.size()})},
           {"array_rows", h.array_rows},
           {"array_cols", h.array_cols},
-          {"lanes", h.lanes}};
+          {"lanes", h.lanes},
+          {"clock_mhz", o.clock_mhz},
+          {"dram", {{"latency_ns", o.dram_latency_ns}, {"bytes_per_ns", o.dram_bytes_per_ns}}}};
 }
 
 json rtl_cycles(RtlSession& s, const ModelConfig& c, const std::string& requested,
-                std::ostream& err) {
+                const Work& work, std::ostream& err) {
   json cycles = cycle_report(s, c, err);
   const auto& backend = dynamic_cast<const DeviceBackend&>(s.backend());
   cycles["weights"] = weights_report(backend, requested, err);
   cycles["attention"] = attention_report(
       s.op_records(), attention_unit_name(backend.compiler().options().attention), err);
+  cycles["throughput"] = throughput_report(s, work, err);
   return cycles;
 }
 
 void add_rtl_sections(json& j, const RtlSession* s, const json& cycles,
                       const std::string& stopped) {
   if (s != nullptr) {
-    j["hardware"] = hardware_json(s->hw());
+    j["hardware"] = hardware_json(s->hw(), s->options());
     j["cycles"] = cycles;
   }
   j["partial"] = !stopped.empty();

@@ -28,10 +28,16 @@ extern "C" void on_trace_bus_error(int /*signal*/) {
   ::_exit(1);
 }
 
+// The CLI's defaults of the memory timing are the simulator's.
+static_assert(RtlOptions{}.clock_mhz == sim::SimOptions{}.clock_mhz &&
+              RtlOptions{}.dram_latency_ns == sim::SimOptions{}.dram_latency_ns &&
+              RtlOptions{}.dram_bytes_per_ns == sim::SimOptions{}.dram_bytes_per_ns);
+
 class SimSession final : public RtlSession {
  public:
   SimSession(const ModelCompiler& compiled, const RtlOptions& o)
-      : device_(make_model(o), options(compiled, o)),
+      : options_(o),
+        device_(make_model(o), sim_options(compiled, o)),
         records_([&compiled](const hw::Instr& in) { return compiled.dma_moves(in); }),
         backend_(compiled, device_, "rtl") {
     device_.add_observer(&records_);
@@ -47,6 +53,7 @@ class SimSession final : public RtlSession {
     return backend_.stats(phase).counters;
   }
   std::vector<OpRecord> op_records() const override { return records_.records(); }
+  const RtlOptions& options() const override { return options_; }
   void close_trace() override { device_.close_trace(); }
   bool absorb_partial_run(const std::exception& e) override {
     const auto* stop = dynamic_cast<const sim::SimTimeout*>(&e);
@@ -73,8 +80,11 @@ class SimSession final : public RtlSession {
         "--config: expected tiny, small or base (the configurations this simulator was built "
         "for), found {}", o.config));
   }
-  static sim::SimOptions options(const ModelCompiler& compiled, const RtlOptions& o) {
+  static sim::SimOptions sim_options(const ModelCompiler& compiled, const RtlOptions& o) {
     sim::SimOptions s;
+    s.clock_mhz = o.clock_mhz;
+    s.dram_latency_ns = o.dram_latency_ns;
+    s.dram_bytes_per_ns = o.dram_bytes_per_ns;
     s.dram_bytes = std::max<std::uint64_t>(s.dram_bytes, compiled.dram_bytes());
     s.trace_path = o.trace_path;
     s.max_cycles = o.max_cycles;
@@ -82,6 +92,7 @@ class SimSession final : public RtlSession {
     return s;
   }
 
+  RtlOptions options_;
   sim::SimDevice device_;
   OpRecordTable records_;
   DeviceBackend backend_;

@@ -18,6 +18,21 @@
 
 namespace passim::app {
 
+/// What a simulator session is made with.
+struct RtlOptions {
+  std::string config = "small";  ///< tiny | small
+  std::string trace_path;        ///< FST waveform; empty = none
+  std::uint64_t max_cycles = 0;  ///< watchdog per program; 0 = none
+  /// Attention Softmax the compiler emits: three passes, or online (two).
+  kernels::SoftmaxMode softmax = kernels::SoftmaxMode::kThreePass;
+  /// The SystemC memory's timing (sim::SimOptions): the accelerator's clock, the DRAM's
+  /// latency from the end of a transfer to its response, and its bandwidth (bytes per ns =
+  /// GB/s); the defaults are sim::SimOptions' (rtl_session.cpp holds them equal).
+  double clock_mhz = 100.0;
+  double dram_latency_ns = 50.0;
+  double dram_bytes_per_ns = 1.6;
+};
+
 /// A compiled model running on the simulated accelerator.
 class RtlSession {
  public:
@@ -32,20 +47,14 @@ class RtlSession {
   /// instructions and summed per (layer, opcode, op class, shape), in order of first
   /// appearance.
   [[nodiscard]] virtual std::vector<OpRecord> op_records() const = 0;
+  /// The options the session was made with (clock, DRAM timing, config).
+  [[nodiscard]] virtual const RtlOptions& options() const = 0;
   /// Ends the --trace waveform, if any, and checks it is complete (throws if not).
   virtual void close_trace() = 0;
   /// When `e` is the simulation watchdog's stop (--max-cycles), adds the stopped program's
   /// counters to counters() and returns true, so that the tables cover the partial run;
   /// false for any other error.
   virtual bool absorb_partial_run(const std::exception& e) = 0;
-};
-
-struct RtlOptions {
-  std::string config = "small";  ///< tiny | small
-  std::string trace_path;        ///< FST waveform; empty = none
-  std::uint64_t max_cycles = 0;  ///< watchdog per program; 0 = none
-  /// Attention Softmax the compiler emits: three passes, or online (two).
-  kernels::SoftmaxMode softmax = kernels::SoftmaxMode::kThreePass;
 };
 
 /// Makes a session that runs `compiled` (which must outlive it) on the simulator.
