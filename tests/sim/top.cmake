@@ -96,6 +96,13 @@ add_test(NAME cli_rtl_gpt_tiny
                  ${PROJECT_SOURCE_DIR}/models ${CMAKE_CURRENT_BINARY_DIR}/cli_rtl_gpt_tiny)
 set_tests_properties(cli_rtl_gpt_tiny PROPERTIES LABELS "sim;e2e"
                      ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1 TIMEOUT 600)
+# `passim report show` and `passim report compare` on rtl reports of the committed GPTs (tiny,
+# small): tables, per-layer deltas, refusal of two models, the --threshold exit codes.
+add_test(NAME cli_report
+         COMMAND ${CMAKE_CURRENT_LIST_DIR}/cli_report_check.sh $<TARGET_FILE:passim>
+                 ${PROJECT_SOURCE_DIR}/models ${CMAKE_CURRENT_BINARY_DIR}/cli_report)
+set_tests_properties(cli_report PROPERTIES LABELS "sim;e2e"
+                     ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1 TIMEOUT 600)
 
 # Random co-simulation (tests/gen): seeded random valid and invalid programs on SimDevice
 # (tiny) against CpuDevice. The campaign over tiny, small and base is cosim_campaign.sh.

@@ -33,5 +33,8 @@ struct Command {
 [[nodiscard]] Command add_perplexity_command(CLI::App& app);
 /// `passim accuracy`: the integer model against float, layer by layer.
 [[nodiscard]] Command add_accuracy_command(CLI::App& app);
+/// `passim report show|compare`: a JSON report's cycle tables, and two reports' deltas.
+/// compare exits 0, 1 when a total or class regressed beyond --threshold, 2 on any error.
+[[nodiscard]] Command add_report_command(CLI::App& app);
 
 }  // namespace passim::app

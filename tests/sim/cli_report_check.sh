@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# `passim report show` and `passim report compare` on reports of real rtl runs (docs/reports.md):
+# the tables come back from the JSON; compare gives per-layer deltas of two configs, refuses two
+# models without --force, and with --threshold 5% exits 1 when a total grows by 6 % and 0 when
+# it grows by 4 %; bad options and files exit 2. The clock and DRAM options reach the report.
+#   cli_report_check.sh <passim> <models-dir> <work-dir>
+set -euo pipefail
+passim=$1 models=$2 work=$3
+mkdir -p "$work"
+cd "$work"
+run() {  # run <report> <model> <config> [options...]
+  local out=$1 model=$2 cfg=$3
+  shift 3
+  "$passim" run -m "$models/$model/$model.gguf" -b rtl --config "$cfg" -i "ROMEO:" -n 10 \
+    --report "$out" "$@" > /dev/null 2> "$out.err"
+}
+run ln-tiny.json ln-gpt tiny
+run ln-small.json ln-gpt small --clock-mhz 250 --dram-latency 80 --dram-bandwidth 3.2
+run bn-tiny.json bn-gpt tiny
+expect() {  # expect <code> <command...>: the exit code is <code>
+  local want=$1
+  shift
+  set +e
+  "$@" > last.out 2> last.err
+  local got=$?
+  set -e
+  if [ "$got" != "$want" ]; then
+    echo "FAIL: expected exit $want, found $got: $*"; cat last.out last.err; exit 1
+  fi
+}
+
+# show: the class table's total is the report's, and every table is there.
+expect 0 "$passim" report show ln-tiny.json
+python3 - ln-tiny.json last.out <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1])); text = open(sys.argv[2]).read()
+for name in ("classes", "phases", "layers", "opcodes", "units", "dma", "throughput"):
+    assert f"({name})" in text, name
+total = r["cycles"]["total"]
+assert any(l.split()[:2] == ["total", str(total)] for l in text.splitlines()), total
+PY
+expect 0 "$passim" report show ln-tiny.json --table layers --csv
+python3 - ln-tiny.json last.out <<'PY'
+import csv, json, sys
+r = json.load(open(sys.argv[1])); rows = list(csv.reader(open(sys.argv[2])))
+assert rows[0][0] == "layer" and rows[0][-1] == "total", rows[0]
+sums = {}
+for rec in r["cycles"]["records"]:
+    sums[rec["layer"]] = sums.get(rec["layer"], 0) + rec["cycles"]
+assert {row[0]: int(row[-1]) for row in rows[1:]} == sums, (rows, sums)
+PY
+
+# The clock and the DRAM timing are in the report; throughput is items / simulated seconds.
+python3 - ln-small.json <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1])); h = r["hardware"]; t = r["cycles"]["throughput"]
+assert h["clock_mhz"] == 250 and h["dram"] == {"latency_ns": 80, "bytes_per_ns": 3.2}, h
+assert t["all"]["cycles"] == r["cycles"]["total"] and t["all"]["items"] == 10, t
+assert abs(t["all"]["per_second"] - 10 / (r["cycles"]["total"] / 250e6)) < 1e-6, t
+defs = r["cycles"]["counters"]
+assert defs["total_cycles"]["value"] == r["cycles"]["total"] and defs["total_cycles"]["definition"]
+PY
+
+# compare: two configs of one model, a delta per layer, B - A exact.
+expect 0 "$passim" report compare ln-tiny.json ln-small.json --table layers --csv
+python3 - ln-tiny.json ln-small.json last.out <<'PY'
+import csv, json, sys
+def by_layer(p):
+    s = {}
+    for rec in json.load(open(p))["cycles"]["records"]:
+        s[rec["layer"]] = s.get(rec["layer"], 0) + rec["cycles"]
+    return s
+a, b = by_layer(sys.argv[1]), by_layer(sys.argv[2])
+rows = list(csv.reader(open(sys.argv[3])))
+assert rows[0] == ["layer", "A", "B", "B - A", "change %"], rows[0]
+assert [r[0] for r in rows[1:]] == ["0", "1", "2", "3", "head"], rows
+for r in rows[1:]:
+    assert (int(r[1]), int(r[2]), int(r[3])) == (a[r[0]], b[r[0]], b[r[0]] - a[r[0]]), r
+PY
+
+# Different models: refused (exit 2, naming both), unless --force.
+expect 2 "$passim" report compare ln-tiny.json bn-tiny.json
+grep -q "cannot be compared: model" last.err
+expect 0 "$passim" report compare ln-tiny.json bn-tiny.json --force
+
+# --threshold 5%: a total 6 % larger exits 1 (naming it), 4 % larger exits 0.
+python3 - ln-tiny.json <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+for pct in (4, 6):
+    g = json.loads(json.dumps(r))
+    g["cycles"]["total"] = r["cycles"]["total"] * (100 + pct) // 100
+    json.dump(g, open(f"grown{pct}.json", "w"))
+PY
+expect 1 "$passim" report compare ln-tiny.json grown6.json --threshold 5%
+grep -q "^  total: .*(+6.0 %)" last.err
+expect 0 "$passim" report compare ln-tiny.json grown4.json --threshold 5%
+expect 0 "$passim" report compare ln-tiny.json grown6.json  # no threshold, no gate
+
+# Bad input: exit 2 with the file or option named.
+expect 2 "$passim" report compare ln-tiny.json grown6.json --threshold five
+grep -q -- "--threshold five" last.err
+expect 2 "$passim" report show ln-tiny.json --table nosuch
+echo '{"format_version": 1, "backend": "cpu"}' > cpu.json
+expect 1 "$passim" report show cpu.json
+grep -q "cpu.json: cycles: expected" last.err
+expect 2 "$passim" report compare ln-tiny.json cpu.json
+grep -q "cpu.json: cycles: expected" last.err
+echo '{not json' > broken.json
+expect 1 "$passim" report show broken.json
+grep -q "broken.json: expected a JSON report" last.err
+expect 1 "$passim" report show missing.json
+expect 2 "$passim" run -b cpu --dram-latency 10 -n 2
+grep -q -- "--dram-latency: only for --backend rtl" last.err
+expect 2 "$passim" run -b rtl --clock-mhz 0 -n 2
+echo "report show/compare: all checks passed"
