@@ -106,7 +106,7 @@ class VerilatedAccel final : public AccelModel {
     return std::exchange(records_, {});
   }
 
-  void open_trace(const std::string& path, double clock_mhz) override {
+  void open_trace(const std::string& path, double clock_mhz, const TraceWindow& w) override {
 #if VM_TRACE_FST
     if (!trace_on_) {
       throw std::runtime_error("open_trace: the model was created without trace = true");
@@ -116,7 +116,12 @@ class VerilatedAccel final : public AccelModel {
                                std::to_string(clock_mhz));
     }
     // Time in picoseconds, so that a cycle lasts exactly the simulated clock's period.
+    if (w.end <= w.first) {
+      throw std::runtime_error("open_trace: window: expected its end after its start, found " +
+                               std::to_string(w.first) + ":" + std::to_string(w.end));
+    }
     period_ps_ = std::max<std::uint64_t>(1, std::uint64_t(std::llround(1e6 / clock_mhz)));
+    window_ = w;
     trace_ = std::make_unique<VerilatedFstC>();
     trace_->set_time_unit("1ps");
     trace_->set_time_resolution("1ps");
@@ -130,6 +135,7 @@ class VerilatedAccel final : public AccelModel {
     trace_end_ = 0;
 #else
     (void)clock_mhz;
+    (void)w;
     throw std::runtime_error("open_trace(" + path + "): model built without --trace-fst");
 #endif
   }
@@ -222,7 +228,7 @@ class VerilatedAccel final : public AccelModel {
 
   void dump([[maybe_unused]] std::uint64_t half_cycle) {
 #if VM_TRACE_FST
-    if (trace_) {
+    if (trace_ && cycle_ >= window_.first && cycle_ < window_.end) {
       trace_end_ = half_cycle * period_ps_ / 2;  // the clock falls half a period in
       trace_->dump(trace_end_);
     }
@@ -236,6 +242,7 @@ class VerilatedAccel final : public AccelModel {
 #if VM_TRACE_FST
   std::unique_ptr<VerilatedFstC> trace_;
   std::string trace_path_;
+  TraceWindow window_;
   std::uint64_t trace_end_ = 0;  // time of the last dump, ps
   std::uint64_t period_ps_ = 10000;  // the clock period in the waveform
 #endif

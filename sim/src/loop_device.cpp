@@ -53,7 +53,8 @@ struct LoopDevice::Impl {
 LoopDevice::LoopDevice(std::unique_ptr<AccelModel> model, const SimOptions& opts)
     : RtlDevice(std::move(model), opts), impl_(std::make_unique<Impl>(dram(), options())) {
   if (!options().trace_path.empty()) {
-    this->model().open_trace(options().trace_path, options().clock_mhz);
+    this->model().open_trace(options().trace_path, options().clock_mhz,
+                             options().trace_window);
   }
   this->model().reset(4, impl_->dram);
 }

@@ -202,7 +202,7 @@ struct SimDevice::Impl {
         system(sc_core::sc_gen_unique_name("accel"), model, o, std::move(describe)) {
     system.socket.bind(dram.socket);
     if (!o.trace_path.empty()) {
-      model.open_trace(o.trace_path, o.clock_mhz);
+      model.open_trace(o.trace_path, o.clock_mhz, o.trace_window);
     }
   }
 

@@ -811,6 +811,31 @@ TEST(AccelRtl, FstTraceIsWrittenInTheClocksTime) {
   }
 }
 
+// --trace-window: the waveform starts at the window's first cycle and ends in its last.
+TEST(AccelRtl, FstTraceWindow) {
+  const auto path = std::filesystem::temp_directory_path() / "passim_accel_rtl_window.fst";
+  std::filesystem::remove(path);
+  constexpr std::uint64_t kFirst = 40, kEnd = 120, kPeriodPs = 10'000;  // 100 MHz
+  {
+    SimOptions o = options();
+    o.trace_path = path.string();
+    o.trace_window = {kFirst, kEnd};
+    SimDevice dev(sim::make_accel_model_tiny(true), o);
+    Lockstep ls(dev, kDram);
+    ProgramBuilder b;
+    b.load({.mem = hw::Mem::kVector, .elem_log2 = 2, .dram = kA, .rows = 8, .row_len = 64,
+            .stride = 256});
+    const RunStats st = ls.run(b.program(), "traced window");
+    ASSERT_GT(counter(st, hw::Counter::kTotalCycles), kEnd) << "the run must outlast the window";
+  }
+  void* reader = fstReaderOpen(path.string().c_str());
+  ASSERT_NE(reader, nullptr);
+  EXPECT_EQ(fstReaderGetStartTime(reader), kFirst * kPeriodPs);
+  EXPECT_EQ(fstReaderGetEndTime(reader), (kEnd - 1) * kPeriodPs + kPeriodPs / 2);
+  fstReaderClose(reader);
+  std::filesystem::remove(path);
+}
+
 TEST(AccelRtl, OneSimDevicePerProcess) {
   SimDevice dev(sim::make_accel_model_tiny(), options());
   ProgramBuilder b;

@@ -3,7 +3,8 @@
 # `passim report show` and `passim report compare` on reports of real rtl runs (docs/reports.md):
 # the tables come back from the JSON; compare gives per-layer deltas of two configs, refuses two
 # models without --force, and with --threshold 5% exits 1 when a total grows by 6 % and 0 when
-# it grows by 4 %; bad options and files exit 2. The clock and DRAM options reach the report.
+# it grows by 4 %; bad options and files exit 2. The clock and DRAM options reach the report;
+# --trace-window refuses bad windows.
 #   cli_report_check.sh <passim> <models-dir> <work-dir>
 set -euo pipefail
 passim=$1 models=$2 work=$3
@@ -114,4 +115,12 @@ expect 1 "$passim" report show missing.json
 expect 2 "$passim" run -b cpu --dram-latency 10 -n 2
 grep -q -- "--dram-latency: only for --backend rtl" last.err
 expect 2 "$passim" run -b rtl --clock-mhz 0 -n 2
+# --trace-window: bad windows exit 2; a window past the run's end gets a notice.
+for w in 5:3 5:5 abc 1:2:3 -1:5; do
+  expect 2 "$passim" run -b rtl --config tiny -n 2 --trace w.fst --trace-window "$w"
+  grep -q -- "--trace-window $w: expected" last.err
+done
+expect 2 "$passim" run -b rtl --config tiny -n 2 --trace-window 1:5
+expect 0 "$passim" run -b rtl --config tiny -n 2 --trace late.fst --trace-window 900000000:900000001
+grep -q "before the window; late.fst holds no values" last.err
 echo "report show/compare: all checks passed"

@@ -43,6 +43,7 @@ struct RunOptions {
   std::string prefill = "on";     ///< on | off: the prompt in one pass, or position by position
   std::string weights = "auto";   ///< auto | resident | streamed (rtl)
   std::string attention = "auto";  ///< auto | array | vector (rtl)
+  std::string trace_window;        ///< --trace-window START:END, parsed into rtl
   bool config_given = false;      ///< --config was on the command line
 };
 
@@ -78,6 +79,39 @@ void check_run_outputs(const RunOptions& o) {
     throw std::runtime_error(
         fmt::format("--trace {}: the same file as --report; give them different names", o.report));
   }
+}
+
+/// `--trace-window START:END` into `o.rtl` (whole numbers of cycles, END after START), only
+/// with --trace. Throws UsageError naming the option.
+void parse_trace_options(RunOptions& o) {
+  if (o.trace_window.empty()) {
+    return;
+  }
+  if (o.rtl.trace_path.empty()) {
+    throw UsageError("--trace-window: only with --trace (the waveform it limits)");
+  }
+  const std::string& w = o.trace_window;
+  const auto colon = w.find(':');
+  const auto number = [](const std::string& s, std::uint64_t& v) {
+    if (s.empty() || s.size() > 15 || s.find_first_not_of("0123456789") != std::string::npos) {
+      return false;
+    }
+    v = std::stoull(s);
+    return true;
+  };
+  std::uint64_t first = 0, end = 0;
+  if (colon == std::string::npos || !number(w.substr(0, colon), first) ||
+      !number(w.substr(colon + 1), end)) {
+    throw UsageError(fmt::format("--trace-window {}: expected START:END, two whole numbers of "
+                                 "cycles (e.g. 1000:5000)", w));
+  }
+  if (end <= first) {
+    throw UsageError(fmt::format("--trace-window {}: expected END after START, found END {} "
+                                 "{} START {}", w, end, end == first ? "equal to" : "before",
+                                 first));
+  }
+  o.rtl.trace_first = first;
+  o.rtl.trace_end = end;
 }
 
 /// Options that do not apply to the backend: usage errors.
@@ -238,6 +272,11 @@ void write_run_outputs(const RunOptions& o, const LoadedModel& m, RunBackend& b,
   json cycles;
   if (b.session) {
     b.session->close_trace();
+    if (!o.trace_window.empty() && o.rtl.trace_first >= b.session->clock_cycles()) {
+      fmt::print(err, "notice: --trace-window {}: the simulation ended at cycle {}, before the "
+                 "window; {} holds no values\n", o.trace_window, b.session->clock_cycles(),
+                 o.rtl.trace_path);
+    }
     const auto prefill = std::uint64_t(std::max(r.prefill_positions, 0));
     const auto positions = std::uint64_t(std::max(r.steps, 0));
     cycles = rtl_cycles(*b.session, m.config, o.weights,
@@ -363,6 +402,9 @@ void add_hardware_options(CLI::App* cmd, RunOptions& o) {
       ->check(CLI::IsMember({"tiny", "small", "base"}))
       ->capture_default_str();
   cmd->add_option("--trace", o.rtl.trace_path, "rtl: write an FST waveform here");
+  cmd->add_option("--trace-window", o.trace_window,
+                  "with --trace: only cycles START <= c < END of the simulation clock "
+                  "(START:END; the waveform's time divided by the clock period)");
   cmd->add_option("--max-cycles", o.rtl.max_cycles, "rtl: watchdog, cycles per program (0 = none)")
       ->transform(cycles_validator());
   add_memory_timing_options(cmd, o.rtl);
@@ -404,6 +446,7 @@ Command add_run_command(CLI::App& app, const RtlFactory& rtl) {
           [o, cmd, rtl](std::ostream& out, std::ostream& err) {
             o->config_given = cmd->count("--config") > 0;
             check_memory_timing_usage(*cmd, o->model.backend);
+            parse_trace_options(*o);
             return cmd_run(*o, out, err, rtl);
           }};
 }

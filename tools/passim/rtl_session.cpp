@@ -54,6 +54,7 @@ class SimSession final : public RtlSession {
   }
   std::vector<OpRecord> op_records() const override { return records_.records(); }
   const RtlOptions& options() const override { return options_; }
+  std::uint64_t clock_cycles() const override { return device_.cycles(); }
   void close_trace() override { device_.close_trace(); }
   bool absorb_partial_run(const std::exception& e) override {
     const auto* stop = dynamic_cast<const sim::SimTimeout*>(&e);
@@ -87,6 +88,7 @@ class SimSession final : public RtlSession {
     s.dram_bytes_per_ns = o.dram_bytes_per_ns;
     s.dram_bytes = std::max<std::uint64_t>(s.dram_bytes, compiled.dram_bytes());
     s.trace_path = o.trace_path;
+    s.trace_window = {o.trace_first, o.trace_end};
     s.max_cycles = o.max_cycles;
     s.head_layer = compiled.model().config.n_layers;  // the compiler's layer index of the head
     return s;

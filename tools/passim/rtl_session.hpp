@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,6 +23,9 @@ namespace passim::app {
 struct RtlOptions {
   std::string config = "small";  ///< tiny | small
   std::string trace_path;        ///< FST waveform; empty = none
+  /// Its cycles, trace_first <= c < trace_end (--trace-window).
+  std::uint64_t trace_first = 0;
+  std::uint64_t trace_end = std::numeric_limits<std::uint64_t>::max();
   std::uint64_t max_cycles = 0;  ///< watchdog per program; 0 = none
   /// Attention Softmax the compiler emits: three passes, or online (two).
   kernels::SoftmaxMode softmax = kernels::SoftmaxMode::kThreePass;
@@ -47,6 +51,9 @@ class RtlSession {
   /// instructions and summed per (layer, opcode, op class, shape), in order of first
   /// appearance.
   [[nodiscard]] virtual std::vector<OpRecord> op_records() const = 0;
+  /// Clock cycles simulated so far (runs, register accesses, reset): the waveform's time
+  /// axis divided by the clock period.
+  [[nodiscard]] virtual std::uint64_t clock_cycles() const = 0;
   /// The options the session was made with (clock, DRAM timing, config).
   [[nodiscard]] virtual const RtlOptions& options() const = 0;
   /// Ends the --trace waveform, if any, and checks it is complete (throws if not).

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -85,6 +86,15 @@ class MemPort {
   std::size_t max_outstanding_;
 };
 
+/// Which cycles a waveform holds: first <= c < end, counted since the model was constructed
+/// (the waveform's time axis divided by the clock period). Every signal is dumped: Verilator
+/// 5.006's FST writer crashes when dumpvars() limits the signals to a scope (its enable bits
+/// are read past the end of their vector), so the writer cannot be limited to one unit.
+struct TraceWindow {
+  std::uint64_t first = 0;
+  std::uint64_t end = std::numeric_limits<std::uint64_t>::max();
+};
+
 /// The Verilated psm_accel of one configuration, stepped one clock cycle at a time.
 /// Every call below advances the clock; none of them knows about SystemC.
 class AccelModel {
@@ -118,11 +128,14 @@ class AccelModel {
   /// collected since the last call, in the order they ended; the collection restarts empty.
   [[nodiscard]] virtual std::vector<InstrRecord> take_records() = 0;
 
-  /// Starts FST tracing of every following cycle into `path` (throws if the model was built
-  /// without tracing support or the file cannot be opened). The waveform's time is in
-  /// picoseconds and one cycle lasts the period of `clock_mhz` (10 ns at 100 MHz), as in the
-  /// SystemC model. Closed by close_trace(), or unchecked by the destructor.
-  virtual void open_trace(const std::string& path, double clock_mhz) = 0;
+  /// Starts FST tracing into `path` of the cycles in `window` (throws if the model was built
+  /// without tracing support, the file cannot be opened, or the window is empty). The
+  /// waveform's time is in picoseconds and one cycle lasts the period of `clock_mhz` (10 ns at
+  /// 100 MHz), as in the SystemC model: cycle c's values are dumped at c * period (clock low)
+  /// and c * period + period / 2 (after the rising edge). Closed by close_trace(), or
+  /// unchecked by the destructor.
+  virtual void open_trace(const std::string& path, double clock_mhz,
+                          const TraceWindow& window) = 0;
   /// Ends the waveform (no-op without one): closes the file and reads it back. Throws
   /// std::runtime_error naming the file when it is incomplete (its file system filled up: the
   /// FST writer itself reports no write error).

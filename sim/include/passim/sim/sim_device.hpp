@@ -30,7 +30,8 @@ struct SimOptions {
   double quantum_ns = 10'000.0;    ///< TLM global quantum (temporal decoupling)
   std::uint64_t max_cycles = 0;    ///< per run(): 0 = 2^40 (no limit in practice)
   std::uint32_t rtl_watchdog = 0;  ///< the WATCHDOG register; 0 = off
-  std::string trace_path;          ///< FST waveform of every cycle; empty = none
+  std::string trace_path;          ///< FST waveform; empty = none
+  TraceWindow trace_window;        ///< its cycles and unit (default: every cycle and signal)
   int head_layer = -1;  ///< the classifier's layer index (n_layers) for messages; -1 = unknown
 };
 
