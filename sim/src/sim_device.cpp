@@ -11,6 +11,7 @@
 #include "passim/sim/sim_device.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <exception>
 #include <functional>
@@ -20,6 +21,8 @@
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/tlm_quantumkeeper.h>
+
+#include <fmt/format.h>
 
 #include "dram_target.hpp"
 #include "passim/sim/host.hpp"
@@ -55,6 +58,7 @@ class AccelSystem : public sc_core::sc_module, public MemPort {
     quantum_cycles_ = std::max<std::uint64_t>(
         1, static_cast<std::uint64_t>(opts.quantum_ns * opts.clock_mhz / 1000.0));
     max_cycles_ = opts.max_cycles != 0 ? opts.max_cycles : (std::uint64_t{1} << 40);
+    next_progress_ = opts.progress_cycles;
     SC_HAS_PROCESS(AccelSystem);
     SC_THREAD(thread);
   }
@@ -162,12 +166,33 @@ class AccelSystem : public sc_core::sc_module, public MemPort {
       }
       model_.run(std::min(quantum_cycles_, max_cycles_ - used), *this);
       sync();
+      report_progress(describe);
     }
     return finish_program(model_, *this, describe);
   }
 
+  /// SimOptions::progress, once per progress_cycles cycles of the model's clock.
+  template <typename F>
+  void report_progress(const F& describe) {
+    if (opts_.progress_cycles == 0 || !opts_.progress || model_.cycle() < next_progress_) {
+      return;
+    }
+    // The busy units' instructions (the controller itself mostly waits at a BARRIER).
+    std::string at;
+    constexpr std::array<const char*, 3> kUnits = {"DMA", "matmul", "vector"};
+    for (unsigned u = 0; u < 3; ++u) {
+      if (((model_.unit_busy() >> u) & 1u) != 0) {
+        at += fmt::format("{}{} {}", at.empty() ? "" : ", ", kUnits[u],
+                          describe(model_.unit_pc(u)));
+      }
+    }
+    opts_.progress(model_.cycle(), at.empty() ? "controller " + describe(model_.pc()) : at);
+    next_progress_ = (model_.cycle() / opts_.progress_cycles + 1) * opts_.progress_cycles;
+  }
+
   AccelModel& model_;
   SimOptions opts_;
+  std::uint64_t next_progress_ = 0;
   Describe describe_;
   sc_time period_;
   std::uint64_t quantum_cycles_ = 1;

@@ -17,6 +17,7 @@
 #include <gtkwave/fstapi.h>
 
 #include "accel_harness.hpp"
+#include "rtl_session.hpp"
 #include "passim/device/cpu_device.hpp"
 #include "passim/sim/host.hpp"
 #include "passim/sim/sim_device.hpp"
@@ -834,6 +835,15 @@ TEST(AccelRtl, FstTraceWindow) {
   EXPECT_EQ(fstReaderGetEndTime(reader), (kEnd - 1) * kPeriodPs + kPeriodPs / 2);
   fstReaderClose(reader);
   std::filesystem::remove(path);
+}
+
+// The CLI's defaults of the memory timing are the simulator's.
+TEST(AccelRtl, CliMemoryTimingDefaultsAreTheSimulators) {
+  const passim::app::RtlOptions cli;
+  const SimOptions sim;
+  EXPECT_EQ(cli.clock_mhz, sim.clock_mhz);
+  EXPECT_EQ(cli.dram_latency_ns, sim.dram_latency_ns);
+  EXPECT_EQ(cli.dram_bytes_per_ns, sim.dram_bytes_per_ns);
 }
 
 TEST(AccelRtl, OneSimDevicePerProcess) {

@@ -58,7 +58,8 @@ struct ClassifyOptions {
   std::string report;  ///< JSON report path; empty = none
   bool logits = false;
   bool config_given = false;
-  RtlOptions timing;  ///< rtl: the clock and the DRAM's timing
+  RtlOptions timing;  ///< rtl: the clock, the DRAM's timing and the progress line
+  bool quiet = false;  ///< --quiet: no progress line
 };
 
 /// Options that only some backends read, and the report's path.
@@ -264,12 +265,14 @@ Command add_classify_command(CLI::App& app, const RtlFactory& rtl) {
                   "rtl: auto | array | scores | vector (where q k^T and p v run)")
       ->check(CLI::IsMember({"auto", "array", "scores", "vector"}))->capture_default_str();
   add_memory_timing_options(cmd, o->timing);
+  add_progress_options(cmd, o->timing, o->quiet);
   cmd->add_flag("--logits", o->logits, "print every class's logit after the score");
   cmd->add_option("--report", o->report, "write a JSON report here");
   return {[cmd] { return bool(*cmd); },
           [o, cmd, rtl](std::ostream& out, std::ostream& err) {
             o->config_given = cmd->count("--config") > 0;
             check_memory_timing_usage(*cmd, o->backend);
+            apply_progress_options(o->timing, o->quiet, err);
             return cmd_classify(*o, out, err, rtl);
           }};
 }

@@ -44,7 +44,8 @@ struct EncodeOptions {
   std::string weights = "auto";
   std::string attention = "auto";
   RtlOptions rtl;
-  bool config_given = false;  ///< --config was on the command line
+  bool config_given = false;
+  bool quiet = false;  ///< --quiet: no progress line  ///< --config was on the command line
 };
 
 /// `n` token ids in [0, vocab) from std::mt19937(seed): the same ids for the same seed.
@@ -258,6 +259,7 @@ void add_encode_hardware_options(CLI::App* cmd, EncodeOptions& o) {
   cmd->add_option("--max-cycles", o.rtl.max_cycles, "rtl: watchdog, cycles per program (0 = none)")
       ->transform(cycles_validator());
   add_memory_timing_options(cmd, o.rtl);
+  add_progress_options(cmd, o.rtl, o.quiet);
   cmd->add_option("--softmax", o.softmax, "3pass | online (cpu and rtl)")
       ->check(CLI::IsMember({"3pass", "online"}))->capture_default_str();
   cmd->add_option("--weights", o.weights, "rtl: auto | resident | streamed")
@@ -280,6 +282,7 @@ Command add_encode_command(CLI::App& app, const RtlFactory& rtl) {
           [o, cmd, rtl](std::ostream& out, std::ostream& err) {
             o->config_given = cmd->count("--config") > 0;
             check_memory_timing_usage(*cmd, o->backend);
+            apply_progress_options(o->rtl, o->quiet, err);
             return cmd_encode(*o, out, err, rtl);
           }};
 }

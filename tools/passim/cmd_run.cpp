@@ -44,7 +44,8 @@ struct RunOptions {
   std::string weights = "auto";   ///< auto | resident | streamed (rtl)
   std::string attention = "auto";  ///< auto | array | vector (rtl)
   std::string trace_window;        ///< --trace-window START:END, parsed into rtl
-  bool config_given = false;      ///< --config was on the command line
+  bool config_given = false;
+  bool quiet = false;  ///< --quiet: no progress line      ///< --config was on the command line
 };
 
 /// The backend a run uses: the float or cpu backend, or a compiled model in a simulator session.
@@ -408,6 +409,7 @@ void add_hardware_options(CLI::App* cmd, RunOptions& o) {
   cmd->add_option("--max-cycles", o.rtl.max_cycles, "rtl: watchdog, cycles per program (0 = none)")
       ->transform(cycles_validator());
   add_memory_timing_options(cmd, o.rtl);
+  add_progress_options(cmd, o.rtl, o.quiet);
   cmd->add_option("--prefill", o.prefill,
                   "on: the prompt in one pass (every matmul on all its rows), then token by token; "
                   "off: every position alone, as run.c")
@@ -447,6 +449,7 @@ Command add_run_command(CLI::App& app, const RtlFactory& rtl) {
             o->config_given = cmd->count("--config") > 0;
             check_memory_timing_usage(*cmd, o->model.backend);
             parse_trace_options(*o);
+            apply_progress_options(o->rtl, o->quiet, err);
             return cmd_run(*o, out, err, rtl);
           }};
 }

@@ -356,8 +356,9 @@ CLI::Validator real_in(double lo, double hi) {
       [lo, hi](std::string& s) {
         char* end = nullptr;
         const double v = std::strtod(s.c_str(), &end);
-        if (s.empty() || end != s.c_str() + s.size() || !std::isfinite(v)) {
-          return fmt::format("expected a finite number, found {}", s);
+        if (s.empty() || s.find_first_not_of("0123456789.eE+-") != std::string::npos ||
+            end != s.c_str() + s.size() || !std::isfinite(v)) {
+          return fmt::format("expected a finite decimal number, found {}", s);
         }
         return v >= lo && v <= hi ? std::string()
                                   : fmt::format("expected {} to {}, found {}", lo, hi, s);
@@ -365,27 +366,47 @@ CLI::Validator real_in(double lo, double hi) {
       fmt::format("NUMBER in [{}, {}]", lo, hi));
 }
 
-constexpr std::array<const char*, 3> kTimingOptions = {"--clock-mhz", "--dram-latency",
-                                                       "--dram-bandwidth"};
+constexpr std::array<const char*, 4> kTimingOptions = {"--clock-mhz", "--dram-latency",
+                                                       "--dram-bandwidth", "--progress"};
+
+/// The default of --progress: about every 10 s at the simulator's 1-3 M cycles per second.
+constexpr std::uint64_t kProgressCycles = 20'000'000;
 
 }  // namespace
 
 void add_memory_timing_options(CLI::App* cmd, RtlOptions& o) {
   cmd->add_option(kTimingOptions[0], o.clock_mhz,
-                  "rtl: the accelerator's clock in MHz (simulated time and throughput)")
+                  "rtl: the accelerator's clock in MHz (the DRAM's latency and bandwidth stay in "
+                  "ns, so a faster clock waits more cycles for memory)")
       ->check(real_in(0.001, 10'000))->capture_default_str();
   cmd->add_option(kTimingOptions[1], o.dram_latency_ns,
-                  "rtl: DRAM latency in ns, from the end of a transfer to its response")
-      ->check(real_in(0, 1e12))->capture_default_str();
+                  "rtl: DRAM latency in ns, from the end of a transfer to its response "
+                  "(at most 100 us: a run at that latency takes minutes)")
+      ->check(real_in(0, 1e5))->capture_default_str();
   cmd->add_option(kTimingOptions[2], o.dram_bytes_per_ns,
                   "rtl: DRAM bandwidth in bytes per ns (= GB/s); transfers are serialised")
       ->check(real_in(0.001, 1e6))->capture_default_str();
 }
 
+void add_progress_options(CLI::App* cmd, RtlOptions& o, bool& quiet) {
+  o.progress_cycles = kProgressCycles;
+  cmd->add_option("--progress", o.progress_cycles,
+                  "rtl: a progress line on stderr every this many simulated cycles (0 = none)")
+      ->transform(decimal_in(0, 999'999'999'999'999))->capture_default_str();
+  cmd->add_flag("--quiet", quiet, "no progress line");
+}
+
+void apply_progress_options(RtlOptions& o, bool quiet, std::ostream& err) {
+  if (quiet) {
+    o.progress_cycles = 0;
+  }
+  o.progress_out = &err;
+}
+
 void check_memory_timing_usage(const CLI::App& cmd, const std::string& backend) {
   for (const char* name : kTimingOptions) {
     if (backend != "rtl" && cmd.count(name) > 0) {
-      throw UsageError(fmt::format("{}: only for --backend rtl (the simulated memory), found "
+      throw UsageError(fmt::format("{}: only for --backend rtl (the simulator), found "
                                    "--backend {}", name, backend));
     }
   }

@@ -114,8 +114,15 @@ void write_json(const std::string& path, const nlohmann::json& j);
 /// SystemC memory's timing on the rtl backend, into `o`, within sim::SimOptions' ranges.
 void add_memory_timing_options(CLI::App* cmd, RtlOptions& o);
 
-/// Throws UsageError naming the first of add_memory_timing_options()'s options given on
-/// `cmd`'s command line when `backend` is not rtl.
+/// `--progress CYCLES` (a progress line on stderr every CYCLES simulated cycles, rtl only)
+/// and `--quiet` (none), into `o.progress_cycles`; apply_progress_options() sets them.
+void add_progress_options(CLI::App* cmd, RtlOptions& o, bool& quiet);
+
+/// After parsing: `--quiet` turns the progress line off, and rtl sessions print it on `err`.
+void apply_progress_options(RtlOptions& o, bool quiet, std::ostream& err);
+
+/// Throws UsageError naming the first of add_memory_timing_options()'s options (or
+/// --progress) given on `cmd`'s command line when `backend` is not rtl.
 void check_memory_timing_usage(const CLI::App& cmd, const std::string& backend);
 
 /// The model's shape as reports give it.

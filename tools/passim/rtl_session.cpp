@@ -2,12 +2,14 @@
 // `--backend rtl`: the compiled model on SimDevice (Verilated RTL in the SystemC system model).
 #include "rtl_session.hpp"
 
+#include <chrono>
 #include <csignal>
 #include <stdexcept>
 
 #include <unistd.h>
 
 #include <fmt/format.h>
+#include <fmt/ostream.h>
 
 #include "passim/compiler/compiler.hpp"
 #include "passim/device/device_backend.hpp"
@@ -27,11 +29,6 @@ extern "C" void on_trace_bus_error(int /*signal*/) {
   (void)ignored;
   ::_exit(1);
 }
-
-// The CLI's defaults of the memory timing are the simulator's.
-static_assert(RtlOptions{}.clock_mhz == sim::SimOptions{}.clock_mhz &&
-              RtlOptions{}.dram_latency_ns == sim::SimOptions{}.dram_latency_ns &&
-              RtlOptions{}.dram_bytes_per_ns == sim::SimOptions{}.dram_bytes_per_ns);
 
 class SimSession final : public RtlSession {
  public:
@@ -89,6 +86,19 @@ class SimSession final : public RtlSession {
     s.dram_bytes = std::max<std::uint64_t>(s.dram_bytes, compiled.dram_bytes());
     s.trace_path = o.trace_path;
     s.trace_window = {o.trace_first, o.trace_end};
+    if (o.progress_out != nullptr && o.progress_cycles != 0) {
+      s.progress_cycles = o.progress_cycles;
+      s.progress = [out = o.progress_out, mhz = o.clock_mhz,
+                    t0 = std::chrono::steady_clock::now()](std::uint64_t cycle,
+                                                           const std::string& at) {
+        const double wall =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        fmt::print(*out, "progress: cycle {} ({:.3f} ms simulated at {} MHz), at {}, {:.0f} kHz "
+                   "simulated per wall second\n", cycle, double(cycle) / (mhz * 1e3), mhz, at,
+                   wall > 0 ? double(cycle) / wall / 1e3 : 0.0);
+        out->flush();
+      };
+    }
     s.max_cycles = o.max_cycles;
     s.head_layer = compiled.model().config.n_layers;  // the compiler's layer index of the head
     return s;

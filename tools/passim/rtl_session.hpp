@@ -7,6 +7,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -31,10 +32,14 @@ struct RtlOptions {
   kernels::SoftmaxMode softmax = kernels::SoftmaxMode::kThreePass;
   /// The SystemC memory's timing (sim::SimOptions): the accelerator's clock, the DRAM's
   /// latency from the end of a transfer to its response, and its bandwidth (bytes per ns =
-  /// GB/s); the defaults are sim::SimOptions' (rtl_session.cpp holds them equal).
+  /// GB/s); the defaults are sim::SimOptions' (a test in tests/sim holds them equal).
   double clock_mhz = 100.0;
   double dram_latency_ns = 50.0;
   double dram_bytes_per_ns = 1.6;
+  /// A progress line on `progress_out` every `progress_cycles` simulated cycles (0 = none):
+  /// the cycle, the instruction the controller is at and the simulator's speed.
+  std::uint64_t progress_cycles = 0;
+  std::ostream* progress_out = nullptr;
 };
 
 /// A compiled model running on the simulated accelerator.

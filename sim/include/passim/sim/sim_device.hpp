@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <stdexcept>
@@ -31,7 +32,13 @@ struct SimOptions {
   std::uint64_t max_cycles = 0;    ///< per run(): 0 = 2^40 (no limit in practice)
   std::uint32_t rtl_watchdog = 0;  ///< the WATCHDOG register; 0 = off
   std::string trace_path;          ///< FST waveform; empty = none
-  TraceWindow trace_window;        ///< its cycles and unit (default: every cycle and signal)
+  TraceWindow trace_window;        ///< its cycles (default: every cycle)
+  /// SimDevice calls `progress(cycle, at)` once every `progress_cycles` simulated cycles of a
+  /// run (0 = never): the model's clock cycle and the busy units' instructions, "matmul
+  /// (MATMUL #12, layer 2), DMA (DMA_LOAD #13, layer 2)". Called from the simulation; it must
+  /// not throw.
+  std::function<void(std::uint64_t cycle, const std::string& at)> progress;
+  std::uint64_t progress_cycles = 0;
   int head_layer = -1;  ///< the classifier's layer index (n_layers) for messages; -1 = unknown
 };
 
