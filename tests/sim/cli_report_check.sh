@@ -4,7 +4,7 @@
 # the tables come back from the JSON; compare gives per-layer deltas of two configs, refuses two
 # models without --force, and with --threshold 5% exits 1 when a total grows by 6 % and 0 when
 # it grows by 4 %; bad options and files exit 2. The clock and DRAM options reach the report;
-# --trace-window refuses bad windows.
+# --trace-window refuses bad windows; --progress prints its line, --quiet silences it.
 #   cli_report_check.sh <passim> <models-dir> <work-dir>
 set -euo pipefail
 passim=$1 models=$2 work=$3
@@ -13,7 +13,7 @@ cd "$work"
 run() {  # run <report> <model> <config> [options...]
   local out=$1 model=$2 cfg=$3
   shift 3
-  "$passim" run -m "$models/$model/$model.gguf" -b rtl --config "$cfg" -i "ROMEO:" -n 10 \
+  "$passim" run -m "$models/$model/$model.gguf" -b rtl --config "$cfg" -i "ROMEO:" -n "${STEPS:-10}" \
     --report "$out" "$@" > /dev/null 2> "$out.err"
 }
 run ln-tiny.json ln-gpt tiny
@@ -37,7 +37,7 @@ python3 - ln-tiny.json last.out <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1])); text = open(sys.argv[2]).read()
 for name in ("classes", "phases", "layers", "opcodes", "units", "dma", "throughput"):
-    assert f"({name})" in text, name
+    assert f"{name}: " in text, name
 total = r["cycles"]["total"]
 assert any(l.split()[:2] == ["total", str(total)] for l in text.splitlines()), total
 PY
@@ -103,6 +103,38 @@ expect 0 "$passim" report compare ln-tiny.json grown6.json  # no threshold, no g
 expect 2 "$passim" report compare ln-tiny.json grown6.json --threshold five
 grep -q -- "--threshold five" last.err
 expect 2 "$passim" report show ln-tiny.json --table nosuch
+expect 2 "$passim" report compare ln-tiny.json grown6.json --threshold ""
+expect 2 "$passim" report compare ln-tiny.json grown6.json --threshold 0x10
+expect 2 "$passim" report compare ln-tiny.json ln-small.json --table units
+# Fields of the wrong type or range, and JSON nested too deep: exit 1 naming the path.
+python3 - ln-tiny.json <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+bad = json.loads(json.dumps(r)); bad["cycles"]["total"] = -5; json.dump(bad, open("negative.json", "w"))
+bad = json.loads(json.dumps(r)); bad["cycles"]["records"][3]["cycles"] = 2**63; json.dump(bad, open("huge.json", "w"))
+bad = json.loads(json.dumps(r)); bad["cycles"]["records"][0]["class"] = "bogus"; json.dump(bad, open("class.json", "w"))
+open("deep.json", "w").write('{"format_version": 1, "backend": ' + "[" * 100000 + "]" * 100000 + "}")
+PY
+expect 1 "$passim" report show negative.json
+grep -q "negative.json: cycles.total: expected a whole number of 0 to 2^53, found -5" last.err
+expect 1 "$passim" report show huge.json
+grep -q "cycles.records\[3\].cycles: expected a whole number" last.err
+expect 1 "$passim" report show class.json
+grep -q "cycles.records\[0\].class: expected an op class" last.err
+expect 1 "$passim" report show deep.json
+grep -q "deep.json: expected a JSON report .*nested deeper than 64 levels" last.err
+expect 2 "$passim" report compare ln-tiny.json negative.json
+# A partial run (the watchdog) is refused by compare, flagged by show.
+"$passim" run -m "$models/ln-gpt/ln-gpt.gguf" -b rtl --config tiny -i "ROMEO:" -n 10 \
+  --max-cycles 3000 --report partial.json > /dev/null 2>&1 || true
+expect 0 "$passim" report show partial.json
+grep -q "notice: partial.json is a partial run" last.err
+expect 2 "$passim" report compare ln-tiny.json partial.json --threshold 5%
+grep -q "B is a partial run" last.err
+# A different workload (fewer steps) is refused unless --force.
+STEPS=8 run ln-tiny8.json ln-gpt tiny
+expect 2 "$passim" report compare ln-tiny.json ln-tiny8.json
+grep -q "sampling differs (different workloads)" last.err
 echo '{"format_version": 1, "backend": "cpu"}' > cpu.json
 expect 1 "$passim" report show cpu.json
 grep -q "cpu.json: cycles: expected" last.err
@@ -123,4 +155,15 @@ done
 expect 2 "$passim" run -b rtl --config tiny -n 2 --trace-window 1:5
 expect 0 "$passim" run -b rtl --config tiny -n 2 --trace late.fst --trace-window 900000000:900000001
 grep -q "before the window; late.fst holds no values" last.err
+# --progress N: a line every N simulated cycles, increasing; --quiet: none; rtl only.
+expect 0 "$passim" run -b rtl --config tiny -n 4 --progress 100000
+python3 - last.err <<'PY'
+import re, sys
+cycles = [int(m.group(1)) for m in re.finditer(r"^progress: cycle (\d+) .* at .*kHz", open(sys.argv[1]).read(), re.M)]
+assert len(cycles) >= 3 and cycles == sorted(cycles) and all(c >= 100000 * (i + 1) for i, c in enumerate(cycles)), cycles
+PY
+expect 0 "$passim" run -b rtl --config tiny -n 4 --progress 100000 --quiet
+! grep -q "^progress:" last.err
+expect 2 "$passim" run -b cpu -n 2 --progress 10
+grep -q -- "--progress: only for --backend rtl" last.err
 echo "report show/compare: all checks passed"

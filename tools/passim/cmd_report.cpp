@@ -19,7 +19,8 @@ namespace {
 struct ReportOptions {
   std::vector<std::string> files;   ///< show: one report; compare: A and B
   std::vector<std::string> tables;  ///< empty: all
-  std::string threshold;            ///< compare: "5%" or "5"; empty: no gate
+  std::string threshold;            ///< compare: "5%" or "5"
+  bool threshold_given = false;     ///< --threshold was on the command line
   bool csv = false;
   bool force = false;
 };
@@ -32,8 +33,8 @@ double parse_threshold(const std::string& s) {
   }
   char* end = nullptr;
   const double v = std::strtod(digits.c_str(), &end);
-  if (digits.empty() || end != digits.c_str() + digits.size() || !std::isfinite(v) || v < 0 ||
-      v > 10000) {
+  if (digits.empty() || digits.find_first_not_of("0123456789.") != std::string::npos ||
+      end != digits.c_str() + digits.size() || !std::isfinite(v) || v < 0 || v > 10000) {
     throw UsageError(fmt::format("--threshold {}: expected a percentage from 0 to 10000 "
                                  "(\"5%\" or \"5\")", s));
   }
@@ -51,15 +52,26 @@ std::vector<Table> tables_of(const nlohmann::json& r, const std::string& path,
   }
 }
 
-int show(const ReportOptions& o, std::ostream& out) {
+/// A notice on `err` when report `r` is of a run the watchdog stopped.
+void notice_partial(const nlohmann::json& r, const std::string& path, std::ostream& err) {
+  if (r.value("partial", false)) {
+    const auto by = r.find("stopped_by");
+    fmt::print(err, "notice: {} is a partial run ({}): its cycles cover the run up to the "
+               "stop\n", path, by != r.end() && by->is_string() ? by->get<std::string>()
+                                                                : "stopped");
+  }
+}
+
+int show(const ReportOptions& o, std::ostream& out, std::ostream& err) {
   const nlohmann::json r = read_cycle_report(o.files.at(0));
+  notice_partial(r, o.files[0], err);
   print_tables(tables_of(r, o.files[0], o.tables), o.csv, out);
   return 0;
 }
 
 /// 0: no regression (or no --threshold), 1: a total or class grew beyond the threshold.
 int compare(const ReportOptions& o, std::ostream& out, std::ostream& err) {
-  const double threshold = o.threshold.empty() ? -1 : parse_threshold(o.threshold);
+  const double threshold = o.threshold_given ? parse_threshold(o.threshold) : -1;
   const nlohmann::json a = read_cycle_report(o.files.at(0)), b = read_cycle_report(o.files.at(1));
   (void)tables_of(a, o.files[0], {});
   (void)tables_of(b, o.files[1], {});
@@ -89,10 +101,9 @@ int compare(const ReportOptions& o, std::ostream& out, std::ostream& err) {
   return 1;
 }
 
-void add_table_options(CLI::App* cmd, ReportOptions& o) {
-  cmd->add_option("--table", o.tables, "only these tables: " +
-                                           fmt::format("{}", fmt::join(report_table_names(), ", ")))
-      ->check(CLI::IsMember(report_table_names()));
+void add_table_options(CLI::App* cmd, ReportOptions& o, const std::vector<std::string>& names) {
+  cmd->add_option("--table", o.tables, fmt::format("only these tables: {}", fmt::join(names, ", ")))
+      ->check(CLI::IsMember(names));
   cmd->add_flag("--csv", o.csv, "print CSV (one table: header and rows; several: each after a "
                                 "'# <table>' line)");
 }
@@ -106,7 +117,7 @@ Command add_report_command(CLI::App& app) {
   CLI::App* show_cmd = cmd->add_subcommand("show", "print a report's cycle tables");
   show_cmd->add_option("report", o->files, "a report of --backend rtl (passim ... --report)")
       ->required()->expected(1);
-  add_table_options(show_cmd, *o);
+  add_table_options(show_cmd, *o, report_table_names());
   CLI::App* cmp = cmd->add_subcommand(
       "compare", "B against A per class, phase, layer and opcode; exit 1 when a total or class "
                  "grows beyond --threshold");
@@ -114,13 +125,15 @@ Command add_report_command(CLI::App& app) {
   cmp->add_option("--threshold", o->threshold,
                   "exit 1 when a total (whole run or phase) or a class's cycles grow by more "
                   "than this percentage, e.g. 5%");
-  cmp->add_flag("--force", o->force, "compare reports of different models or measurements");
-  add_table_options(cmp, *o);
+  cmp->add_flag("--force", o->force, "compare reports of different models, measurements or "
+                                     "workloads, or a partial run");
+  add_table_options(cmp, *o, compare_table_names());
   return {[cmd] { return bool(*cmd); },
-          [o, show_cmd](std::ostream& out, std::ostream& err) {
+          [o, show_cmd, cmp](std::ostream& out, std::ostream& err) {
             if (*show_cmd) {
-              return show(*o, out);
+              return show(*o, out, err);
             }
+            o->threshold_given = cmp->count("--threshold") > 0;
             try {
               return compare(*o, out, err);
             } catch (const UsageError&) {

@@ -97,7 +97,44 @@ json model_identity(const json& r) {
 
 }  // namespace
 
+/// What a report's run processed: the prompt and sampling (run), the sequence (encode), the
+/// clips (classify).
+json workload(const json& r) {
+  json w = json::object();
+  for (const char* key : {"prompt", "sampling", "sequence_tokens"}) {
+    if (r.contains(key)) {
+      w[key] = r[key];
+    }
+  }
+  if (r.contains("clips") && r["clips"].is_array()) {
+    for (const json& c : r["clips"]) {
+      w["clips"].push_back(c.is_object() ? c.value("path", json()) : json());
+    }
+  }
+  return w;
+}
+
+/// The first top-level key whose values differ in `a` and `b`.
+std::string first_difference(const json& a, const json& b) {
+  for (const auto& [k, v] : a.items()) {
+    if (!b.contains(k) || b[k] != v) {
+      return k;
+    }
+  }
+  for (const auto& [k, v] : b.items()) {
+    if (!a.contains(k)) {
+      return k;
+    }
+  }
+  return "?";
+}
+
 std::optional<std::string> incomparable(const json& a, const json& b) {
+  for (const auto* r : {&a, &b}) {
+    if (r->value("partial", false)) {
+      return fmt::format("{} is a partial run (stopped by the watchdog)", r == &a ? "A" : "B");
+    }
+  }
   if (a.value("tool", "") != b.value("tool", "")) {
     return fmt::format("tool: A is {}, B is {} (different measurements)", a.value("tool", "?"),
                        b.value("tool", "?"));
@@ -106,9 +143,18 @@ std::optional<std::string> incomparable(const json& a, const json& b) {
   if (sa != sb) {
     return fmt::format("cycles.source: A's cycles come from {}, B's from {}", sa, sb);
   }
-  if (model_identity(a) != model_identity(b)) {
-    return fmt::format("model: A ran {}, B ran {} (different models)", model_identity(a).dump(),
-                       model_identity(b).dump());
+  const json ma = model_identity(a), mb = model_identity(b);
+  if (ma != mb) {
+    if (ma.is_string() || mb.is_string()) {
+      return fmt::format("model.sha256: A ran {}, B ran {} (different models)",
+                         ma.is_string() ? ma.get<std::string>() : "a model without one",
+                         mb.is_string() ? mb.get<std::string>() : "a model without one");
+    }
+    return fmt::format("model.{} differs (different models)", first_difference(ma, mb));
+  }
+  const json wa = workload(a), wb = workload(b);
+  if (wa != wb) {
+    return fmt::format("{} differs (different workloads)", first_difference(wa, wb));
   }
   return std::nullopt;
 }

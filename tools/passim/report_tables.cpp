@@ -32,14 +32,16 @@ json field(const json& j, std::string_view key) {
 /// part / whole in %, or null when whole is 0.
 json percent(double part, double whole) { return whole != 0 ? json(100.0 * part / whole) : json(); }
 
-/// Layers in model order: "0", "1", ..., then the others ("head").
+/// Layers in model order: "0", "1", ..., "10" (numbers by value), then the others ("head").
 bool layer_before(const std::string& a, const std::string& b) {
-  const bool na = !a.empty() && std::isdigit(static_cast<unsigned char>(a[0]));
-  const bool nb = !b.empty() && std::isdigit(static_cast<unsigned char>(b[0]));
+  const auto numeric = [](const std::string& s) {
+    return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
+  };
+  const bool na = numeric(a), nb = numeric(b);
   if (na != nb) {
     return na;
   }
-  return na ? std::stoul(a) < std::stoul(b) : a < b;
+  return na && a.size() != b.size() ? a.size() < b.size() : a < b;
 }
 
 Table classes_table(const json& c) {
@@ -241,6 +243,11 @@ std::string csv_field(const std::string& s) {
 
 }  // namespace
 
+const std::vector<std::string>& compare_table_names() {
+  static const std::vector<std::string> names = {"classes", "phases", "layers", "opcodes"};
+  return names;
+}
+
 const std::vector<std::string>& report_table_names() {
   static const std::vector<std::string> names = {"classes", "phases", "layers", "opcodes",
                                                  "units",   "dma",    "throughput"};
@@ -249,11 +256,18 @@ const std::vector<std::string>& report_table_names() {
 
 json read_cycle_report(const std::string& path) {
   const std::vector<std::uint8_t> bytes = read_file(path, kMaxReportBytes);
-  json r = json::parse(bytes.begin(), bytes.end(), nullptr, false);
-  if (r.is_discarded() || !r.is_object()) {
-    throw std::runtime_error(fmt::format("{}: expected a JSON report (passim ... --report), "
-                                         "found {}", path, r.is_discarded() ? "invalid JSON"
-                                                                            : "no JSON object"));
+  constexpr int kMaxDepth = 64;  // reports nest about 6 deep; deeper is not a report
+  bool too_deep = false;
+  const json::parser_callback_t limit = [&](int depth, json::parse_event_t, json&) {
+    too_deep = too_deep || depth > kMaxDepth;
+    return depth <= kMaxDepth;
+  };
+  json r = json::parse(bytes.begin(), bytes.end(), limit, false);
+  if (r.is_discarded() || !r.is_object() || too_deep) {
+    throw std::runtime_error(fmt::format(
+        "{}: expected a JSON report (passim ... --report), found {}", path,
+        too_deep ? fmt::format("values nested deeper than {} levels", kMaxDepth)
+        : r.is_discarded() ? "invalid JSON" : "no JSON object"));
   }
   const json version = field(r, "format_version");
   if (version != json(kReportVersion)) {
@@ -263,8 +277,10 @@ json read_cycle_report(const std::string& path) {
   if (!field(r, "cycles").is_object()) {
     throw std::runtime_error(fmt::format(
         "{}: cycles: expected the cycle section of a run on the simulated accelerator "
-        "(--backend rtl), found none (backend {})", path, field(r, "backend").dump()));
+        "(--backend rtl), found none (backend {})", path,
+        field(r, "backend").is_string() ? field(r, "backend").get<std::string>() : "?"));
   }
+  check_cycle_report(r, path);
   return r;
 }
 
@@ -314,7 +330,7 @@ void print_tables(const std::vector<Table>& tables, bool csv, std::ostream& out)
         width[i] = std::max(width[i], line[i].size());
       }
     }
-    fmt::print(out, "{}{} ({})\n", n > 0 ? "\n" : "", t.title, t.name);
+    fmt::print(out, "{}{}: {}\n", n > 0 ? "\n" : "", t.name, t.title);
     for (const auto& line : lines) {
       std::string s = fmt::format("{:<{}}", line[0], width[0] + 2);
       for (std::size_t i = 1; i < line.size(); ++i) {

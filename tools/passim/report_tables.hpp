@@ -28,21 +28,30 @@ struct Table {
 /// The table names, in the order show prints them.
 [[nodiscard]] const std::vector<std::string>& report_table_names();
 
-/// A report read from `path` with a "cycles" section. Throws std::runtime_error naming the
-/// file and what was expected: not JSON, not a Passim report (no format_version 1), or a
-/// report without cycles (a float or cpu run).
+/// A report read from `path` with a "cycles" section, its fields checked
+/// (check_cycle_report). Throws std::runtime_error naming the file and what was expected: not
+/// JSON (or nested deeper than 64 levels), not a Passim report (no format_version 1), a
+/// report without cycles (a float or cpu run), or a field of the wrong type or range.
 [[nodiscard]] nlohmann::json read_cycle_report(const std::string& path);
 
 /// The tables of report `r` (read_cycle_report), those named in `only` (all when empty).
 [[nodiscard]] std::vector<Table> report_tables(const nlohmann::json& r,
                                                const std::vector<std::string>& only);
 
+/// Throws std::runtime_error naming `file` and the JSON path when a field that `passim
+/// report` reads is missing or of the wrong type or range (docs/reports.md).
+void check_cycle_report(const nlohmann::json& r, const std::string& file);
+
+/// The tables `passim report compare` prints: classes, phases, layers, opcodes.
+[[nodiscard]] const std::vector<std::string>& compare_table_names();
+
 /// Prints tables aligned, or as CSV (a header line, then rows; with several tables, each
 /// preceded by "# <name>" and separated by a blank line).
 void print_tables(const std::vector<Table>& tables, bool csv, std::ostream& out);
 
-/// Why two reports cannot be compared (different models, tools or cycle sources), or
-/// nullopt when they can.
+/// Why two reports cannot be compared (different models, tools, cycle sources or workloads:
+/// the prompt and sampling, the encoder's sequence, the clips; or a partial run), or nullopt
+/// when they can.
 [[nodiscard]] std::optional<std::string> incomparable(const nlohmann::json& a,
                                                       const nlohmann::json& b);
 
