@@ -12,9 +12,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash tools/setup.sh
-# Only what the main job runs: the passim CLI and the three Verilated configurations it links.
-# The README's test command configures the same tree with the tests and benchmarks (every
-# unit's Verilated model and Yosys netlist) and builds the rest.
+# Only what the main job runs: the passim CLI and the three Verilated configurations it links,
+# without their waveform (--trace) models. The README's test command configures the same tree
+# with the tests, benchmarks and waveform models (every unit's Verilated model and Yosys
+# netlist) and builds the rest.
 start=$SECONDS
 cmake --preset quickstart
 cmake --build --preset quickstart
