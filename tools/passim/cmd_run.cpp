@@ -93,8 +93,8 @@ void parse_trace_options(RunOptions& o) {
   }
   const std::string& w = o.trace_window;
   const auto colon = w.find(':');
-  const auto number = [](const std::string& s, std::uint64_t& v) {
-    if (s.empty() || s.size() > 15 || s.find_first_not_of("0123456789") != std::string::npos) {
+  const auto number = [](std::string s, std::uint64_t& v) {
+    if (!cycles_validator()(s).empty()) {
       return false;
     }
     v = std::stoull(s);

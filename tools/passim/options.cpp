@@ -348,9 +348,6 @@ CLI::Validator signed_decimal_in(std::int64_t lo, std::int64_t hi) {
 
 CLI::Validator cycles_validator() { return decimal_in(0, 999'999'999'999'999); }
 
-namespace {
-
-/// A finite decimal number in [lo, hi], the range named in the error.
 CLI::Validator real_in(double lo, double hi) {
   return CLI::Validator(
       [lo, hi](std::string& s) {
@@ -365,6 +362,8 @@ CLI::Validator real_in(double lo, double hi) {
       },
       fmt::format("NUMBER in [{}, {}]", lo, hi));
 }
+
+namespace {
 
 constexpr std::array<const char*, 4> kTimingOptions = {"--clock-mhz", "--dram-latency",
                                                        "--dram-bandwidth", "--progress"};

@@ -107,6 +107,10 @@ void write_json(const std::string& path, const nlohmann::json& j);
 /// minus ten).
 [[nodiscard]] CLI::Validator signed_decimal_in(std::int64_t lo, std::int64_t hi);
 
+/// A finite decimal number (digits, '.', an exponent; no hex, no "inf") in [lo, hi], the
+/// range named in the error.
+[[nodiscard]] CLI::Validator real_in(double lo, double hi);
+
 /// `--max-cycles`: a watchdog in cycles per program, 0 (none) up to 10^15 - 1.
 [[nodiscard]] CLI::Validator cycles_validator();
 
