@@ -96,7 +96,9 @@ RunStats finish_program(AccelModel& m, MemPort& port,
 }
 
 [[noreturn]] void abandon_program(AccelModel& m, MemPort& port, std::uint64_t max_cycles,
-                                  const std::function<std::string(std::uint32_t)>& describe) {
+                                  const std::function<std::string(std::uint32_t)>& describe,
+                                  bool interrupted) {
+  const std::uint64_t cycle = m.cycle();
   const unsigned busy = m.unit_busy();
   const std::uint32_t pc = m.pc();
   std::string units;
@@ -116,6 +118,12 @@ RunStats finish_program(AccelModel& m, MemPort& port,
   m.write_reg(reg::kCtrl, 1u << hw::reg::kCtrlSoftReset.lsb, port);
   port.drop_responses();
   RunStats partial = read_counters(m, port);
+  if (interrupted) {
+    throw SimInterrupted(fmt::format("interrupted at cycle {}; still busy: {}; controller at "
+                                     "instruction {}{}", cycle, units, pc,
+                                     describe ? " " + describe(pc) : ""),
+                         std::move(partial));
+  }
   throw SimTimeout(fmt::format("simulation watchdog: the run did not end within {} cycle{}; "
                                "still busy: {}; controller at instruction {}{}",
                                max_cycles, max_cycles == 1 ? "" : "s", units, pc,

@@ -167,6 +167,9 @@ class AccelSystem : public sc_core::sc_module, public MemPort {
       model_.run(std::min(quantum_cycles_, max_cycles_ - used), *this);
       sync();
       report_progress(describe);
+      if (opts_.stop != nullptr && opts_.stop->load(std::memory_order_relaxed)) {
+        abandon_program(model_, *this, max_cycles_, describe, true);
+      }
     }
     return finish_program(model_, *this, describe);
   }

@@ -104,6 +104,21 @@ add_test(NAME cli_report
 set_tests_properties(cli_report PROPERTIES LABELS "sim;e2e"
                      ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1 TIMEOUT 600)
 
+# --config beyond the named configurations: limits (exit 2), a config Verilated on first use
+# into a cache of the test's own, == cpu bit for bit, the cache reused, a JSON config file.
+add_test(NAME cli_config
+         COMMAND ${CMAKE_CURRENT_LIST_DIR}/cli_config_check.sh $<TARGET_FILE:passim>
+                 ${CMAKE_CURRENT_BINARY_DIR}/cli_config)
+set_tests_properties(cli_config PROPERTIES LABELS "sim;e2e"
+                     ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1 TIMEOUT 900)
+# Ctrl-C (SIGINT) and SIGTERM during an rtl run: the waveform closed, a partial report, a word.
+foreach(sig INT TERM)
+  add_test(NAME cli_interrupt_${sig}
+           COMMAND ${CMAKE_CURRENT_LIST_DIR}/cli_interrupt_check.sh $<TARGET_FILE:passim>
+                   ${CMAKE_CURRENT_BINARY_DIR}/cli_interrupt_${sig} ${sig})
+  set_tests_properties(cli_interrupt_${sig} PROPERTIES LABELS "sim;e2e"
+                       ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1 TIMEOUT 600)
+endforeach()
 # Random co-simulation (tests/gen): seeded random valid and invalid programs on SimDevice
 # (tiny) against CpuDevice. The campaign over tiny, small and base is cosim_campaign.sh.
 passim_top_test(cosim_rtl_test LABELS sim SOURCES ${CMAKE_CURRENT_LIST_DIR}/cosim_rtl_test.cpp)

@@ -3,6 +3,7 @@
 """The runtime's dependency rules (docs/architecture.md, "Dependency rules"), checked on every
 `#include` under runtime/include/passim and runtime/src:
 
+  hw        -> (nothing: the generated spec and the configuration rules)
   kernels   -> fixed_point
   model     -> fixed_point
   quant     -> model, kernels, fixed_point
@@ -22,6 +23,7 @@ import re
 import sys
 
 ALLOWED = {
+    "hw": {"hw"},
     "kernels": {"kernels", "fixed_point"},
     "model": {"model", "fixed_point"},
     "quant": {"quant", "model", "kernels", "fixed_point"},

@@ -13,6 +13,7 @@
 #include <fmt/ostream.h>
 
 #include "commands.hpp"
+#include "hw_config.hpp"
 #include "options.hpp"
 #include "passim/device/device_backend.hpp"
 #include "passim/eval/calibrate.hpp"
@@ -176,7 +177,7 @@ int classify_on_rtl(const ClassifyOptions& o, const KeywordModel& km, const Quan
   if (!rtl) {
     throw UsageError("--backend rtl: this passim was built without the simulator");
   }
-  const ModelCompiler compiled(qm, *hw::find_config(o.config),
+  const ModelCompiler compiled(qm, config_arg(o.config),
                                {.attention = attention_unit(o.attention)});
   (void)compiled.features_pass(km.front_end.frames);  // fits the config, or a clear error
   const auto n = std::size_t(km.model.config.seq_len);
@@ -256,7 +257,7 @@ Command add_classify_command(CLI::App& app, const RtlFactory& rtl) {
       ->check(CLI::IsMember({"float", "cpu", "rtl"}))->capture_default_str();
   cmd->add_option("--config", o->config,
                   "rtl: hardware configuration (KWT-1: small in chunks of rows, base in one pass)")
-      ->check(CLI::IsMember({"tiny", "small", "base"}))->capture_default_str();
+      ->check(config_validator())->capture_default_str();
   cmd->add_option("--calib-audio", o->calib_audio,
                   "cpu, rtl: WAV clips to calibrate the int8 scales on (default: the --audio "
                   "clips)")

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "hw_config.hpp"
 #include "options.hpp"
 #include "passim/compiler/compiler.hpp"
 #include "passim/device/device_backend.hpp"
@@ -44,8 +45,8 @@ struct EncodeOptions {
   std::string weights = "auto";
   std::string attention = "auto";
   RtlOptions rtl;
-  bool config_given = false;
-  bool quiet = false;  ///< --quiet: no progress line  ///< --config was on the command line
+  bool config_given = false;  ///< --config was on the command line
+  bool quiet = false;         ///< --quiet: no progress line
 };
 
 /// `n` token ids in [0, vocab) from std::mt19937(seed): the same ids for the same seed.
@@ -135,7 +136,7 @@ json encode_report(const EncodeOptions& o, std::string_view backend, const Float
   j["backend"] = std::string(backend);
   if (o.backend != "float") {
     j["softmax"] = o.softmax == "online"
-                       ? json{{"mode", "online"}, {"lanes", hw::find_config(o.rtl.config)->lanes}}
+                       ? json{{"mode", "online"}, {"lanes", config_arg(o.rtl.config).lanes}}
                        : json{{"mode", "3pass"}};
   }
   j["sequence_tokens"] = tokens;
@@ -154,7 +155,7 @@ struct EncodeBackend {
 
 void start_backend(const EncodeOptions& o, const FloatModel& fm, const RtlFactory& rtl,
                    EncodeBackend& b) {
-  const hw::HwConfig* cfg = hw::find_config(o.rtl.config);
+  const hw::HwConfig* cfg = &config_arg(o.rtl.config);
   const auto mode = o.softmax == "online" ? kernels::SoftmaxMode::kOnline
                                           : kernels::SoftmaxMode::kThreePass;
   if (o.backend == "float") {
@@ -255,7 +256,7 @@ void add_encode_hardware_options(CLI::App* cmd, EncodeOptions& o) {
   cmd->add_option("--backend,-b", o.backend, "float | cpu | rtl (the simulated accelerator)")
       ->check(CLI::IsMember({"float", "cpu", "rtl"}))->capture_default_str();
   cmd->add_option("--config", o.rtl.config, "rtl: hardware configuration; cpu: Softmax lanes")
-      ->check(CLI::IsMember({"tiny", "small", "base"}))->capture_default_str();
+      ->check(config_validator())->capture_default_str();
   cmd->add_option("--max-cycles", o.rtl.max_cycles, "rtl: watchdog, cycles per program (0 = none)")
       ->transform(cycles_validator());
   add_memory_timing_options(cmd, o.rtl);

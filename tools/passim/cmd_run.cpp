@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "hw_config.hpp"
 #include "options.hpp"
 #include "passim/compiler/compiler.hpp"
 #include "passim/device/device_backend.hpp"
@@ -44,8 +45,8 @@ struct RunOptions {
   std::string weights = "auto";   ///< auto | resident | streamed (rtl)
   std::string attention = "auto";  ///< auto | array | vector (rtl)
   std::string trace_window;        ///< --trace-window START:END, parsed into rtl
-  bool config_given = false;
-  bool quiet = false;  ///< --quiet: no progress line      ///< --config was on the command line
+  bool config_given = false;  ///< --config was on the command line
+  bool quiet = false;         ///< --quiet: no progress line
 };
 
 /// The backend a run uses: the float or cpu backend, or a compiled model in a simulator session.
@@ -218,8 +219,8 @@ json run_report(const RunOptions& o, const LoadedModel& m, const Backend& backen
   }
   j["backend"] = std::string(backend.name());
   if (o.model.backend != "float") {
-    const hw::HwConfig* cfg = hw::find_config(o.rtl.config);
-    j["softmax"] = o.softmax == "online" ? json{{"mode", "online"}, {"lanes", cfg->lanes}}
+    const hw::HwConfig& cfg = config_arg(o.rtl.config);
+    j["softmax"] = o.softmax == "online" ? json{{"mode", "online"}, {"lanes", cfg.lanes}}
                                          : json{{"mode", "3pass"}};
   }
   j["prompt"] = o.prompt;
@@ -273,6 +274,10 @@ void write_run_outputs(const RunOptions& o, const LoadedModel& m, RunBackend& b,
   json cycles;
   if (b.session) {
     b.session->close_trace();
+    if (!stopped.empty() && !o.rtl.trace_path.empty()) {
+      fmt::print(err, "notice: --trace: {} is closed, a complete waveform up to the stop "
+                 "(cycle {})\n", o.rtl.trace_path, b.session->clock_cycles());
+    }
     if (!o.trace_window.empty() && o.rtl.trace_first >= b.session->clock_cycles()) {
       fmt::print(err, "notice: --trace-window {}: the simulation ended at cycle {}, before the "
                  "window; {} holds no values\n", o.trace_window, b.session->clock_cycles(),
@@ -296,10 +301,7 @@ int cmd_run(const RunOptions& o, std::ostream& out, std::ostream& err, const Rtl
   check_run_usage(o, bool(rtl));
   const bool is_float = o.model.backend == "float";
   // The online Softmax's lane order is the hardware's: cpu takes the lanes of --config too.
-  const hw::HwConfig* hw_cfg = hw::find_config(o.rtl.config);
-  if (hw_cfg == nullptr) {
-    throw std::runtime_error(fmt::format("--config: unknown configuration {}", o.rtl.config));
-  }
+  const hw::HwConfig* hw_cfg = &config_arg(o.rtl.config);
   const kernels::SoftmaxOptions softmax{o.softmax == "online" ? kernels::SoftmaxMode::kOnline
                                                               : kernels::SoftmaxMode::kThreePass,
                                         hw_cfg->lanes};
@@ -398,9 +400,10 @@ void add_hardware_options(CLI::App* cmd, RunOptions& o) {
       ->check(CLI::IsMember({"float", "cpu", "rtl"}))
       ->capture_default_str();
   cmd->add_option("--config", o.rtl.config,
-                  "rtl: hardware configuration built into the simulator; cpu with --softmax "
-                  "online: the lanes whose order the online Softmax follows")
-      ->check(CLI::IsMember({"tiny", "small", "base"}))
+                  "rtl: hardware configuration: tiny, small, base, RxC:lL[:memory=depth]... "
+                  "(e.g. 4x4:l4; Verilated on first use and cached) or FILE.json; cpu: the "
+                  "compiler's tiling, and the lanes whose order --softmax online follows")
+      ->check(config_validator())
       ->capture_default_str();
   cmd->add_option("--trace", o.rtl.trace_path, "rtl: write an FST waveform here");
   cmd->add_option("--trace-window", o.trace_window,

@@ -2,6 +2,9 @@
 // `--backend rtl`: the compiled model on SimDevice (Verilated RTL in the SystemC system model).
 #include "rtl_session.hpp"
 
+#include "hw_config.hpp"
+
+#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <stdexcept>
@@ -13,6 +16,7 @@
 
 #include "passim/compiler/compiler.hpp"
 #include "passim/device/device_backend.hpp"
+#include "passim/sim/accel_build.hpp"
 #include "passim/sim/sim_device.hpp"
 
 namespace passim::app {
@@ -29,6 +33,36 @@ extern "C" void on_trace_bus_error(int /*signal*/) {
   (void)ignored;
   ::_exit(1);
 }
+
+/// Set by the first Ctrl-C (SIGINT) or SIGTERM during a simulation: the run stops at the end
+/// of its quantum like a watchdog stop, so the waveform is closed and the tables and a partial
+/// report cover the run so far. The handler resets itself: a second signal ends the process.
+std::atomic<bool> g_interrupted{false};
+
+extern "C" void on_interrupt(int /*signal*/) { g_interrupted.store(true); }
+
+/// Installs on_interrupt for SIGINT and SIGTERM for its life, then restores what was there.
+class InterruptGuard {
+ public:
+  InterruptGuard() {
+    struct sigaction sa {};
+    sa.sa_handler = on_interrupt;
+    sa.sa_flags = SA_RESETHAND;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(SIGINT, &sa, &old_int_);
+    ::sigaction(SIGTERM, &sa, &old_term_);
+  }
+  ~InterruptGuard() {
+    ::sigaction(SIGINT, &old_int_, nullptr);
+    ::sigaction(SIGTERM, &old_term_, nullptr);
+  }
+  InterruptGuard(const InterruptGuard&) = delete;
+  InterruptGuard& operator=(const InterruptGuard&) = delete;
+
+ private:
+  struct sigaction old_int_ {};
+  struct sigaction old_term_ {};
+};
 
 class SimSession final : public RtlSession {
  public:
@@ -64,19 +98,11 @@ class SimSession final : public RtlSession {
 
  private:
   static std::unique_ptr<sim::AccelModel> make_model(const RtlOptions& o) {
-    const bool trace = !o.trace_path.empty();
-    if (o.config == "tiny") {
-      return sim::make_accel_model_tiny(trace);
-    }
-    if (o.config == "small") {
-      return sim::make_accel_model_small(trace);
-    }
-    if (o.config == "base") {
-      return sim::make_accel_model_base(trace);
-    }
-    throw std::runtime_error(fmt::format(
-        "--config: expected tiny, small or base (the configurations this simulator was built "
-        "for), found {}", o.config));
+    // A configuration that is not built in is Verilated on first use; its steps go to the
+    // progress stream (stderr), or nowhere with --quiet.
+    std::ostream null(nullptr);
+    return sim::make_accel_model(config_arg(o.config), !o.trace_path.empty(),
+                                 o.progress_out != nullptr ? *o.progress_out : null);
   }
   static sim::SimOptions sim_options(const ModelCompiler& compiled, const RtlOptions& o) {
     sim::SimOptions s;
@@ -100,11 +126,13 @@ class SimSession final : public RtlSession {
       };
     }
     s.max_cycles = o.max_cycles;
+    s.stop = &g_interrupted;
     s.head_layer = compiled.model().config.n_layers;  // the compiler's layer index of the head
     return s;
   }
 
   RtlOptions options_;
+  InterruptGuard interrupt_guard_;
   sim::SimDevice device_;
   OpRecordTable records_;
   DeviceBackend backend_;

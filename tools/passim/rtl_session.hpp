@@ -22,7 +22,7 @@ namespace passim::app {
 
 /// What a simulator session is made with.
 struct RtlOptions {
-  std::string config = "small";  ///< tiny | small
+  std::string config = "small";  ///< `--config`: a name, a spec or a file (hw_config.hpp)
   std::string trace_path;        ///< FST waveform; empty = none
   /// Its cycles, trace_first <= c < trace_end (--trace-window).
   std::uint64_t trace_first = 0;

@@ -28,11 +28,12 @@ RunStats read_counters(AccelModel& m, MemPort& port);
 RunStats finish_program(AccelModel& m, MemPort& port,
                         const std::function<std::string(std::uint32_t)>& describe);
 
-/// A run that did not end within `max_cycles`: reads the partial counters, names the busy
-/// units and the instruction, soft-resets the accelerator, drops the owed memory responses
-/// and throws SimTimeout.
+/// A run that did not end within `max_cycles` (or, `interrupted`, was stopped from outside):
+/// reads the partial counters, names the busy units and the instruction, soft-resets the
+/// accelerator, drops the owed memory responses and throws SimTimeout (SimInterrupted).
 [[noreturn]] void abandon_program(AccelModel& m, MemPort& port, std::uint64_t max_cycles,
-                                  const std::function<std::string(std::uint32_t)>& describe);
+                                  const std::function<std::string(std::uint32_t)>& describe,
+                                  bool interrupted = false);
 
 /// "(DMA_LOAD #3, layer 0)": an instruction for error messages. The compiler gives the
 /// classifier the layer index n_layers: pass it as `head_layer` (negative = unknown) and that

@@ -4,6 +4,7 @@
 /// in a plain C++ loop. Both report cycle counters read from the RTL's registers.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -40,6 +41,9 @@ struct SimOptions {
   std::function<void(std::uint64_t cycle, const std::string& at)> progress;
   std::uint64_t progress_cycles = 0;
   int head_layer = -1;  ///< the classifier's layer index (n_layers) for messages; -1 = unknown
+  /// When set, a run checks `*stop` after every quantum and, once it is true, stops as the
+  /// watchdog does and throws SimInterrupted (a signal handler sets it on Ctrl-C).
+  const std::atomic<bool>* stop = nullptr;
 };
 
 /// A run stopped by `SimOptions::max_cycles`; `stats()` holds the counters of the partial run.
@@ -51,6 +55,12 @@ class SimTimeout : public std::runtime_error {
 
  private:
   RunStats stats_;
+};
+
+/// A run stopped by `SimOptions::stop` (Ctrl-C); `stats()` holds the partial run's counters.
+class SimInterrupted : public SimTimeout {
+ public:
+  using SimTimeout::SimTimeout;
 };
 
 /// What SimDevice and LoopDevice share: the Verilated model, the options, and the DRAM bytes
