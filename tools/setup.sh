@@ -26,6 +26,8 @@ PKGS=(
   yosys nextpnr-ice40 fpga-icestorm
   # plots
   python3 python3-matplotlib
+  # sweeps: the suite runs a `passim sweep --print-commands` grid through GNU parallel
+  parallel
   # fuzzing (tests/fuzz): clang with libFuzzer, ASan and UBSan
   clang-14 libfuzzer-14-dev
   # keyword spotting tests (tests/kwt): spoken keywords, resampled to 16 kHz

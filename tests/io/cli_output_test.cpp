@@ -63,7 +63,7 @@ TEST(CliOutput, AnErrorKeepsItsOwnExitCode) {
 TEST(CliUsage, AnUnknownCommandIsNamed) {
   const auto r = passim::test::run_cli({"frob", "--steps", "3"});
   EXPECT_EQ(r.code, 2);
-  EXPECT_NE(r.err.find("frob: expected a command (run, encode, classify, quantize, perplexity, accuracy, report)"),
+  EXPECT_NE(r.err.find("frob: expected a command (run, encode, classify, quantize, perplexity, accuracy, report, sweep)"),
             std::string::npos)
       << r.err;
 }

@@ -119,6 +119,14 @@ foreach(sig INT TERM)
   set_tests_properties(cli_interrupt_${sig} PROPERTIES LABELS "sim;e2e"
                        ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1 TIMEOUT 600)
 endforeach()
+# `passim sweep`: four points through GNU parallel, `sweep collect`'s CSV, tools/plot.py's PNG
+# and SVG files, bad grids.
+add_test(NAME cli_sweep
+         COMMAND ${CMAKE_CURRENT_LIST_DIR}/cli_sweep_check.sh $<TARGET_FILE:passim>
+                 ${PROJECT_SOURCE_DIR}/tools/plot.py ${CMAKE_CURRENT_BINARY_DIR}/cli_sweep)
+set_tests_properties(cli_sweep PROPERTIES LABELS "sim;e2e"
+                     ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1 TIMEOUT 600)
+
 # Random co-simulation (tests/gen): seeded random valid and invalid programs on SimDevice
 # (tiny) against CpuDevice. The campaign over tiny, small and base is cosim_campaign.sh.
 passim_top_test(cosim_rtl_test LABELS sim SOURCES ${CMAKE_CURRENT_LIST_DIR}/cosim_rtl_test.cpp)

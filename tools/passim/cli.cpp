@@ -69,7 +69,8 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
   const std::vector<Command> commands = {add_run_command(app, rtl), add_encode_command(app, rtl),
                                          add_classify_command(app, rtl), add_quantize_command(app),
                                          add_perplexity_command(app),
-                                         add_accuracy_command(app), add_report_command(app)};
+                                         add_accuracy_command(app), add_report_command(app),
+                                         add_sweep_command(app)};
   // CLI11 wants argv reversed. `--opt=` with nothing after the '=' becomes `--opt ""`: CLI11
   // alone would take the next argument as its value.
   std::vector<std::string> rev;

@@ -36,5 +36,7 @@ struct Command {
 /// `passim report show|compare`: a JSON report's cycle tables, and two reports' deltas.
 /// compare exits 0, 1 when a total or class regressed beyond --threshold, 2 on any error.
 [[nodiscard]] Command add_report_command(CLI::App& app);
+/// `passim sweep [collect]`: a grid of rtl runs, one report each, and those reports as a CSV.
+[[nodiscard]] Command add_sweep_command(CLI::App& app);
 
 }  // namespace passim::app
