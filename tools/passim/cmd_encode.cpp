@@ -38,6 +38,8 @@ struct EncodeOptions {
   EncoderShape shape{.dim = 64, .hidden = 256, .layers = 2, .heads = 1, .vocab = 16,
                      .seq_len = 128};
   int seq = 0;
+  std::string arch;      ///< --arch: a named shape (model/random_model.hpp kArchShapes)
+  bool decoder = false;  ///< the arch is a causal pre-norm decoder (GPT-2)
   std::uint32_t seed = 1;
   std::string backend = "cpu";
   std::string report;
@@ -60,14 +62,16 @@ std::vector<int> random_tokens(std::size_t n, int vocab, std::uint32_t seed) {
   return t;
 }
 
-/// The encoder quantised with a calibration on eight random sequences of `seq` tokens.
-QuantModel quantised(const FloatModel& fm, std::size_t seq, std::uint32_t seed) {
+/// The model quantised with a calibration on `count` random sequences of `seq` tokens.
+QuantModel quantised(const FloatModel& fm, std::size_t count, std::size_t seq,
+                     std::uint32_t seed) {
   std::vector<std::vector<int>> docs;
-  for (std::uint32_t d = 0; d < 8; ++d) {
+  for (std::uint32_t d = 0; d < count; ++d) {
     docs.push_back(random_tokens(seq, fm.config.vocab_size, seed * 101 + d + 1));
   }
   QuantModel q = quantize(fm, calibrate(fm, docs));
-  q.calibration = fmt::format("eight random sequences of {} tokens (seeds from {})", seq, seed);
+  q.calibration = fmt::format("{} random sequences of {} tokens (seeds from {})", count, seq,
+                              seed);
   return q;
 }
 
@@ -129,7 +133,12 @@ json encode_report(const EncodeOptions& o, std::string_view backend, const Float
   json j;
   j["format_version"] = kReportVersion;
   j["tool"] = "passim encode";
-  j["model"] = {{"name", "random-encoder"}, {"seed", o.seed}, {"config", config_json(fm.config)}};
+  j["model"] = {{"name", o.decoder ? "random-decoder" : "random-encoder"},
+                {"seed", o.seed},
+                {"config", config_json(fm.config)}};
+  if (!o.arch.empty()) {
+    j["model"]["arch"] = o.arch;
+  }
   if (qm != nullptr) {
     j["model"]["calibration"] = qm->calibration;
   }
@@ -163,7 +172,10 @@ void start_backend(const EncodeOptions& o, const FloatModel& fm, const RtlFactor
     b.backend = b.owned.get();
     return;
   }
-  b.quant.emplace(quantised(fm, std::size_t(o.seq), o.seed));
+  // An --arch workload calibrates on two sequences of at most 64 tokens: its float passes
+  // would take minutes at BERT's width, and its cycles do not depend on the scales.
+  b.quant.emplace(o.arch.empty() ? quantised(fm, 8, std::size_t(o.seq), o.seed)
+                                 : quantised(fm, 2, std::size_t(std::min(o.seq, 64)), o.seed));
   if (o.backend == "cpu") {
     b.owned = std::make_unique<CpuBackend>(*b.quant, kernels::SoftmaxOptions{mode, cfg->lanes});
     b.backend = b.owned.get();
@@ -202,7 +214,8 @@ void write_encode_outputs(const EncodeOptions& o, const FloatModel& fm, EncodeBa
 int cmd_encode(const EncodeOptions& o, std::ostream& out, std::ostream& err,
                const RtlFactory& rtl) {
   check_encode_usage(o, bool(rtl));
-  const FloatModel fm = random_encoder(o.shape, o.seed);
+  const FloatModel fm = o.decoder ? random_decoder(o.shape, o.seed)
+                                  : random_encoder(o.shape, o.seed);
   EncodeBackend b;
   start_backend(o, fm, rtl, b);
   const std::vector<int> tokens = random_tokens(std::size_t(o.seq), o.shape.vocab, o.seed);
@@ -233,9 +246,39 @@ int cmd_encode(const EncodeOptions& o, std::ostream& out, std::ostream& err,
   return 0;
 }
 
+/// --arch's shape into `o.shape`, but for the shape options given on the command line; a
+/// sequence longer than the published context gets positions for all of it.
+void apply_arch(const CLI::App& cmd, EncodeOptions& o) {
+  if (o.arch.empty()) {
+    return;
+  }
+  const ArchShape& a = *find_arch(o.arch);
+  const auto unless_given = [&](const char* opt, int& field, int value) {
+    if (cmd.count(opt) == 0) {
+      field = value;
+    }
+  };
+  unless_given("--dim", o.shape.dim, a.dim);
+  unless_given("--hidden", o.shape.hidden, a.hidden);
+  unless_given("--layers", o.shape.layers, a.layers);
+  unless_given("--heads", o.shape.heads, a.heads);
+  unless_given("--classes", o.shape.vocab, 2);
+  unless_given("--context", o.shape.seq_len, std::max(a.context, o.seq));
+  o.decoder = a.decoder;
+}
+
 void add_shape_options(CLI::App* cmd, EncodeOptions& o) {
-  cmd->add_option("--seq", o.seq, "tokens in the sequence (one pass, no mask)")
+  cmd->add_option("--seq", o.seq, "tokens in the sequence (one pass; causal only with a "
+                                  "decoder --arch)")
       ->transform(decimal_in(1, 4096))->required();
+  std::vector<std::string> archs;
+  for (const ArchShape& a : kArchShapes) {
+    archs.emplace_back(a.name);
+  }
+  cmd->add_option("--arch", o.arch, "a named shape with random int8 weights (docs/workloads.md): "
+                                    "bert-base, bert-large, gpt2, gpt2-medium, gpt2-large, "
+                                    "gpt2-xl; the shape options below override its fields")
+      ->check(CLI::IsMember(archs));
   cmd->add_option("--dim", o.shape.dim, "model width")
       ->transform(decimal_in(2, 4096))->capture_default_str();
   cmd->add_option("--hidden", o.shape.hidden, "FFN inner width")
@@ -276,12 +319,14 @@ void add_encode_hardware_options(CLI::App* cmd, EncodeOptions& o) {
 Command add_encode_command(CLI::App& app, const RtlFactory& rtl) {
   auto o = std::make_shared<EncodeOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "encode", "one sequence through a random post-norm encoder, in one pass (no mask)");
+      "encode", "one sequence through a random Transformer in one pass: a post-norm encoder "
+                "(no mask), or --arch's encoder or decoder");
   add_shape_options(cmd, *o);
   add_encode_hardware_options(cmd, *o);
   return {[cmd] { return bool(*cmd); },
           [o, cmd, rtl](std::ostream& out, std::ostream& err) {
             o->config_given = cmd->count("--config") > 0;
+            apply_arch(*cmd, *o);
             check_memory_timing_usage(*cmd, o->backend);
             apply_progress_options(o->rtl, o->quiet, err);
             return cmd_encode(*o, out, err, rtl);

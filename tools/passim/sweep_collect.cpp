@@ -65,7 +65,10 @@ std::vector<std::pair<std::string, json>> row(const json& r, const std::string& 
   std::vector<std::pair<std::string, json>> c{
       {"report", std::filesystem::path(file).filename().string()},
       {"tool", at(r, "tool")},
-      {"model", encode ? at(r, "model/name") : at(r, "model/path")},
+      {"model", !encode                ? at(r, "model/path")
+                : r["model"].contains("arch") ? at(r, "model/arch")
+                                              : at(r, "model/name")},
+      {"layers", at(r, "model/config/n_layers")},
       {"norm", at(r, "model/config/norm")},
       {"config", at(r, "hardware/config")},
       {"array_rows", at(r, "hardware/array_rows")},

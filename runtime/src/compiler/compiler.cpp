@@ -29,8 +29,30 @@ namespace passim {
 using hw::Mem;
 using hw::Opcode;
 
+namespace {
+
+/// The inner dimensions of the model's weight matmuls fit a MATMUL's k field; the accelerator
+/// has no k split across MATMULs (each command requantises its own sums). Throws
+/// std::runtime_error naming the matmul, its k and the field's limit.
+void check_matmul_depths(const ModelConfig& c) {
+  const std::size_t kmax = (std::size_t{1} << hw::fields::matmul::kK.width) - 1;
+  for (const auto& [what, k] : {std::pair{"dim (the projections' and FFN up's k)", c.dim},
+                                std::pair{"hidden_dim (the FFN down-projection's k)",
+                                          c.hidden_dim}}) {
+    if (std::size_t(k) > kmax) {
+      throw std::runtime_error(fmt::format(
+          "compiler: {} = {}: expected at most {}, a MATMUL's k field (docs/isa.md); the "
+          "accelerator does not split k across MATMULs: run this shape on --backend cpu",
+          what, k, kmax));
+    }
+  }
+}
+
+}  // namespace
+
 ModelCompiler::ModelCompiler(const QuantModel& model, const hw::HwConfig& cfg, CompileOptions opts)
     : model_(model), desc_(describe(model.config)), cfg_(cfg), opts_(opts) {
+  check_matmul_depths(model.config);
   // The plan reads a step's weight tiles and parameter loads with attention on the vector
   // unit: attention on the array fits itself around the resident tiles (attention.cpp).
   opts_.attention = AttentionUnit::kVector;

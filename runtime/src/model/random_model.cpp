@@ -64,16 +64,19 @@ FloatWeights random_gpt_weights(const ModelConfig& c, std::uint32_t seed) {
   return w;
 }
 
-FloatModel random_encoder(const EncoderShape& shape, std::uint32_t seed) {
+namespace {
+
+/// The config both random models share: GPT architecture, LayerNorm, GELU, learned positions.
+FloatModel random_model(const EncoderShape& shape, bool decoder, std::uint32_t seed) {
   FloatModel m;
   ModelConfig& c = m.config;
   c.arch = Arch::kGpt;
   c.norm = NormKind::kLayer;
   c.norm_eps = shape.norm_eps;
-  c.norm_placement = NormPlacement::kPost;
-  c.mask = MaskKind::kNone;
-  c.head_norm = false;
-  c.shared_classifier = false;
+  c.norm_placement = decoder ? NormPlacement::kPre : NormPlacement::kPost;
+  c.mask = decoder ? MaskKind::kCausal : MaskKind::kNone;
+  c.head_norm = decoder;
+  c.shared_classifier = decoder;  // GPT-2 ties its classifier to the token embedding
   c.dim = shape.dim;
   c.hidden_dim = shape.hidden;
   c.n_layers = shape.layers;
@@ -83,11 +86,30 @@ FloatModel random_encoder(const EncoderShape& shape, std::uint32_t seed) {
   c.seq_len = shape.seq_len;
   c.bos_token = 0;
   c.bos_ends_text = false;
-  m.source = fmt::format("random-encoder(seed {})", seed);
+  m.source = fmt::format("{}(seed {})", decoder ? "random-decoder" : "random-encoder", seed);
   validate_config(c, m.source);
   m.weights = random_gpt_weights(c, seed);
   m.sha256 = std::string(64, '0');
   return m;
+}
+
+}  // namespace
+
+FloatModel random_encoder(const EncoderShape& shape, std::uint32_t seed) {
+  return random_model(shape, false, seed);
+}
+
+FloatModel random_decoder(const EncoderShape& shape, std::uint32_t seed) {
+  return random_model(shape, true, seed);
+}
+
+const ArchShape* find_arch(std::string_view name) noexcept {
+  for (const ArchShape& a : kArchShapes) {
+    if (a.name == name) {
+      return &a;
+    }
+  }
+  return nullptr;
 }
 
 }  // namespace passim

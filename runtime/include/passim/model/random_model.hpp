@@ -3,6 +3,9 @@
 /// checks that must not depend on trained weights.
 #pragma once
 
+#include <array>
+#include <string_view>
+
 #include <cstdint>
 
 #include "passim/model/weights.hpp"
@@ -34,5 +37,40 @@ struct EncoderShape {
 /// the same model on one standard library. Throws std::runtime_error (validate_config) for a
 /// shape that is not a valid config.
 [[nodiscard]] FloatModel random_encoder(const EncoderShape& shape, std::uint32_t seed);
+
+/// A GPT-2-style decoder (Radford et al. 2019) of `shape`: pre-norm blocks
+/// `x = x + f(LayerNorm(x))`, causal attention, a GELU FFN, biases, learned positions, a final
+/// LayerNorm and the classifier tied to the token embedding (vocab rows). Weights drawn as random_encoder's. Throws
+/// std::runtime_error (validate_config) for a shape that is not a valid config.
+[[nodiscard]] FloatModel random_decoder(const EncoderShape& shape, std::uint32_t seed);
+
+/// A named Transformer shape for workloads with random weights (`passim encode --arch`):
+/// widths and depths of the published models. The token vocabulary is not part of it (the
+/// workload's classifier has `EncoderShape::vocab` classes, 2 by default).
+struct ArchShape {
+  std::string_view name;
+  int dim;        ///< d_model
+  int hidden;     ///< FFN inner width (4 d_model in all of these)
+  int layers;
+  int heads;
+  int context;    ///< positions the published model has
+  bool decoder;   ///< causal pre-norm (GPT-2) rather than an unmasked post-norm encoder (BERT)
+  std::string_view source;
+};
+
+/// BERT (Devlin et al. 2019, Sec. 3) and GPT-2 (Radford et al. 2019, Table 2), the shapes of
+/// the survey's Table 1 (Kim, Hooper et al. 2023, "Full Stack Optimization of Transformer
+/// Inference: a Survey").
+inline constexpr std::array<ArchShape, 6> kArchShapes{{
+    {"bert-base", 768, 3072, 12, 12, 512, false, "BERT-Base, Devlin et al. 2019"},
+    {"bert-large", 1024, 4096, 24, 16, 512, false, "BERT-Large, Devlin et al. 2019"},
+    {"gpt2", 768, 3072, 12, 12, 1024, true, "GPT-2 small (117M), Radford et al. 2019"},
+    {"gpt2-medium", 1024, 4096, 24, 16, 1024, true, "GPT-2 medium (345M), Radford et al. 2019"},
+    {"gpt2-large", 1280, 5120, 36, 20, 1024, true, "GPT-2 large (762M), Radford et al. 2019"},
+    {"gpt2-xl", 1600, 6400, 48, 25, 1024, true, "GPT-2 XL (1542M), Radford et al. 2019"},
+}};
+
+/// The shape named `name`, or nullptr.
+[[nodiscard]] const ArchShape* find_arch(std::string_view name) noexcept;
 
 }  // namespace passim
