@@ -9,7 +9,9 @@
 // tiny and small. Each test prints how many instructions it compared and how
 // many differed, per opcode. One SimDevice per process: one test case per
 // workload and configuration.
+#include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -47,12 +49,15 @@ using ModelFactory = std::unique_ptr<sim::AccelModel> (*)(bool);
 struct Tally {
   std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> per_op;  // compared, bad
   std::uint64_t runs = 0, bad_runs = 0, compared = 0, mismatched = 0;
+  std::uint64_t cycles = 0, dma_hidden = 0, unit_stall = 0;  // the RTL's, summed over runs
   int reported = 0;           // record failures printed (the first few, then only counted)
   int reported_counters = 0;  // counter failures printed
 
   void print(const std::string& what) const {
     std::cout << what << ": " << compared << " instructions compared in " << runs << " runs, "
-              << mismatched << " mismatched; " << bad_runs << " runs with other counters\n";
+              << mismatched << " mismatched; " << bad_runs << " runs with other counters; "
+              << cycles << " cycles, " << dma_hidden << " DMA cycles behind compute, " << unit_stall
+              << " unit stall cycles\n";
     for (const auto& [op, n] : per_op) {
       std::cout << "  " << op << " " << n.first << " compared, " << n.second << " mismatched\n";
     }
@@ -90,6 +95,9 @@ std::string describe(const hw::Instr& in) {
 void compare_run(std::span<const hw::Instr> prog, const RunStats& model, const RunStats& rtl,
                  const std::string& what, Tally& t) {
   ++t.runs;
+  t.cycles += rtl.counters.at(std::size_t(hw::Counter::kTotalCycles));
+  t.dma_hidden += rtl.counters.at(std::size_t(hw::Counter::kDmaHidden));
+  t.unit_stall += rtl.counters.at(std::size_t(hw::Counter::kUnitStall));
   std::map<std::uint32_t, const InstrRecord*> by_index;
   for (const InstrRecord& r : model.records) {
     by_index[r.index] = &r;
@@ -193,6 +201,173 @@ TEST(ModelDeviceRtl, RandomProgramsOnTinyFastDram) {
 }
 TEST(ModelDeviceRtl, RandomProgramsOnSmall) {
   random_programs(hw::kSmall, sim::make_accel_model_small, 5, 200, {50.0, 1.6});
+}
+
+/// Drives one backend through a workload (the same calls on each device).
+using Workload = std::function<void(DeviceBackend&)>;
+
+/// `model` compiled for `cfg` with `co`, driven by `drive` on SimDevice and on ModelDevice;
+/// their runs compared one by one.
+void compiled(const QuantModel& model, const hw::HwConfig& cfg, ModelFactory make,
+              CompileOptions co, const Workload& drive, const std::string& what) {
+  const ModelCompiler probe(model, cfg, co);
+  sim::SimOptions opts;
+  opts.dram_bytes = (probe.dram_bytes() + 4095) / 4096 * 4096;
+  sim::SimDevice rtl(make(false), opts);
+  ModelDevice mdl(cfg, {}, opts.dram_bytes);
+  RunLog rtl_runs, model_runs;
+  rtl.add_observer(&rtl_runs);
+  mdl.add_observer(&model_runs);
+  DeviceBackend on_rtl(probe, rtl), on_model(probe, mdl);
+  drive(on_rtl);
+  drive(on_model);
+  const auto a = on_rtl.logits_i32(), b = on_model.logits_i32();
+  EXPECT_TRUE(std::equal(a.begin(), a.end(), b.begin(), b.end())) << what << ": logits differ";
+  ASSERT_EQ(rtl_runs.runs.size(), model_runs.runs.size()) << what;
+  Tally t;
+  for (std::size_t r = 0; r < rtl_runs.runs.size(); ++r) {
+    ASSERT_EQ(rtl_runs.runs[r].first, model_runs.runs[r].first) << what << " run " << r;
+    compare_run(rtl_runs.runs[r].first, model_runs.runs[r].second, rtl_runs.runs[r].second,
+                what + " run " + std::to_string(r), t);
+  }
+  t.print(what + " on " + std::string(cfg.name));
+  EXPECT_GT(t.compared, 0u);
+  EXPECT_EQ(t.mismatched, 0u);
+  EXPECT_EQ(t.bad_runs, 0u);
+}
+
+/// Decoding position by position from two prompts, `steps` tokens each.
+Workload decode(const Tokenizer& tok, int steps) {
+  return [&tok, steps](DeviceBackend& dev) {
+    for (const char* prompt : {"ROMEO:", "Once upon a time"}) {
+      GenerateOptions o;
+      o.prompt = prompt;
+      o.steps = steps;
+      o.prefill = false;
+      (void)generate(dev, tok, o, nullptr);
+    }
+  };
+}
+
+/// Whole-sequence passes of 1, 3 and 9 positions, then 2 decoding steps after the last.
+Workload sequences(int vocab) {
+  return [vocab](DeviceBackend& dev) {
+    for (const std::size_t n : {std::size_t{1}, std::size_t{3}, std::size_t{9}}) {
+      std::vector<int> t(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        t[i] = int((i * 37 + 11 + n) % std::size_t(vocab));
+      }
+      dev.forward_sequence(t, 0);
+    }
+    dev.forward(5 % vocab, 9);
+    dev.forward(7 % vocab, 10);
+  };
+}
+
+/// ln-gpt or bn-gpt (models/), quantised as the GPT tests do: decoding 8 tokens from two
+/// prompts (`prefill` false), or whole-sequence passes then 2 decoding steps (true).
+void project_gpt(const char* name, BatchNormMode bn, const hw::HwConfig& cfg, ModelFactory make,
+                 kernels::SoftmaxMode softmax, bool prefill) {
+  const auto path = test::project_model_path(name);
+  ASSERT_TRUE(std::filesystem::exists(path)) << path;
+  const GgufFile file = GgufFile::read(path);
+  const FloatModel fm = float_model_from_gguf(file);
+  const Tokenizer tok = tokenizer_from_gguf(file, fm.config.vocab_size);
+  QuantOptions qo;
+  qo.batchnorm = bn;
+  const QuantModel model = quantize(fm, calibrate(fm, self_generated_calibration(fm, 64)), qo);
+  compiled(model, cfg, make, {.softmax = softmax},
+           prefill ? sequences(fm.config.vocab_size) : decode(tok, 8),
+           std::string(name) + (prefill ? " sequences" : " decode"));
+}
+
+constexpr auto kThreePass = kernels::SoftmaxMode::kThreePass;
+constexpr auto kOnline = kernels::SoftmaxMode::kOnline;
+
+TEST(ModelDeviceRtl, LayerNormGptDecodeOnTiny) {
+  project_gpt("ln-gpt", BatchNormMode::kUnfused, hw::kTiny, sim::make_accel_model_tiny, kThreePass,
+              false);
+}
+TEST(ModelDeviceRtl, LayerNormGptSequencesOnTiny) {
+  project_gpt("ln-gpt", BatchNormMode::kUnfused, hw::kTiny, sim::make_accel_model_tiny, kThreePass,
+              true);
+}
+TEST(ModelDeviceRtl, BatchNormGptDecodeOnTiny) {
+  project_gpt("bn-gpt", BatchNormMode::kUnfused, hw::kTiny, sim::make_accel_model_tiny, kOnline,
+              false);
+}
+TEST(ModelDeviceRtl, BatchNormGptSequencesOnTiny) {
+  project_gpt("bn-gpt", BatchNormMode::kUnfused, hw::kTiny, sim::make_accel_model_tiny, kOnline,
+              true);
+}
+TEST(ModelDeviceRtl, LayerNormGptDecodeOnSmall) {
+  project_gpt("ln-gpt", BatchNormMode::kUnfused, hw::kSmall, sim::make_accel_model_small, kOnline,
+              false);
+}
+TEST(ModelDeviceRtl, LayerNormGptSequencesOnSmall) {
+  project_gpt("ln-gpt", BatchNormMode::kUnfused, hw::kSmall, sim::make_accel_model_small,
+              kThreePass, true);
+}
+TEST(ModelDeviceRtl, FoldedBatchNormGptDecodeOnSmall) {
+  project_gpt("bn-gpt", BatchNormMode::kFolded, hw::kSmall, sim::make_accel_model_small, kThreePass,
+              false);
+}
+TEST(ModelDeviceRtl, BatchNormGptSequencesOnSmall) {
+  project_gpt("bn-gpt", BatchNormMode::kUnfused, hw::kSmall, sim::make_accel_model_small, kOnline,
+              true);
+}
+
+/// The random post-norm encoder (model/random_model.hpp), sequences of 1, 3 and 9.
+void encoder(const hw::HwConfig& cfg, ModelFactory make, AttentionUnit attention) {
+  const FloatModel fm = random_encoder({}, 15);
+  std::vector<std::vector<int>> docs;
+  for (std::size_t d = 0; d < 8; ++d) {
+    std::vector<int> t(4 + 12 * d / 7);
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      t[i] = int((i * 7 + 3 + (d + 1) * 5) % std::size_t(fm.config.vocab_size));
+    }
+    docs.push_back(t);
+  }
+  const QuantModel model = quantize(fm, calibrate(fm, docs));
+  compiled(
+      model, cfg, make, {.attention = attention},
+      [&fm](DeviceBackend& dev) {
+        for (const std::size_t n : {std::size_t{1}, std::size_t{3}, std::size_t{9}}) {
+          std::vector<int> t(n);
+          for (std::size_t i = 0; i < n; ++i) {
+            t[i] = int((i * 7 + 3 + n * 5) % std::size_t(fm.config.vocab_size));
+          }
+          dev.forward_sequence(t, 0);
+        }
+      },
+      "random encoder");
+}
+
+TEST(ModelDeviceRtl, RandomEncoderOnTiny) {
+  encoder(hw::kTiny, sim::make_accel_model_tiny, AttentionUnit::kAuto);
+}
+TEST(ModelDeviceRtl, RandomEncoderArrayAttentionOnTiny) {
+  encoder(hw::kTiny, sim::make_accel_model_tiny, AttentionUnit::kArray);
+}
+TEST(ModelDeviceRtl, RandomEncoderOnSmall) {
+  encoder(hw::kSmall, sim::make_accel_model_small, AttentionUnit::kScores);
+}
+
+/// stories260K (../shared/data), 8 decoding steps from each prompt.
+void stories(const hw::HwConfig& cfg, ModelFactory make) {
+  const auto fm = load_llama2c(test::model_path());
+  const QuantModel model = quantize(fm, calibrate(fm, self_generated_calibration(fm, 64)));
+  const Tokenizer tok = Tokenizer::load(test::tokenizer_path(), 512);
+  compiled(model, cfg, make, {}, decode(tok, 8), "stories260K decode");
+}
+
+TEST(ModelDeviceRtl, Stories260kOnTiny) {
+  PASSIM_REQUIRE_DATA();
+  stories(hw::kTiny, sim::make_accel_model_tiny);
+}
+TEST(ModelDeviceRtl, Stories260kOnSmall) {
+  PASSIM_REQUIRE_DATA();
+  stories(hw::kSmall, sim::make_accel_model_small);
 }
 
 }  // namespace
