@@ -149,9 +149,10 @@ class RunLog final : public RunObserver {
   std::vector<std::pair<std::vector<hw::Instr>, RunStats>> runs;
 };
 
-/// The DRAM timing of a random-program test.
+/// The memory timing of a random-program test.
 struct Timing {
   double latency_ns, bytes_per_ns;
+  double clock_mhz = DramTiming{}.clock_mhz;
 };
 
 /// `programs` random programs of seed `seed` on SimDevice and ModelDevice of
@@ -163,9 +164,10 @@ void random_programs(const hw::HwConfig& cfg, ModelFactory make, std::uint64_t s
   opts.dram_bytes = kDramBytes;
   opts.dram_latency_ns = timing.latency_ns;
   opts.dram_bytes_per_ns = timing.bytes_per_ns;
+  opts.clock_mhz = timing.clock_mhz;
   opts.max_cycles = 20'000'000;
   sim::SimDevice rtl(make(false), opts);
-  ModelDevice model(cfg, {opts.clock_mhz, timing.latency_ns, timing.bytes_per_ns}, kDramBytes);
+  ModelDevice model(cfg, {timing.clock_mhz, timing.latency_ns, timing.bytes_per_ns}, kDramBytes);
   gen::ProgramGen g(cfg, kDramBytes, seed);
   const std::vector<std::uint8_t> image = g.initial_dram();
   rtl.write_dram(0, image);
@@ -191,16 +193,32 @@ void random_programs(const hw::HwConfig& cfg, ModelFactory make, std::uint64_t s
 }
 
 TEST(ModelDeviceRtl, RandomProgramsOnTiny) {
-  random_programs(hw::kTiny, sim::make_accel_model_tiny, 20261204, 300, {50.0, 1.6});
+  random_programs(hw::kTiny, sim::make_accel_model_tiny, 20261204, 1500, {50.0, 1.6});
 }
 TEST(ModelDeviceRtl, RandomProgramsOnTinySlowDram) {
-  random_programs(hw::kTiny, sim::make_accel_model_tiny, 11, 150, {420.0, 0.4});
+  random_programs(hw::kTiny, sim::make_accel_model_tiny, 11, 600, {420.0, 0.4});
 }
 TEST(ModelDeviceRtl, RandomProgramsOnTinyFastDram) {
-  random_programs(hw::kTiny, sim::make_accel_model_tiny, 7, 150, {10.0, 8.0});
+  random_programs(hw::kTiny, sim::make_accel_model_tiny, 7, 600, {10.0, 8.0});
+}
+// Times that are no whole number of picoseconds per cycle or per beat: 150 MHz (6667 ps),
+// 3 bytes per ns (2667 ps per beat), 33.3 ns: the model rounds them as SystemC does.
+TEST(ModelDeviceRtl, RandomProgramsOnTinyOddTiming) {
+  random_programs(hw::kTiny, sim::make_accel_model_tiny, 13, 300, {33.3, 3.0, 150.0});
 }
 TEST(ModelDeviceRtl, RandomProgramsOnSmall) {
-  random_programs(hw::kSmall, sim::make_accel_model_small, 5, 200, {50.0, 1.6});
+  random_programs(hw::kSmall, sim::make_accel_model_small, 5, 1000, {50.0, 1.6});
+}
+
+// The model's memory timing defaults are the simulator's (one home: passim::DramTiming).
+TEST(ModelDeviceRtl, TimingDefaultsAreTheSimulators) {
+  const ModelDevice model(hw::kTiny);
+  const sim::SimOptions sim;
+  EXPECT_EQ(model.timing().clock_mhz, sim.clock_mhz);
+  EXPECT_EQ(model.timing().latency_ns, sim.dram_latency_ns);
+  EXPECT_EQ(model.timing().bytes_per_ns, sim.dram_bytes_per_ns);
+  EXPECT_EQ(model.dram_bytes(), sim.dram_bytes);
+  EXPECT_EQ(model.name(), "model");
 }
 
 /// Drives one backend through a workload (the same calls on each device).
