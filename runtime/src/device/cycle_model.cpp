@@ -29,47 +29,6 @@ std::uint64_t matmul_array_cycles(const hw::HwConfig& cfg, std::uint64_t m, std:
 
 namespace {
 
-/// The gearbox of rtl/top/psm_matmul_stage.sv (StCopyOut, not transposed),
-/// cycle by cycle: reads one output word (C int32) per cycle while 2 (C + L)
-/// elements have room for it and the word in flight, writes one vector word of
-/// min(L, left in the group) lanes per cycle once the gearbox holds them. Its
-/// counters are mirrored exactly; the state is a handful of integers, so this
-/// costs about m * ceil(n / L) steps.
-std::uint64_t gearbox_cycles(std::uint64_t m, std::uint64_t n, std::uint64_t group,
-                             const hw::HwConfig& cfg) {
-  const std::uint64_t c = cfg.array_cols, l = cfg.lanes, cap = 2 * (c + l);
-  const std::uint64_t nw = ceil_div(n, c);
-  std::uint64_t or_r = 0, or_t = 0, or_n_q = 0, gb = 0, ow_r = 0;
-  bool or_done = false, or_v = false;
-  std::uint64_t ow_left = std::min(group, n), ow_rleft = n;
-  for (std::uint64_t cycle = 1;; ++cycle) {
-    if (ow_r == m) {
-      return cycle;  // ow_done: the cycle that ends StCopyOut
-    }
-    const std::uint64_t or_n = std::min(c, n - or_t * c);
-    const bool issue = !or_done && gb + (or_v ? c : 0) + c <= cap;
-    const std::uint64_t ow_n = std::min(ow_left, l);
-    const bool write = gb >= ow_n;
-    gb = gb - (write ? ow_n : 0) + (or_v ? or_n_q : 0);
-    or_v = issue;
-    or_n_q = or_n;
-    if (issue && ++or_t == nw) {
-      or_t = 0;
-      or_done = ++or_r == m;
-    }
-    if (write) {
-      if (ow_rleft == ow_n) {  // the row's last word
-        ++ow_r;
-        ow_left = std::min(group, n);
-        ow_rleft = n;
-      } else {
-        ow_left = ow_left == ow_n ? std::min(group, ow_rleft - ow_n) : ow_left - ow_n;
-        ow_rleft -= ow_n;
-      }
-    }
-  }
-}
-
 /// ATTN_SCORE (rtl/attn/psm_attn.sv): after the step read (and the one q word
 /// when W = 1), one read per cycle: c per position (1 when W = 1, q kept; else
 /// q and k words, 2 W); the score leaves lane 0's requantiser 4 cycles after
@@ -111,7 +70,18 @@ std::uint64_t matmul_copy_out_cycles(const hw::Instr& in, const hw::HwConfig& cf
     const std::uint64_t nw = ceil_div(n, cfg.array_cols), mw = ceil_div(m, cfg.lanes);
     return nw * m + mw * n + nw * mw + 1;
   }
-  return gearbox_cycles(m, n, res.group, cfg);
+  // Rows (not transposed, rtl/top/psm_matmul_stage.sv gearbox of 2 (C + L) elements): one
+  // output word of C elements read per cycle, one vector word of up to L lanes written per
+  // cycle; each group (MATMUL_HEADS: a head; else the row) starts a new vector word, so a row
+  // takes max(NW, Wr) cycles with NW = ceil(n / C) reads and Wr = sum over its groups of
+  // ceil(size / L) writes. The gearbox holds enough for the reads to run ahead, so the rows
+  // follow each other without a gap; + 3: the read's cycle of latency, the write of the
+  // last word, and the cycle that sees the last row written (ow_done).
+  const std::uint64_t nw = ceil_div(n, cfg.array_cols);
+  const std::uint64_t group = std::min(res.group, n);
+  const std::uint64_t full = n / group, tail = n % group;
+  const std::uint64_t writes = full * ceil_div(group, cfg.lanes) + ceil_div(tail, cfg.lanes);
+  return m * std::max(nw, writes) + 3;
 }
 
 std::uint64_t matmul_copy_in_cycles(const hw::Instr& in) noexcept {
