@@ -91,7 +91,8 @@ RunStats ModelDevice::run(std::uint64_t prog_addr, std::uint32_t len) {
   busy_.clear();
   free_ = {0, 0, 0};
   copy_in_begin_ = copy_in_end_ = end_ = 0;
-  mem_stall_ = unit_stall_ = 0;
+  mem_stall_ = unit_stall_ = unmodelled_ = 0;
+  last_ = {0, 0, 0};
   if (len >= 1 && len <= cpu_.hw().prog_depth && prog_addr % 16 == 0) {
     issue_ = fetch_cycles(len, port_, mem_stall_) + 2;
   }
@@ -124,13 +125,46 @@ void ModelDevice::before(const hw::Instr& in, std::uint32_t index, const CpuDevi
     }
     unit_stall_ += x - issue_;
     const InstrRecord rec = time_unit(in, index, x, dev);
-    busy_.push_back({x + 1, x + rec.cycles, unsigned(get_field(in, f::kOpClass)), rec});
+    busy_.push_back({x + 1, x + rec.cycles, unsigned(get_field(in, f::kOpClass)), rec, in});
+    check_overlaps(busy_.back());
+    last_[u] = busy_.size();
     free_[u] = x + rec.cycles + 1;
   } else if (op == Opcode::kBarrier || op == Opcode::kEnd) {
     x = std::max({x, free_[kDma], free_[kMatmul], free_[kVector], copy_in_end_});
   }
   end_ = x;
   issue_ = x + 2;
+}
+
+void ModelDevice::check_overlaps(const Busy& b) {
+  // Only the last instruction of each other unit can still run when `b` starts. The model
+  // knows the DMA's arbitration against a MATMUL's copy-in when the MATMUL came first; every
+  // other meeting of two units on a memory (rtl/top/psm_accel.sv priorities) is not modelled.
+  for (unsigned v = 0; v < 3; ++v) {
+    if (v == b.record.unit || last_[v] == 0) {
+      continue;
+    }
+    const Busy& o = busy_[last_[v] - 1];
+    if (o.end < b.begin) {
+      continue;
+    }
+    const Busy& dma = b.record.unit == kDma ? b : o;
+    const Busy& other = b.record.unit == kDma ? o : b;
+    if (dma.record.unit != kDma) {
+      ++unmodelled_;  // the matmul stage and the vector unit at once
+      continue;
+    }
+    const auto mem = static_cast<hw::Mem>(get_field(dma.instr, f::dma_load::kMem));
+    const bool store = static_cast<Opcode>(get_field(dma.instr, f::kOpcode)) == Opcode::kDmaStore;
+    const bool requant = store && get_field(dma.instr, f::dma_store::kRequant) != 0;
+    bool shared = mem == hw::Mem::kVector || (mem == hw::Mem::kParam || requant);
+    if (other.record.unit == kMatmul) {
+      shared = mem == hw::Mem::kInput || mem == hw::Mem::kVector ||
+               (store && mem == hw::Mem::kWeight) ||
+               ((mem == hw::Mem::kParam || requant) && &dma == &o);  // DMA first: copy-in unknown
+    }
+    unmodelled_ += shared ? 1 : 0;
+  }
 }
 
 void ModelDevice::after(const hw::Instr& /*in*/, std::uint32_t index, std::uint64_t saturated) {

@@ -52,6 +52,9 @@ class ModelDevice final : public Device, private InstrObserver {
   /// counters with the modelled cycles and records.
   RunStats run(std::uint64_t prog_addr, std::uint32_t len) override;
   [[nodiscard]] const DramTiming& timing() const noexcept { return timing_; }
+  /// Instructions of the last run that met another unit on a memory in a way the model does
+  /// not time (see the class comment): 0 means every cycle of the run is modelled.
+  [[nodiscard]] std::uint64_t unmodelled_overlaps() const noexcept { return unmodelled_; }
 
  private:
   /// One unit instruction on the schedule: busy in cycles [begin, end] of the
@@ -60,6 +63,7 @@ class ModelDevice final : public Device, private InstrObserver {
     std::uint64_t begin = 0, end = 0;
     unsigned op_class = 0;
     InstrRecord record;
+    hw::Instr instr{};
   };
 
   void before(const hw::Instr& in, std::uint32_t index, const CpuDevice& dev) override;
@@ -67,6 +71,9 @@ class ModelDevice final : public Device, private InstrObserver {
   /// The busy cycles of unit instruction `in` started in cycle `start`.
   [[nodiscard]] InstrRecord time_unit(const hw::Instr& in, std::uint32_t index, std::uint64_t start,
                                       const CpuDevice& dev);
+  /// Counts `b` in unmodelled_ when it runs beside another unit's instruction on a shared
+  /// memory whose arbitration the model does not time.
+  void check_overlaps(const Busy& b);
   /// Whether the DMA's request to `mem` is granted in `cycle`.
   [[nodiscard]] bool dma_granted(hw::Mem mem, std::uint64_t cycle) const;
   /// Fills the cycle counters of `stats` from the schedule.
@@ -82,8 +89,9 @@ class ModelDevice final : public Device, private InstrObserver {
   std::uint64_t copy_in_end_ = 0;        ///< first cycle without a MATMUL copy-in
   std::uint64_t copy_in_begin_ = 0;      ///< first cycle of its step reads
   std::uint64_t end_ = 0;                ///< the END's cycle
-  std::uint64_t mem_stall_ = 0, unit_stall_ = 0;
+  std::uint64_t mem_stall_ = 0, unit_stall_ = 0, unmodelled_ = 0;
   std::vector<Busy> busy_;
+  std::array<std::size_t, 3> last_{};  ///< 1 + index in busy_ of each unit's last instruction
 };
 
 /// A ModelDevice for `cfg` with the memory timing `timing`.
