@@ -1,196 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
-// The analytical cycle model (ModelDevice, docs/cycle-model.md) against the
-// Verilated accelerator in its SystemC system model (SimDevice): the same
-// programs on both, and every DMA, matmul and vector instruction's record
-// (cycles, stall cycles, passes, saturated) and every run's 24 counters must be
-// equal. Workloads: random programs of every opcode (tests/gen) on tiny and
-// small at three DRAM timings, and the compiled programs of the shipped models
-// (ln-gpt, bn-gpt, the random encoder, stories260K when ../shared has it) on
-// tiny and small. Each test prints how many instructions it compared and how
-// many differed, per opcode. One SimDevice per process: one test case per
-// workload and configuration.
-#include <algorithm>
-#include <filesystem>
-#include <functional>
-#include <iostream>
-#include <map>
-#include <memory>
-#include <span>
-#include <sstream>
-#include <string>
-#include <vector>
-
-#include <gtest/gtest.h>
-
-#include "passim/compiler/compiler.hpp"
-#include "passim/device/device_backend.hpp"
-#include "passim/device/model_device.hpp"
-#include "passim/device/records.hpp"
-#include "passim/eval/calibrate.hpp"
-#include "passim/eval/generate.hpp"
-#include "passim/io/gguf.hpp"
-#include "passim/io/gguf_model.hpp"
-#include "passim/io/llama2c.hpp"
-#include "passim/model/random_model.hpp"
-#include "passim/quant/quant_model.hpp"
-#include "passim/quant/quantize.hpp"
-#include "passim/sim/sim_device.hpp"
-#include "program_gen.hpp"
-#include "test_data.hpp"
+// The analytical cycle model (ModelDevice, docs/cycle-model.md) against the Verilated
+// accelerator in its SystemC system model (SimDevice) on tiny and small: the same programs on
+// both, and every DMA, matmul and vector instruction's record (cycles, stall cycles, passes,
+// saturated) and every run's 24 counters must be equal. Workloads: random programs of every
+// opcode (tests/gen) at four memory timings, and the compiled programs of the shipped models
+// (ln-gpt, bn-gpt, the random encoder, stories260K when ../shared has it). Each test prints
+// how many instructions it compared and how many differed, per opcode. One SimDevice per
+// process: one test case per workload and configuration. base: model_device_base_test.cpp.
+#include "model_compare.hpp"
 
 namespace {
 
 using namespace passim;
-namespace f = hw::fields;
-using ModelFactory = std::unique_ptr<sim::AccelModel> (*)(bool);
-
-/// Instructions compared and mismatched, per opcode, and runs whose counters
-/// differed.
-struct Tally {
-  std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> per_op;  // compared, bad
-  std::uint64_t runs = 0, bad_runs = 0, compared = 0, mismatched = 0;
-  std::uint64_t cycles = 0, dma_hidden = 0, unit_stall = 0;  // the RTL's, summed over runs
-  int reported = 0;           // record failures printed (the first few, then only counted)
-  int reported_counters = 0;  // counter failures printed
-
-  void print(const std::string& what) const {
-    std::cout << what << ": " << compared << " instructions compared in " << runs << " runs, "
-              << mismatched << " mismatched; " << bad_runs << " runs with other counters; "
-              << cycles << " cycles, " << dma_hidden << " DMA cycles behind compute, " << unit_stall
-              << " unit stall cycles\n";
-    for (const auto& [op, n] : per_op) {
-      std::cout << "  " << op << " " << n.first << " compared, " << n.second << " mismatched\n";
-    }
-  }
-};
-
-/// The fields of `in` that its timing depends on, for failure messages.
-std::string describe(const hw::Instr& in) {
-  std::ostringstream s;
-  const auto op = static_cast<hw::Opcode>(hw::get_field(in, f::kOpcode));
-  s << hw::opcode_name(op);
-  for (const auto& [name, value] : instr_shape(in)) {
-    s << " " << name << "=" << value;
-  }
-  switch (hw::unit_of(op)) {
-    case hw::Unit::kDma:
-      s << " mem=" << hw::get_field(in, f::dma_load::kMem)
-        << " elem_size=" << hw::get_field(in, f::dma_load::kElemSize)
-        << " requant=" << hw::get_field(in, f::dma_store::kRequant)
-        << " dram_addr=" << hw::get_field(in, f::dma_load::kDramAddr)
-        << " stride=" << hw::get_field(in, f::dma_load::kDramStride);
-      break;
-    case hw::Unit::kMatmul:
-      s << " out_bits=" << hw::get_field(in, f::matmul::kOutBits)
-        << " field80=" << hw::get_field(in, f::matmul::kDstStride);
-      break;
-    default:
-      s << " bits20=" << hw::get_field(in, f::softmax::kOnline);
-      break;
-  }
-  return s.str();
-}
-
-/// Compares one run: records by instruction index, then every counter.
-void compare_run(std::span<const hw::Instr> prog, const RunStats& model, const RunStats& rtl,
-                 const std::string& what, Tally& t) {
-  ++t.runs;
-  t.cycles += rtl.counters.at(std::size_t(hw::Counter::kTotalCycles));
-  t.dma_hidden += rtl.counters.at(std::size_t(hw::Counter::kDmaHidden));
-  t.unit_stall += rtl.counters.at(std::size_t(hw::Counter::kUnitStall));
-  std::map<std::uint32_t, const InstrRecord*> by_index;
-  for (const InstrRecord& r : model.records) {
-    by_index[r.index] = &r;
-  }
-  EXPECT_EQ(model.records.size(), rtl.records.size()) << what;
-  for (const InstrRecord& r : rtl.records) {
-    const hw::Instr& in = prog[r.index];
-    auto& op = t.per_op[std::string(
-        hw::opcode_name(static_cast<hw::Opcode>(hw::get_field(in, f::kOpcode))))];
-    ++op.first;
-    ++t.compared;
-    const auto it = by_index.find(r.index);
-    const bool same = it != by_index.end() && it->second->cycles == r.cycles &&
-                      it->second->stall_cycles == r.stall_cycles &&
-                      it->second->passes == r.passes && it->second->saturated == r.saturated;
-    if (!same) {
-      ++op.second;
-      ++t.mismatched;
-      if (t.reported++ < 20) {
-        const InstrRecord m = it != by_index.end() ? *it->second : InstrRecord{};
-        ADD_FAILURE() << what << " instruction " << r.index << " " << describe(in)
-                      << "\n  model: cycles " << m.cycles << " stall " << m.stall_cycles
-                      << " passes " << m.passes << " saturated " << m.saturated
-                      << "\n  rtl:   cycles " << r.cycles << " stall " << r.stall_cycles
-                      << " passes " << r.passes << " saturated " << r.saturated;
-      }
-    }
-  }
-  ASSERT_EQ(model.counters.size(), rtl.counters.size()) << what;
-  bool bad = false;
-  for (std::size_t i = 0; i < rtl.counters.size(); ++i) {
-    if (model.counters[i] != rtl.counters[i]) {
-      bad = true;
-      if (t.reported_counters++ < 10) {
-        ADD_FAILURE() << what << " counter " << i << ": model " << model.counters[i] << ", rtl "
-                      << rtl.counters[i];
-      }
-    }
-  }
-  t.bad_runs += bad ? 1 : 0;
-}
-
-/// Keeps every run of a device: its program and its stats.
-class RunLog final : public RunObserver {
- public:
-  void on_run(std::span<const hw::Instr> program, const RunStats& stats) override {
-    runs.push_back({{program.begin(), program.end()}, stats});
-  }
-  std::vector<std::pair<std::vector<hw::Instr>, RunStats>> runs;
-};
-
-/// The memory timing of a random-program test.
-struct Timing {
-  double latency_ns, bytes_per_ns;
-  double clock_mhz = DramTiming{}.clock_mhz;
-};
-
-/// `programs` random programs of seed `seed` on SimDevice and ModelDevice of
-/// `cfg`.
-void random_programs(const hw::HwConfig& cfg, ModelFactory make, std::uint64_t seed, int programs,
-                     Timing timing) {
-  constexpr std::uint64_t kDramBytes = 256 * 1024;
-  sim::SimOptions opts;
-  opts.dram_bytes = kDramBytes;
-  opts.dram_latency_ns = timing.latency_ns;
-  opts.dram_bytes_per_ns = timing.bytes_per_ns;
-  opts.clock_mhz = timing.clock_mhz;
-  opts.max_cycles = 20'000'000;
-  sim::SimDevice rtl(make(false), opts);
-  ModelDevice model(cfg, {timing.clock_mhz, timing.latency_ns, timing.bytes_per_ns}, kDramBytes);
-  gen::ProgramGen g(cfg, kDramBytes, seed);
-  const std::vector<std::uint8_t> image = g.initial_dram();
-  rtl.write_dram(0, image);
-  model.write_dram(0, image);
-  Tally t;
-  for (int p = 0; p < programs; ++p) {
-    const gen::GenCase c = g.next_valid(24);
-    const std::span<const std::uint8_t> bytes{reinterpret_cast<const std::uint8_t*>(c.image.data()),
-                                              c.image.size() * 16};
-    RunStats s[2];
-    Device* devs[2] = {&model, &rtl};
-    for (int d = 0; d < 2; ++d) {
-      devs[d]->write_dram(c.write_addr, bytes);
-      s[d] = devs[d]->run(c.prog_addr, c.len);
-    }
-    compare_run(c.image, s[0], s[1],
-                "seed " + std::to_string(seed) + " program " + std::to_string(p), t);
-  }
-  t.print(std::string(cfg.name) + " random programs, seed " + std::to_string(seed));
-  EXPECT_GT(t.compared, std::uint64_t(programs));
-  EXPECT_EQ(t.mismatched, 0u);
-  EXPECT_EQ(t.bad_runs, 0u);
-}
+using namespace passim::model_test;
 
 TEST(ModelDeviceRtl, RandomProgramsOnTiny) {
   random_programs(hw::kTiny, sim::make_accel_model_tiny, 20261204, 1500, {50.0, 1.6});
@@ -220,87 +42,6 @@ TEST(ModelDeviceRtl, TimingDefaultsAreTheSimulators) {
   EXPECT_EQ(model.dram_bytes(), sim.dram_bytes);
   EXPECT_EQ(model.name(), "model");
 }
-
-/// Drives one backend through a workload (the same calls on each device).
-using Workload = std::function<void(DeviceBackend&)>;
-
-/// `model` compiled for `cfg` with `co`, driven by `drive` on SimDevice and on ModelDevice;
-/// their runs compared one by one.
-void compiled(const QuantModel& model, const hw::HwConfig& cfg, ModelFactory make,
-              CompileOptions co, const Workload& drive, const std::string& what) {
-  const ModelCompiler probe(model, cfg, co);
-  sim::SimOptions opts;
-  opts.dram_bytes = (probe.dram_bytes() + 4095) / 4096 * 4096;
-  sim::SimDevice rtl(make(false), opts);
-  ModelDevice mdl(cfg, {}, opts.dram_bytes);
-  RunLog rtl_runs, model_runs;
-  rtl.add_observer(&rtl_runs);
-  mdl.add_observer(&model_runs);
-  DeviceBackend on_rtl(probe, rtl), on_model(probe, mdl);
-  drive(on_rtl);
-  drive(on_model);
-  const auto a = on_rtl.logits_i32(), b = on_model.logits_i32();
-  EXPECT_TRUE(std::equal(a.begin(), a.end(), b.begin(), b.end())) << what << ": logits differ";
-  ASSERT_EQ(rtl_runs.runs.size(), model_runs.runs.size()) << what;
-  Tally t;
-  for (std::size_t r = 0; r < rtl_runs.runs.size(); ++r) {
-    ASSERT_EQ(rtl_runs.runs[r].first, model_runs.runs[r].first) << what << " run " << r;
-    compare_run(rtl_runs.runs[r].first, model_runs.runs[r].second, rtl_runs.runs[r].second,
-                what + " run " + std::to_string(r), t);
-  }
-  t.print(what + " on " + std::string(cfg.name));
-  EXPECT_GT(t.compared, 0u);
-  EXPECT_EQ(t.mismatched, 0u);
-  EXPECT_EQ(t.bad_runs, 0u);
-}
-
-/// Decoding position by position from two prompts, `steps` tokens each.
-Workload decode(const Tokenizer& tok, int steps) {
-  return [&tok, steps](DeviceBackend& dev) {
-    for (const char* prompt : {"ROMEO:", "Once upon a time"}) {
-      GenerateOptions o;
-      o.prompt = prompt;
-      o.steps = steps;
-      o.prefill = false;
-      (void)generate(dev, tok, o, nullptr);
-    }
-  };
-}
-
-/// Whole-sequence passes of 1, 3 and 9 positions, then 2 decoding steps after the last.
-Workload sequences(int vocab) {
-  return [vocab](DeviceBackend& dev) {
-    for (const std::size_t n : {std::size_t{1}, std::size_t{3}, std::size_t{9}}) {
-      std::vector<int> t(n);
-      for (std::size_t i = 0; i < n; ++i) {
-        t[i] = int((i * 37 + 11 + n) % std::size_t(vocab));
-      }
-      dev.forward_sequence(t, 0);
-    }
-    dev.forward(5 % vocab, 9);
-    dev.forward(7 % vocab, 10);
-  };
-}
-
-/// ln-gpt or bn-gpt (models/), quantised as the GPT tests do: decoding 8 tokens from two
-/// prompts (`prefill` false), or whole-sequence passes then 2 decoding steps (true).
-void project_gpt(const char* name, BatchNormMode bn, const hw::HwConfig& cfg, ModelFactory make,
-                 kernels::SoftmaxMode softmax, bool prefill) {
-  const auto path = test::project_model_path(name);
-  ASSERT_TRUE(std::filesystem::exists(path)) << path;
-  const GgufFile file = GgufFile::read(path);
-  const FloatModel fm = float_model_from_gguf(file);
-  const Tokenizer tok = tokenizer_from_gguf(file, fm.config.vocab_size);
-  QuantOptions qo;
-  qo.batchnorm = bn;
-  const QuantModel model = quantize(fm, calibrate(fm, self_generated_calibration(fm, 64)), qo);
-  compiled(model, cfg, make, {.softmax = softmax},
-           prefill ? sequences(fm.config.vocab_size) : decode(tok, 8),
-           std::string(name) + (prefill ? " sequences" : " decode"));
-}
-
-constexpr auto kThreePass = kernels::SoftmaxMode::kThreePass;
-constexpr auto kOnline = kernels::SoftmaxMode::kOnline;
 
 TEST(ModelDeviceRtl, LayerNormGptDecodeOnTiny) {
   project_gpt("ln-gpt", BatchNormMode::kUnfused, hw::kTiny, sim::make_accel_model_tiny, kThreePass,
@@ -335,32 +76,6 @@ TEST(ModelDeviceRtl, BatchNormGptSequencesOnSmall) {
               true);
 }
 
-/// The random post-norm encoder (model/random_model.hpp), sequences of 1, 3 and 9.
-void encoder(const hw::HwConfig& cfg, ModelFactory make, AttentionUnit attention) {
-  const FloatModel fm = random_encoder({}, 15);
-  std::vector<std::vector<int>> docs;
-  for (std::size_t d = 0; d < 8; ++d) {
-    std::vector<int> t(4 + 12 * d / 7);
-    for (std::size_t i = 0; i < t.size(); ++i) {
-      t[i] = int((i * 7 + 3 + (d + 1) * 5) % std::size_t(fm.config.vocab_size));
-    }
-    docs.push_back(t);
-  }
-  const QuantModel model = quantize(fm, calibrate(fm, docs));
-  compiled(
-      model, cfg, make, {.attention = attention},
-      [&fm](DeviceBackend& dev) {
-        for (const std::size_t n : {std::size_t{1}, std::size_t{3}, std::size_t{9}}) {
-          std::vector<int> t(n);
-          for (std::size_t i = 0; i < n; ++i) {
-            t[i] = int((i * 7 + 3 + n * 5) % std::size_t(fm.config.vocab_size));
-          }
-          dev.forward_sequence(t, 0);
-        }
-      },
-      "random encoder");
-}
-
 TEST(ModelDeviceRtl, RandomEncoderOnTiny) {
   encoder(hw::kTiny, sim::make_accel_model_tiny, AttentionUnit::kAuto);
 }
@@ -369,14 +84,6 @@ TEST(ModelDeviceRtl, RandomEncoderArrayAttentionOnTiny) {
 }
 TEST(ModelDeviceRtl, RandomEncoderOnSmall) {
   encoder(hw::kSmall, sim::make_accel_model_small, AttentionUnit::kScores);
-}
-
-/// stories260K (../shared/data), 8 decoding steps from each prompt.
-void stories(const hw::HwConfig& cfg, ModelFactory make) {
-  const auto fm = load_llama2c(test::model_path());
-  const QuantModel model = quantize(fm, calibrate(fm, self_generated_calibration(fm, 64)));
-  const Tokenizer tok = Tokenizer::load(test::tokenizer_path(), 512);
-  compiled(model, cfg, make, {}, decode(tok, 8), "stories260K decode");
 }
 
 TEST(ModelDeviceRtl, Stories260kOnTiny) {
