@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Closed forms of the matmul stage's and the vector unit's busy cycles
-// (docs/cycle-model.md), each derived from the RTL file named next to it.
+// Closed forms of the matmul stage's and the vector unit's busy cycles (docs/cycle-model.md), each
+// derived from the RTL file named next to it.
 #include "passim/device/cycle_model.hpp"
 
 #include <algorithm>
@@ -17,10 +17,9 @@ using hw::Opcode;
 
 std::uint64_t matmul_array_cycles(const hw::HwConfig& cfg, std::uint64_t m, std::uint64_t k,
                                   std::uint64_t n, std::uint64_t digits) noexcept {
-  // rtl/matmul/psm_matmul.sv: the N = G * KT * NT tiles take slots of T cycles
-  // back to back, the last slot ends after its m rows, then the array
-  // fill/drain (R + C + 2: input register, skew, PEs, de-skew, accumulator) and
-  // the requantiser pipeline (2) once per command.
+  // rtl/matmul/psm_matmul.sv: the N = G * KT * NT tiles take slots of T cycles back to back, the
+  // last slot ends after its m rows, then the array fill/drain (R + C + 2: input register, skew,
+  // PEs, de-skew, accumulator) and the requantiser pipeline (2) once per command.
   const std::uint64_t r = cfg.array_rows, c = cfg.array_cols;
   const std::uint64_t tiles = digits * ceil_div(k, r) * ceil_div(n, c);
   const std::uint64_t slot = std::max({m, r, c});
@@ -29,11 +28,10 @@ std::uint64_t matmul_array_cycles(const hw::HwConfig& cfg, std::uint64_t m, std:
 
 namespace {
 
-/// ATTN_SCORE (rtl/attn/psm_attn.sv): after the step read (and the one q word
-/// when W = 1), one read per cycle: c per position (1 when W = 1, q kept; else
-/// q and k words, 2 W); the score leaves lane 0's requantiser 4 cycles after
-/// the position's last read, and a full output word (or the last) is written in
-/// that cycle, the reads waiting for it. The command ends with the last write:
+/// ATTN_SCORE (rtl/attn/psm_attn.sv): after the step read (and the one q word when W = 1), one read
+/// per cycle: c per position (1 when W = 1, q kept; else q and k words, 2 W); the score leaves lane
+/// 0's requantiser 4 cycles after the position's last read, and a full output word (or the last) is
+/// written in that cycle, the reads waiting for it. The command ends with the last write:
 /// 5 + [W = 1] + rows * c + N, N = the writes that delay a read.
 std::uint64_t attn_score_cycles(std::uint64_t w, std::uint64_t rows, std::uint64_t lanes) {
   const std::uint64_t p = ceil_div(rows, lanes);
@@ -63,20 +61,19 @@ std::uint64_t matmul_copy_out_cycles(const hw::Instr& in, const hw::HwConfig& cf
   const MatmulResult res = matmul_result(in, cfg.lanes);
   const std::uint64_t m = get_field(in, f::matmul::kM), n = get_field(in, f::matmul::kN);
   if (res.transposed) {
-    // rtl/top/psm_matmul_stage.sv, transposed: per block of L rows and one
-    // output word (C columns): its rows read into the tile (one per cycle), one
-    // cycle for the last word to land, then one vector word per column; + 1 for
-    // the cycle that sees tr_done_q.
+    // rtl/top/psm_matmul_stage.sv, transposed: per block of L rows and one output word (C columns):
+    // its rows read into the tile (one per cycle), one cycle for the last word to land, then one
+    // vector word per column; + 1 for the cycle that sees tr_done_q.
     const std::uint64_t nw = ceil_div(n, cfg.array_cols), mw = ceil_div(m, cfg.lanes);
     return nw * m + mw * n + nw * mw + 1;
   }
-  // Rows (not transposed, rtl/top/psm_matmul_stage.sv gearbox of 2 (C + L) elements): one
-  // output word of C elements read per cycle, one vector word of up to L lanes written per
-  // cycle; each group (MATMUL_HEADS: a head; else the row) starts a new vector word, so a row
-  // takes max(NW, Wr) cycles with NW = ceil(n / C) reads and Wr = sum over its groups of
-  // ceil(size / L) writes. The gearbox holds enough for the reads to run ahead, so the rows
-  // follow each other without a gap; + 3: the read's cycle of latency, the write of the
-  // last word, and the cycle that sees the last row written (ow_done).
+  // Rows (not transposed, rtl/top/psm_matmul_stage.sv gearbox of 2 (C + L) elements): one output
+  // word of C elements read per cycle, one vector word of up to L lanes written per cycle; each
+  // group (MATMUL_HEADS: a head; else the row) starts a new vector word, so a row takes max(NW, Wr)
+  // cycles with NW = ceil(n / C) reads and Wr = sum over its groups of ceil(size / L) writes. The
+  // gearbox holds enough for the reads to run ahead, so the rows follow each other without a gap;
+  // + 3: the read's cycle of latency, the write of the last word, and the cycle that sees the
+  // last row written (ow_done).
   const std::uint64_t nw = ceil_div(n, cfg.array_cols);
   const std::uint64_t group = std::min(res.group, n);
   const std::uint64_t full = n / group, tail = n % group;
@@ -85,10 +82,9 @@ std::uint64_t matmul_copy_out_cycles(const hw::Instr& in, const hw::HwConfig& cf
 }
 
 std::uint64_t matmul_copy_in_cycles(const hw::Instr& in) noexcept {
-  // rtl/top/psm_matmul_stage.sv: one step read per cycle from the first busy
-  // cycle on (StStart, or StCopyIn), its write into psm_matmul the cycle after:
-  // copy_in_o = busy && !pm_done stays high for n + 1 cycles; none without
-  // requantisation (out_bits = 0).
+  // rtl/top/psm_matmul_stage.sv: one step read per cycle from the first busy cycle on (StStart, or
+  // StCopyIn), its write into psm_matmul the cycle after: copy_in_o = busy && !pm_done stays high
+  // for n + 1 cycles; none without requantisation (out_bits = 0).
   const bool requant = get_field(in, f::matmul::kOutBits) != 0;
   return requant ? get_field(in, f::matmul::kN) + 1 : 0;
 }
@@ -99,9 +95,9 @@ std::uint64_t matmul_stage_cycles(const hw::Instr& in, const hw::HwConfig& cfg,
   const std::uint64_t n = get_field(in, f::matmul::kN);
   const std::uint64_t digits = matmul_result(in, cfg.lanes).digits;
   const bool requant = get_field(in, f::matmul::kOutBits) != 0;
-  // StCopyIn (only when the vector unit was busy at the start): n reads, the
-  // last write, and the cycle that sees pm_done; 1 cycle without steps. Then
-  // StStart (1), StRun (psm_matmul busy), StCopyOut.
+  // StCopyIn (only when the vector unit was busy at the start): n reads, the last write, and the
+  // cycle that sees pm_done; 1 cycle without steps. Then StStart (1), StRun (psm_matmul busy),
+  // StCopyOut.
   const std::uint64_t copy_in = vector_busy ? (requant ? n + 2 : 1) : 0;
   return copy_in + 1 + matmul_array_cycles(cfg, m, k, n, digits) + matmul_copy_out_cycles(in, cfg);
 }
@@ -118,8 +114,8 @@ std::uint64_t row_unit_cycles(const hw::Instr& in, const hw::HwConfig& cfg) noex
   const std::uint64_t w = ceil_div(len, cfg.lanes);  // words of a row
   switch (op) {
     case Opcode::kSoftmax:  // rtl/softmax/psm_softmax.sv
-      // three passes: (W + 2 max) + (W + 2 sum + 33 divide) + 2 W normalise;
-      // online: (W + 3 max and sum + 33 divide) + 2 W normalise.
+      // three passes: (W + 2 max) + (W + 2 sum + 33 divide) + 2 W normalise; online: (W + 3 max and
+      // sum + 33 divide) + 2 W normalise.
       return get_field(in, f::softmax::kOnline) != 0 ? 3 * w + 36 : 4 * w + 37;
     case Opcode::kRmsnorm:  // rtl/rmsnorm/psm_rmsnorm.sv: (W + 2 + 65 rsqrt) + 3 W
       return 4 * w + 67;
@@ -158,11 +154,10 @@ std::uint64_t row_unit_cycles(const hw::Instr& in, const hw::HwConfig& cfg) noex
 
 std::uint64_t vector_cycles(const hw::Instr& in, const hw::HwConfig& cfg,
                             std::uint64_t rsqrt_extra) noexcept {
-  // rtl/top/psm_vector_unit.sv: StPrm0 and StPrm1 read the constant parameter
-  // of RMSNORM, LAYERNORM and BATCHNORM (StPrm2 the second of SILU and GELU);
-  // then per row (one command for ATTN_*) StRowStart, and StRowWait from the
-  // row unit's first busy cycle through its done_o, one cycle after its last
-  // busy cycle.
+  // rtl/top/psm_vector_unit.sv: StPrm0 and StPrm1 read the constant parameter of RMSNORM, LAYERNORM
+  // and BATCHNORM (StPrm2 the second of SILU and GELU); then per row (one command for ATTN_*)
+  // StRowStart, and StRowWait from the row unit's first busy cycle through its done_o, one cycle
+  // after its last busy cycle.
   const auto op = static_cast<Opcode>(get_field(in, f::kOpcode));
   std::uint64_t prm = 0;
   if (op == Opcode::kRmsnorm || op == Opcode::kLayernorm || op == Opcode::kBatchnorm) {

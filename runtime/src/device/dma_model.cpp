@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The DMA engine (rtl/dma/psm_dma.sv) and the program fetch
-// (rtl/top/psm_controller.sv) on the SystemC DRAM (sim/src/dram_target.cpp),
-// cycle by cycle, without the data.
+// The DMA engine (rtl/dma/psm_dma.sv) and the program fetch (rtl/top/psm_controller.sv) on the
+// SystemC DRAM (sim/src/dram_target.cpp), cycle by cycle, without the data.
 #include "passim/device/dma_model.hpp"
 
 #include <algorithm>
@@ -20,8 +19,7 @@ std::uint64_t ps_of(double ns) { return static_cast<std::uint64_t>(ns * 1000.0 +
 constexpr std::uint64_t kRspDepth = 8;    // psm_dma RspDepth: outstanding requests
 constexpr std::uint64_t kFetchDepth = 8;  // psm_controller FetchDepth
 
-/// psm_dma_beat_walk: the 8-byte beats of every row, and which bytes of each
-/// are the row's.
+/// psm_dma_beat_walk: the 8-byte beats of every row, and which bytes of each are the row's.
 struct BeatWalk {
   std::uint64_t row_addr = 0, beat = 0, last = 0;
   bool first = true;
@@ -50,8 +48,7 @@ struct BeatWalk {
   }
 };
 
-/// The instruction's fields and the memory's geometry, as psm_dma latches them
-/// at start_i.
+/// The instruction's fields and the memory's geometry, as psm_dma latches them at start_i.
 struct DmaCmd {
   bool load = false, requant = false;
   hw::Mem mem = hw::Mem::kInput;
@@ -87,8 +84,7 @@ DmaCmd decode(const hw::Instr& in, const hw::HwConfig& cfg) {
   return c;
 }
 
-/// psm_dma's registers that decide its timing (StRun), and the responses it is
-/// owed.
+/// psm_dma's registers that decide its timing (StRun), and the responses it is owed.
 struct DmaState {
   BeatWalk rq, cs;           // request walk and load-response walk
   std::uint64_t rq_row = 0;  // rows whose beats are all requested
@@ -104,8 +100,7 @@ struct DmaState {
   std::deque<std::uint64_t> due;  // cycles of the owed responses
 };
 
-/// One StRun cycle of a load. Returns whether the cycle stalls (psm_dma
-/// stall_o).
+/// One StRun cycle of a load. Returns whether the cycle stalls (psm_dma stall_o).
 bool load_cycle(const DmaCmd& c, DmaState& s, bool rsp, bool gnt, std::uint64_t cycle,
                 DramPort& port) {
   const bool req = !s.rq_done && s.os + s.fifo < kRspDepth;
@@ -180,11 +175,10 @@ void DramPort::reset() noexcept {
 }
 
 std::uint64_t DramPort::request(std::uint64_t cycle) {
-  // sim/src/dram_target.cpp: the transfer starts when the beat and the channel
-  // are ready, occupies it xfer_ps_, and the response follows latency_ps_
-  // after; sim/src/sim_device.cpp presents it in the first cycle at or after
-  // that time, never before the next cycle nor before or with an older response
-  // (MemPort::schedule).
+  // sim/src/dram_target.cpp: the transfer starts when the beat and the channel are ready, occupies
+  // it xfer_ps_, and the response follows latency_ps_ after; sim/src/sim_device.cpp presents it in
+  // the first cycle at or after that time, never before the next cycle nor before or with an older
+  // response (MemPort::schedule).
   const std::uint64_t start = std::max(cycle * period_ps_, busy_until_ps_);
   busy_until_ps_ = start + xfer_ps_;
   const std::uint64_t done = busy_until_ps_ + latency_ps_;
@@ -234,9 +228,8 @@ DmaCycles dma_cycles(const hw::Instr& in, const hw::HwConfig& cfg, std::uint64_t
 }
 
 std::uint64_t fetch_cycles(std::uint32_t len, DramPort& port, std::uint64_t& stall) {
-  // psm_controller.sv StFetch: a beat request per cycle while fewer than
-  // FetchDepth are outstanding; the state moves on in the cycle after the last
-  // response.
+  // psm_controller.sv StFetch: a beat request per cycle while fewer than FetchDepth are
+  // outstanding; the state moves on in the cycle after the last response.
   const std::uint64_t beats = 2 * std::uint64_t{len};
   std::deque<std::uint64_t> due;
   std::uint64_t requested = 0, received = 0;

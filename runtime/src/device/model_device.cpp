@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// ModelDevice: CpuDevice's results on the schedule of the accelerator's
-// controller (rtl/top/psm_controller.sv), timed by the closed forms of
-// cycle_model.cpp and the DMA model of dma_model.cpp; the counters as
-// rtl/top/psm_counters.sv and the records as rtl/top/psm_trace.sv form them.
+// ModelDevice: CpuDevice's results on the schedule of the accelerator's controller
+// (rtl/top/psm_controller.sv), timed by the closed forms of cycle_model.cpp and the DMA model of
+// dma_model.cpp; the counters as rtl/top/psm_counters.sv and the records as rtl/top/psm_trace.sv
+// form them.
 #include "passim/device/model_device.hpp"
 
 #include <algorithm>
@@ -26,18 +26,16 @@ unsigned unit_index(hw::Unit u) {
   return u == hw::Unit::kDma ? kDma : u == hw::Unit::kMatmul ? kMatmul : kVector;
 }
 
-/// Element `i` of the vector-scratchpad row starting at word `addr`: its low 16
-/// bits.
+/// Element `i` of the vector-scratchpad row starting at word `addr`: its low 16 bits.
 std::int64_t lane16(std::span<const std::int32_t> vec, std::size_t lanes, std::size_t addr,
                     std::size_t i) {
   return static_cast<std::int16_t>(vec[addr * lanes + i]);
 }
 
-/// The sum over the rows of RMSNORM or LAYERNORM `in` of psm_rsqrt's
-/// data-dependent cycles (cycles::rsqrt_extra_cycles) for the input each row
-/// gives it (rmsnorm_i8, layernorm_i8 in runtime/src/kernels: sum of squares,
-/// or of squared deviations from the rounded mean, plus eps, 1 when 0); 0 for
-/// the other opcodes.
+/// The sum over the rows of RMSNORM or LAYERNORM `in` of psm_rsqrt's data-dependent cycles
+/// (cycles::rsqrt_extra_cycles) for the input each row gives it (rmsnorm_i8, layernorm_i8 in
+/// runtime/src/kernels: sum of squares, or of squared deviations from the rounded mean, plus eps, 1
+/// when 0); 0 for the other opcodes.
 std::uint64_t rsqrt_extra(const hw::Instr& in, const hw::HwConfig& cfg, const CpuDevice& dev) {
   const auto op = static_cast<Opcode>(get_field(in, f::kOpcode));
   if (op != Opcode::kRmsnorm && op != Opcode::kLayernorm) {
@@ -84,9 +82,8 @@ std::unique_ptr<Device> make_model_device(const hw::HwConfig& cfg, const DramTim
 }
 
 RunStats ModelDevice::run(std::uint64_t prog_addr, std::uint32_t len) {
-  // Cycle 0 is the first StFetch cycle (STATUS.busy rises); the first
-  // instruction is read in the cycle after the last fetch response and issues
-  // in the next.
+  // Cycle 0 is the first StFetch cycle (STATUS.busy rises); the first instruction is read in the
+  // cycle after the last fetch response and issues in the next.
   port_.reset();
   busy_.clear();
   free_ = {0, 0, 0};
@@ -110,10 +107,9 @@ RunStats ModelDevice::run(std::uint64_t prog_addr, std::uint32_t len) {
 }
 
 void ModelDevice::before(const hw::Instr& in, std::uint32_t index, const CpuDevice& dev) {
-  // psm_controller.sv StIssue: a unit instruction issues when its unit is idle
-  // (a vector one also once a MATMUL's copy-in is over), BARRIER and END when
-  // every unit is idle, NOP at once; the next instruction's StRead follows,
-  // then its StIssue.
+  // psm_controller.sv StIssue: a unit instruction issues when its unit is idle (a vector one also
+  // once a MATMUL's copy-in is over), BARRIER and END when every unit is idle, NOP at once; the
+  // next instruction's StRead follows, then its StIssue.
   const auto op = static_cast<Opcode>(get_field(in, f::kOpcode));
   const hw::Unit unit = hw::unit_of(op);
   std::uint64_t x = issue_;
@@ -137,9 +133,9 @@ void ModelDevice::before(const hw::Instr& in, std::uint32_t index, const CpuDevi
 }
 
 void ModelDevice::check_overlaps(const Busy& b) {
-  // Only the last instruction of each other unit can still run when `b` starts. The model
-  // knows the DMA's arbitration against a MATMUL's copy-in when the MATMUL came first; every
-  // other meeting of two units on a memory (rtl/top/psm_accel.sv priorities) is not modelled.
+  // Only the last instruction of each other unit can still run when `b` starts. The model knows the
+  // DMA's arbitration against a MATMUL's copy-in when the MATMUL came first; every other meeting of
+  // two units on a memory (rtl/top/psm_accel.sv priorities) is not modelled.
   for (unsigned v = 0; v < 3; ++v) {
     if (v == b.record.unit || last_[v] == 0) {
       continue;
@@ -191,8 +187,8 @@ InstrRecord ModelDevice::time_unit(const hw::Instr& in, std::uint32_t index, std
     rec.stall_cycles = d.stall;
     mem_stall_ += d.stall;  // the mem_stall counter: the DMA's and the fetch's waits
   } else if (unit == hw::Unit::kMatmul) {
-    // The stage copies its steps in under the run when the vector unit is idle
-    // at the start, else before it (rtl/top/psm_matmul_stage.sv overlap_q).
+    // The stage copies its steps in under the run when the vector unit is idle at the start, else
+    // before it (rtl/top/psm_matmul_stage.sv overlap_q).
     const bool vector_busy = free_[kVector] > start;
     rec.cycles = cycles::matmul_stage_cycles(in, cfg, vector_busy);
     copy_in_begin_ = start + 1;
@@ -204,9 +200,9 @@ InstrRecord ModelDevice::time_unit(const hw::Instr& in, std::uint32_t index, std
 }
 
 bool ModelDevice::dma_granted(hw::Mem mem, std::uint64_t cycle) const {
-  // The param memory's arbiter serves the matmul stage's step reads first: one
-  // per cycle from its first busy cycle, n of them (copy_in_o is high one cycle
-  // longer, for the last write into psm_matmul).
+  // The param memory's arbiter serves the matmul stage's step reads first: one per cycle from its
+  // first busy cycle, n of them (copy_in_o is high one cycle longer, for the last write into
+  // psm_matmul).
   if (mem == hw::Mem::kParam && copy_in_end_ > copy_in_begin_) {
     return cycle < copy_in_begin_ || cycle + 1 >= copy_in_end_;
   }
@@ -214,10 +210,9 @@ bool ModelDevice::dma_granted(hw::Mem mem, std::uint64_t cycle) const {
 }
 
 void ModelDevice::count(RunStats& stats) const {
-  // psm_counters.sv: every cycle of the run counts in total_cycles; a cycle
-  // counts once in each class with a busy unit, in control when no unit is
-  // busy; dma_hidden when the DMA is busy beside the matmul or vector unit,
-  // dma_exposed when alone.
+  // psm_counters.sv: every cycle of the run counts in total_cycles; a cycle counts once in each
+  // class with a busy unit, in control when no unit is busy; dma_hidden when the DMA is busy beside
+  // the matmul or vector unit, dma_exposed when alone.
   auto& cnt = stats.counters;
   const auto at = [&cnt](hw::Counter c) -> std::uint64_t& { return cnt[std::size_t(c)]; };
   const std::uint64_t total = end_ + 1;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /// \file ModelDevice (the cycle model, docs/cycle-model.md) against SimDevice (the Verilated
 /// accelerator in its SystemC system model): the same programs on both, and every record and
-/// counter compared exactly, with a tally of the instructions compared and mismatched per
-/// opcode. Shared by model_device_test.cpp (tiny, small) and model_device_base_test.cpp.
+/// counter compared exactly, with a tally of the instructions compared and mismatched per opcode.
+/// Shared by model_device_test.cpp (tiny, small) and model_device_base_test.cpp.
 #pragma once
 
 #include <algorithm>
@@ -39,8 +39,7 @@ namespace passim::model_test {
 namespace f = hw::fields;
 using ModelFactory = std::unique_ptr<sim::AccelModel> (*)(bool);
 
-/// Instructions compared and mismatched, per opcode, and runs whose counters
-/// differed.
+/// Instructions compared and mismatched, per opcode, and runs whose counters differed.
 struct Tally {
   std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> per_op;  // compared, bad
   std::uint64_t runs = 0, bad_runs = 0, compared = 0, mismatched = 0;
@@ -163,8 +162,7 @@ struct Timing {
   double clock_mhz = DramTiming{}.clock_mhz;
 };
 
-/// `programs` random programs of seed `seed` on SimDevice and ModelDevice of
-/// `cfg`.
+/// `programs` random programs of seed `seed` on SimDevice and ModelDevice of `cfg`.
 inline void random_programs(const hw::HwConfig& cfg, ModelFactory make, std::uint64_t seed,
                             int programs, Timing timing) {
   constexpr std::uint64_t kDramBytes = 256 * 1024;
@@ -203,8 +201,8 @@ inline void random_programs(const hw::HwConfig& cfg, ModelFactory make, std::uin
 /// Drives one backend through a workload (the same calls on each device).
 using Workload = std::function<void(DeviceBackend&)>;
 
-/// `model` compiled for `cfg` with `co`, driven by `drive` on SimDevice and on ModelDevice;
-/// their runs compared one by one.
+/// `model` compiled for `cfg` with `co`, driven by `drive` on SimDevice and on ModelDevice; their
+/// runs compared one by one.
 inline void compiled(const QuantModel& model, const hw::HwConfig& cfg, ModelFactory make,
                      CompileOptions co, const Workload& drive, const std::string& what) {
   const ModelCompiler probe(model, cfg, co);
@@ -264,8 +262,8 @@ inline Workload sequences(int vocab) {
   };
 }
 
-/// ln-gpt or bn-gpt (models/), quantised as the GPT tests do: decoding 8 tokens from two
-/// prompts (`prefill` false), or whole-sequence passes then 2 decoding steps (true).
+/// ln-gpt or bn-gpt (models/), quantised as the GPT tests do: decoding 8 tokens from two prompts
+/// (`prefill` false), or whole-sequence passes then 2 decoding steps (true).
 inline void project_gpt(const char* name, BatchNormMode bn, const hw::HwConfig& cfg,
                         ModelFactory make, kernels::SoftmaxMode softmax, bool prefill) {
   const auto path = test::project_model_path(name);

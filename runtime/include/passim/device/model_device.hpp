@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-/// \file `ModelDevice`: the reference executor (CpuDevice) with an analytical
-/// cycle model of the accelerator: per-instruction records and every
-/// performance counter, as the RTL reports them (docs/cycle-model.md), without
-/// simulating the RTL.
+/// \file `ModelDevice`: the reference executor (CpuDevice) with an analytical cycle model of the
+/// accelerator: per-instruction records and every performance counter, as the RTL reports them
+/// (docs/cycle-model.md), without simulating the RTL.
 #pragma once
 
 #include <array>
@@ -19,21 +18,18 @@
 
 namespace passim {
 
-/// Runs programs with the golden kernels (the same bits as CpuDevice) and times
-/// them with the cycle model: the closed forms of device/cycle_model.hpp for
-/// the matmul stage and the vector unit, the DMA on the DRAM of
-/// device/dma_model.hpp, and the controller's schedule
-/// (rtl/top/psm_controller.sv: program fetch, one instruction per two cycles
-/// when its unit is idle, BARRIER and END waiting for every unit, the DMA
-/// running beside the matmul and vector units). `run` reports has_cycles =
-/// true, one InstrRecord per DMA, matmul and vector instruction and all
+/// Runs programs with the golden kernels (the same bits as CpuDevice) and times them with the cycle
+/// model: the closed forms of device/cycle_model.hpp for the matmul stage and the vector unit, the
+/// DMA on the DRAM of device/dma_model.hpp, and the controller's schedule
+/// (rtl/top/psm_controller.sv: program fetch, one instruction per two cycles when its unit is idle,
+/// BARRIER and END waiting for every unit, the DMA running beside the matmul and vector units).
+/// `run` reports has_cycles = true, one InstrRecord per DMA, matmul and vector instruction and all
 /// counters of spec/passim.json.
 ///
-/// What the model assumes (docs/cycle-model.md, "What the model assumes"): the
-/// DMA's scratchpad accesses lose arbitration only to a MATMUL's copy-in of its
-/// steps (the param memory); the matmul stage's copy-out and the vector unit
-/// never meet the DMA on a memory. Programs of the compiler and of tests/gen
-/// keep to that.
+/// What the model assumes (docs/cycle-model.md, "What the model assumes"): the DMA's scratchpad
+/// accesses lose arbitration only to a MATMUL's copy-in of its steps (the param memory); the matmul
+/// stage's copy-out and the vector unit never meet the DMA on a memory. Programs of the compiler
+/// and of tests/gen keep to that.
 class ModelDevice final : public Device, private InstrObserver {
  public:
   explicit ModelDevice(const hw::HwConfig& cfg, const DramTiming& timing = {},
@@ -48,17 +44,16 @@ class ModelDevice final : public Device, private InstrObserver {
   void read_dram(std::uint64_t addr, std::span<std::uint8_t> bytes) const override {
     cpu_.read_dram(addr, bytes);
   }
-  /// Runs the program on CpuDevice (same results, same errors) and returns its
-  /// counters with the modelled cycles and records.
+  /// Runs the program on CpuDevice (same results, same errors) and returns its counters with the
+  /// modelled cycles and records.
   RunStats run(std::uint64_t prog_addr, std::uint32_t len) override;
   [[nodiscard]] const DramTiming& timing() const noexcept { return timing_; }
-  /// Instructions of the last run that met another unit on a memory in a way the model does
-  /// not time (see the class comment): 0 means every cycle of the run is modelled.
+  /// Instructions of the last run that met another unit on a memory in a way the model does not
+  /// time (see the class comment): 0 means every cycle of the run is modelled.
   [[nodiscard]] std::uint64_t unmodelled_overlaps() const noexcept { return unmodelled_; }
 
  private:
-  /// One unit instruction on the schedule: busy in cycles [begin, end] of the
-  /// run.
+  /// One unit instruction on the schedule: busy in cycles [begin, end] of the run.
   struct Busy {
     std::uint64_t begin = 0, end = 0;
     unsigned op_class = 0;
@@ -71,8 +66,8 @@ class ModelDevice final : public Device, private InstrObserver {
   /// The busy cycles of unit instruction `in` started in cycle `start`.
   [[nodiscard]] InstrRecord time_unit(const hw::Instr& in, std::uint32_t index, std::uint64_t start,
                                       const CpuDevice& dev);
-  /// Counts `b` in unmodelled_ when it runs beside another unit's instruction on a shared
-  /// memory whose arbitration the model does not time.
+  /// Counts `b` in unmodelled_ when it runs beside another unit's instruction on a shared memory
+  /// whose arbitration the model does not time.
   void check_overlaps(const Busy& b);
   /// Whether the DMA's request to `mem` is granted in `cycle`.
   [[nodiscard]] bool dma_granted(hw::Mem mem, std::uint64_t cycle) const;
@@ -82,8 +77,7 @@ class ModelDevice final : public Device, private InstrObserver {
   CpuDevice cpu_;
   DramTiming timing_;
   DramPort port_;
-  // The schedule of the current run (cycle 0: the first cycle of the program
-  // fetch).
+  // The schedule of the current run (cycle 0: the first cycle of the program fetch).
   std::uint64_t issue_ = 0;              ///< cycle of the next instruction's StIssue
   std::array<std::uint64_t, 3> free_{};  ///< first idle cycle of DMA, matmul, vector
   std::uint64_t copy_in_end_ = 0;        ///< first cycle without a MATMUL copy-in
