@@ -32,6 +32,17 @@ TEST(ModelDeviceRtl, RandomProgramsOnSmall) {
   random_programs(hw::kSmall, sim::make_accel_model_small, 5, 1000, {50.0, 1.6});
 }
 
+// DMA loads under MATMULs (double-buffered weight tiles and steps), random shapes.
+TEST(ModelDeviceRtl, StreamedTilesOnTiny) {
+  streamed(hw::kTiny, sim::make_accel_model_tiny, 3, 300, {50.0, 1.6});
+}
+TEST(ModelDeviceRtl, StreamedTilesOnTinySlowDram) {
+  streamed(hw::kTiny, sim::make_accel_model_tiny, 4, 200, {420.0, 0.4});
+}
+TEST(ModelDeviceRtl, StreamedTilesOnSmallFastDram) {
+  streamed(hw::kSmall, sim::make_accel_model_small, 5, 300, {10.0, 8.0});
+}
+
 // The model's memory timing defaults are the simulator's (one home: passim::DramTiming).
 TEST(ModelDeviceRtl, TimingDefaultsAreTheSimulators) {
   const ModelDevice model(hw::kTiny);

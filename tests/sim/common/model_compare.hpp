@@ -11,6 +11,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <random>
 #include <span>
 #include <sstream>
 #include <string>
@@ -19,6 +20,8 @@
 #include <gtest/gtest.h>
 
 #include "passim/compiler/compiler.hpp"
+#include "passim/device/cycle_model.hpp"
+#include "passim/device/instr_check.hpp"
 #include "passim/device/device_backend.hpp"
 #include "passim/device/model_device.hpp"
 #include "passim/device/records.hpp"
@@ -194,6 +197,100 @@ inline void random_programs(const hw::HwConfig& cfg, ModelFactory make, std::uin
   }
   t.print(std::string(cfg.name) + " random programs, seed " + std::to_string(seed));
   EXPECT_GT(t.compared, std::uint64_t(programs));
+  EXPECT_EQ(t.mismatched, 0u);
+  EXPECT_EQ(t.bad_runs, 0u);
+}
+
+/// A DMA_LOAD of `rows` rows of `row_len` elements of `mem` from DRAM byte `dram` (rows
+/// `stride` bytes apart) to word `spad`.
+inline hw::Instr dma_load(hw::Mem mem, std::uint64_t dram, std::uint64_t spad, std::uint64_t rows,
+                          std::uint64_t row_len, std::uint64_t stride) {
+  namespace d = hw::fields::dma_load;
+  hw::Instr in = hw::make_instr(hw::Opcode::kDmaLoad, 0);
+  hw::set_field(in, d::kMem, std::uint32_t(mem));
+  hw::set_field(in, d::kElemSize, mem == hw::Mem::kParam ? 3 : 0);
+  hw::set_field(in, d::kDramAddr, std::uint32_t(dram));
+  hw::set_field(in, d::kSpadAddr, std::uint32_t(spad));
+  hw::set_field(in, d::kRows, std::uint32_t(rows));
+  hw::set_field(in, d::kRowLen, std::uint32_t(row_len));
+  hw::set_field(in, d::kDramStride, std::uint32_t(stride));
+  return in;
+}
+
+/// A program of streamed weight tiles, as the compiler double-buffers them: a's rows, then
+/// per tile a MATMUL on one half of the weight and param memories and, without a BARRIER, the
+/// next tile's W^T and steps loading into the other half (the DMA under the MATMUL, its param
+/// writes refused while the MATMUL copies its steps in), random shapes and DRAM offsets.
+inline std::vector<hw::Instr> streamed_tiles(const hw::HwConfig& cfg, const gen::DramLayout& lay,
+                                             std::mt19937_64& rng) {
+  const auto pick = [&rng](std::uint64_t lo, std::uint64_t hi) {
+    return lo + rng() % (hi - lo + 1);
+  };
+  const std::uint64_t half_w = cfg.weight_depth / 2, half_p = cfg.param_depth / 2;
+  std::vector<hw::Instr> prog;
+  hw::Instr mm;
+  std::uint64_t k = 0, n = 0, m = 0;
+  do {  // a MATMUL whose W^T and steps fit half the memories
+    m = pick(1, 24), k = pick(1, 4 * cfg.array_rows + 3),
+    n = pick(1, std::min<std::uint64_t>(half_p, 40));
+    mm = hw::make_instr(hw::Opcode::kMatmul, 0);
+    hw::set_field(mm, hw::fields::matmul::kM, std::uint32_t(m));
+    hw::set_field(mm, hw::fields::matmul::kK, std::uint32_t(k));
+    hw::set_field(mm, hw::fields::matmul::kN, std::uint32_t(n));
+    hw::set_field(mm, hw::fields::matmul::kOutBits, std::uint32_t(pick(0, 1) * 8));
+  } while (!check_instr(mm, cfg).ok() || k * cycles::ceil_div(n, cfg.array_cols) > half_w);
+  const auto load_tile = [&](std::uint64_t half) {  // W^T and the steps, in either order
+    const hw::Instr w =
+        dma_load(hw::Mem::kWeight, lay.data + pick(0, 4096), half * half_w, k, n, n + pick(0, 9));
+    const hw::Instr p =
+        dma_load(hw::Mem::kParam, lay.params + 8 * pick(0, 512), half * half_p, 1, n, 8 * n);
+    const bool steps_first = pick(0, 1) == 1;
+    prog.push_back(steps_first ? p : w);
+    prog.push_back(steps_first ? w : p);
+  };
+  prog.push_back(dma_load(hw::Mem::kInput, lay.data + pick(0, 4096), 0, m, k, k + pick(0, 5)));
+  load_tile(0);
+  const std::uint64_t tiles = pick(2, 6);
+  for (std::uint64_t t = 0; t < tiles; ++t) {
+    prog.push_back(hw::make_instr(hw::Opcode::kBarrier, 0));
+    hw::Instr x = mm;
+    hw::set_field(x, hw::fields::matmul::kWAddr, std::uint32_t((t % 2) * half_w));
+    hw::set_field(x, hw::fields::matmul::kRqAddr, std::uint32_t((t % 2) * half_p));
+    prog.push_back(x);
+    if (t + 1 < tiles) {
+      load_tile((t + 1) % 2);
+    }
+  }
+  prog.push_back(hw::make_instr(hw::Opcode::kEnd, 0));
+  return prog;
+}
+
+/// `programs` streamed_tiles() programs on SimDevice and ModelDevice of `cfg` at `timing`.
+inline void streamed(const hw::HwConfig& cfg, ModelFactory make, std::uint64_t seed, int programs,
+                     Timing timing) {
+  constexpr std::uint64_t kDramBytes = 256 * 1024;
+  sim::SimOptions opts;
+  opts.dram_bytes = kDramBytes;
+  opts.dram_latency_ns = timing.latency_ns;
+  opts.dram_bytes_per_ns = timing.bytes_per_ns;
+  opts.clock_mhz = timing.clock_mhz;
+  sim::SimDevice rtl(make(false), opts);
+  ModelDevice model(cfg, {timing.clock_mhz, timing.latency_ns, timing.bytes_per_ns}, kDramBytes);
+  gen::ProgramGen g(cfg, kDramBytes, seed);
+  const std::vector<std::uint8_t> image = g.initial_dram();
+  rtl.write_dram(0, image);
+  model.write_dram(0, image);
+  std::mt19937_64 rng(seed);
+  Tally t;
+  for (int p = 0; p < programs; ++p) {
+    const std::vector<hw::Instr> prog = streamed_tiles(cfg, g.layout(), rng);
+    const RunStats a = model.run_program(g.layout().prog_addr, prog);
+    const RunStats b = rtl.run_program(g.layout().prog_addr, prog);
+    EXPECT_EQ(model.unmodelled_overlaps(), 0u) << "program " << p;
+    compare_run(prog, a, b, "seed " + std::to_string(seed) + " program " + std::to_string(p), t);
+  }
+  t.print(std::string(cfg.name) + " streamed tiles, seed " + std::to_string(seed));
+  EXPECT_GT(t.dma_hidden, 0u) << "no DMA ran under a MATMUL";
   EXPECT_EQ(t.mismatched, 0u);
   EXPECT_EQ(t.bad_runs, 0u);
 }
