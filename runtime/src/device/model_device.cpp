@@ -87,7 +87,8 @@ RunStats ModelDevice::run(std::uint64_t prog_addr, std::uint32_t len) {
   port_.reset();
   busy_.clear();
   free_ = {0, 0, 0};
-  copy_in_begin_ = copy_in_end_ = end_ = 0;
+  mm_ = {};
+  end_ = 0;
   mem_stall_ = unit_stall_ = unmodelled_ = 0;
   last_ = {0, 0, 0};
   if (len >= 1 && len <= cpu_.hw().prog_depth && prog_addr % 16 == 0) {
@@ -117,7 +118,7 @@ void ModelDevice::before(const hw::Instr& in, std::uint32_t index, const CpuDevi
     const unsigned u = unit_index(unit);
     x = std::max(x, free_[u]);
     if (u == kVector) {
-      x = std::max(x, copy_in_end_);
+      x = std::max(x, mm_.copy_in_end);
     }
     unit_stall_ += x - issue_;
     const InstrRecord rec = time_unit(in, index, x, dev);
@@ -126,7 +127,7 @@ void ModelDevice::before(const hw::Instr& in, std::uint32_t index, const CpuDevi
     last_[u] = busy_.size();
     free_[u] = x + rec.cycles + 1;
   } else if (op == Opcode::kBarrier || op == Opcode::kEnd) {
-    x = std::max({x, free_[kDma], free_[kMatmul], free_[kVector], copy_in_end_});
+    x = std::max({x, free_[kDma], free_[kMatmul], free_[kVector], mm_.copy_in_end});
   }
   end_ = x;
   issue_ = x + 2;
@@ -154,10 +155,10 @@ void ModelDevice::check_overlaps(const Busy& b) {
     const bool store = static_cast<Opcode>(get_field(dma.instr, f::kOpcode)) == Opcode::kDmaStore;
     const bool requant = store && get_field(dma.instr, f::dma_store::kRequant) != 0;
     bool shared = mem == hw::Mem::kVector || (mem == hw::Mem::kParam || requant);
-    if (other.record.unit == kMatmul) {
-      shared = mem == hw::Mem::kInput || mem == hw::Mem::kVector ||
-               (store && mem == hw::Mem::kWeight) ||
-               ((mem == hw::Mem::kParam || requant) && &dma == &o);  // DMA first: copy-in unknown
+    if (other.record.unit == kMatmul) {  // modelled: steps and operands, MATMUL first
+      const bool dma_first = &dma == &o;
+      shared = mem == hw::Mem::kVector || (store && mem == hw::Mem::kWeight) ||
+               (dma_first && (mem == hw::Mem::kInput || mem == hw::Mem::kParam || requant));
     }
     unmodelled_ += shared ? 1 : 0;
   }
@@ -191,20 +192,44 @@ InstrRecord ModelDevice::time_unit(const hw::Instr& in, std::uint32_t index, std
     // before it (rtl/top/psm_matmul_stage.sv overlap_q).
     const bool vector_busy = free_[kVector] > start;
     rec.cycles = cycles::matmul_stage_cycles(in, cfg, vector_busy);
-    copy_in_begin_ = start + 1;
-    copy_in_end_ = start + 1 + cycles::matmul_copy_in_cycles(in);
+    mm_ = matmul_access(in, cfg, start, vector_busy);
   } else {
     rec.cycles = cycles::vector_cycles(in, cfg, rsqrt_extra(in, cfg, dev));
   }
   return rec;
 }
 
+/// The accesses of MATMUL `in` started in cycle `start` that refuse the DMA: the stage copies
+/// its n steps in one per cycle from its first busy cycle (copy_in_o one cycle longer), then
+/// (after StCopyIn when the vector unit was busy, and StStart) psm_matmul reads activation row
+/// c in slot cycle c < m of each tile slot (rtl/matmul/psm_matmul.sv, StStream).
+ModelDevice::MatmulAccess ModelDevice::matmul_access(const hw::Instr& in, const hw::HwConfig& cfg,
+                                                     std::uint64_t start, bool vector_busy) {
+  const std::uint64_t m = get_field(in, f::matmul::kM), n = get_field(in, f::matmul::kN);
+  const std::uint64_t copy_in = cycles::matmul_copy_in_cycles(in);
+  const bool requant = get_field(in, f::matmul::kOutBits) != 0;
+  const std::uint64_t before = vector_busy ? (requant ? n + 2 : 1) : 0;  // StCopyIn
+  MatmulAccess a;
+  a.copy_in_begin = start + 1;
+  a.copy_in_end = start + 1 + copy_in;
+  a.run_begin = start + 1 + before + 1;
+  a.slot = std::max<std::uint64_t>({m, cfg.array_rows, cfg.array_cols});
+  a.tiles = matmul_result(in, cfg.lanes).digits *
+            cycles::ceil_div(get_field(in, f::matmul::kK), cfg.array_rows) *
+            cycles::ceil_div(n, cfg.array_cols);
+  a.m = m;
+  return a;
+}
+
 bool ModelDevice::dma_granted(hw::Mem mem, std::uint64_t cycle) const {
-  // The param memory's arbiter serves the matmul stage's step reads first: one per cycle from its
-  // first busy cycle, n of them (copy_in_o is high one cycle longer, for the last write into
-  // psm_matmul).
-  if (mem == hw::Mem::kParam && copy_in_end_ > copy_in_begin_) {
-    return cycle < copy_in_begin_ || cycle + 1 >= copy_in_end_;
+  // The param memory's arbiter serves the matmul stage's step reads first, the input
+  // memory's its operand reads (rtl/top/psm_accel.sv).
+  if (mem == hw::Mem::kParam && mm_.copy_in_end > mm_.copy_in_begin) {
+    return cycle < mm_.copy_in_begin || cycle + 1 >= mm_.copy_in_end;
+  }
+  if (mem == hw::Mem::kInput && cycle >= mm_.run_begin) {
+    const std::uint64_t at = cycle - mm_.run_begin;
+    return at / mm_.slot >= mm_.tiles || at % mm_.slot >= mm_.m;
   }
   return true;
 }

@@ -217,10 +217,11 @@ inline hw::Instr dma_load(hw::Mem mem, std::uint64_t dram, std::uint64_t spad, s
   return in;
 }
 
-/// A program of streamed weight tiles, as the compiler double-buffers them: a's rows, then
-/// per tile a MATMUL on one half of the weight and param memories and, without a BARRIER, the
-/// next tile's W^T and steps loading into the other half (the DMA under the MATMUL, its param
-/// writes refused while the MATMUL copies its steps in), random shapes and DRAM offsets.
+/// A program of streamed tiles, double-buffered as the compiler does weight tiles: per tile a
+/// MATMUL on one half of the input, weight and param memories and, without a BARRIER, the next
+/// tile's a, W^T and steps loading into the other halves in a random order (the DMA under the
+/// MATMUL: its param writes refused while the MATMUL copies its steps in, its input writes
+/// while the array reads its rows), random shapes and DRAM offsets.
 inline std::vector<hw::Instr> streamed_tiles(const hw::HwConfig& cfg, const gen::DramLayout& lay,
                                              std::mt19937_64& rng) {
   const auto pick = [&rng](std::uint64_t lo, std::uint64_t hi) {
@@ -239,21 +240,21 @@ inline std::vector<hw::Instr> streamed_tiles(const hw::HwConfig& cfg, const gen:
     hw::set_field(mm, hw::fields::matmul::kN, std::uint32_t(n));
     hw::set_field(mm, hw::fields::matmul::kOutBits, std::uint32_t(pick(0, 1) * 8));
   } while (!check_instr(mm, cfg).ok() || k * cycles::ceil_div(n, cfg.array_cols) > half_w);
-  const auto load_tile = [&](std::uint64_t half) {  // W^T and the steps, in either order
-    const hw::Instr w =
-        dma_load(hw::Mem::kWeight, lay.data + pick(0, 4096), half * half_w, k, n, n + pick(0, 9));
-    const hw::Instr p =
-        dma_load(hw::Mem::kParam, lay.params + 8 * pick(0, 512), half * half_p, 1, n, 8 * n);
-    const bool steps_first = pick(0, 1) == 1;
-    prog.push_back(steps_first ? p : w);
-    prog.push_back(steps_first ? w : p);
+  const std::uint64_t half_i = cfg.input_depth / 2;
+  const auto load_tile = [&](std::uint64_t half) {  // W^T, the steps and a, in any order
+    std::vector<hw::Instr> loads = {
+        dma_load(hw::Mem::kWeight, lay.data + pick(0, 4096), half * half_w, k, n, n + pick(0, 9)),
+        dma_load(hw::Mem::kParam, lay.params + 8 * pick(0, 512), half * half_p, 1, n, 8 * n),
+        dma_load(hw::Mem::kInput, lay.data + pick(0, 4096), half * half_i, m, k, k + pick(0, 5))};
+    std::shuffle(loads.begin(), loads.end(), rng);
+    prog.insert(prog.end(), loads.begin(), loads.end());
   };
-  prog.push_back(dma_load(hw::Mem::kInput, lay.data + pick(0, 4096), 0, m, k, k + pick(0, 5)));
   load_tile(0);
   const std::uint64_t tiles = pick(2, 6);
   for (std::uint64_t t = 0; t < tiles; ++t) {
     prog.push_back(hw::make_instr(hw::Opcode::kBarrier, 0));
     hw::Instr x = mm;
+    hw::set_field(x, hw::fields::matmul::kAAddr, std::uint32_t((t % 2) * half_i));
     hw::set_field(x, hw::fields::matmul::kWAddr, std::uint32_t((t % 2) * half_w));
     hw::set_field(x, hw::fields::matmul::kRqAddr, std::uint32_t((t % 2) * half_p));
     prog.push_back(x);

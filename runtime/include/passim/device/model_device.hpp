@@ -26,10 +26,11 @@ namespace passim {
 /// `run` reports has_cycles = true, one InstrRecord per DMA, matmul and vector instruction and all
 /// counters of spec/passim.json.
 ///
-/// What the model assumes (docs/cycle-model.md, "What the model assumes"): the DMA's scratchpad
-/// accesses lose arbitration only to a MATMUL's copy-in of its steps (the param memory); the matmul
-/// stage's copy-out and the vector unit never meet the DMA on a memory. Programs of the compiler
-/// and of tests/gen keep to that.
+/// What the model assumes (docs/cycle-model.md, "What the model assumes"): a DMA meets the
+/// matmul stage only when issued under a running MATMUL, and then only on the param memory (the
+/// steps it copies in) or the input memory (the rows psm_matmul reads); the matmul stage's
+/// copy-out and the vector unit never meet another unit on a memory. Programs of the compiler
+/// and of tests/gen keep to that; unmodelled_overlaps() counts the instructions that do not.
 class ModelDevice final : public Device, private InstrObserver {
  public:
   explicit ModelDevice(const hw::HwConfig& cfg, const DramTiming& timing = {},
@@ -80,9 +81,17 @@ class ModelDevice final : public Device, private InstrObserver {
   // The schedule of the current run (cycle 0: the first cycle of the program fetch).
   std::uint64_t issue_ = 0;              ///< cycle of the next instruction's StIssue
   std::array<std::uint64_t, 3> free_{};  ///< first idle cycle of DMA, matmul, vector
-  std::uint64_t copy_in_end_ = 0;        ///< first cycle without a MATMUL copy-in
-  std::uint64_t copy_in_begin_ = 0;      ///< first cycle of its step reads
-  std::uint64_t end_ = 0;                ///< the END's cycle
+  /// The last MATMUL's accesses that refuse the DMA (rtl/top/psm_matmul_stage.sv): its step
+  /// reads in cycles [copy_in_begin, copy_in_end - 1), and psm_matmul's input reads from
+  /// cycle run_begin on: slot cycles c < m of each of `tiles` slots of `slot` cycles.
+  struct MatmulAccess {
+    std::uint64_t copy_in_begin = 0, copy_in_end = 0;  ///< copy_in_end: first cycle without
+    std::uint64_t run_begin = 0, slot = 1, tiles = 0, m = 0;
+  };
+  MatmulAccess mm_;
+  [[nodiscard]] static MatmulAccess matmul_access(const hw::Instr& in, const hw::HwConfig& cfg,
+                                                  std::uint64_t start, bool vector_busy);
+  std::uint64_t end_ = 0;  ///< the END's cycle
   std::uint64_t mem_stall_ = 0, unit_stall_ = 0, unmodelled_ = 0;
   std::vector<Busy> busy_;
   std::array<std::size_t, 3> last_{};  ///< 1 + index in busy_ of each unit's last instruction
