@@ -89,17 +89,24 @@ std::uint64_t matmul_copy_in_cycles(const hw::Instr& in) noexcept {
   return requant ? get_field(in, f::matmul::kN) + 1 : 0;
 }
 
+std::uint64_t matmul_copy_in_before(const hw::Instr& in, bool vector_busy) noexcept {
+  // rtl/top/psm_matmul_stage.sv StCopyIn, only when the vector unit was busy at the start: the n
+  // reads, the last write, and the cycle that sees pm_done; 1 cycle without steps.
+  if (!vector_busy) {
+    return 0;
+  }
+  const bool requant = get_field(in, f::matmul::kOutBits) != 0;
+  return requant ? get_field(in, f::matmul::kN) + 2 : 1;
+}
+
 std::uint64_t matmul_stage_cycles(const hw::Instr& in, const hw::HwConfig& cfg,
                                   bool vector_busy) noexcept {
   const std::uint64_t m = get_field(in, f::matmul::kM), k = get_field(in, f::matmul::kK);
   const std::uint64_t n = get_field(in, f::matmul::kN);
   const std::uint64_t digits = matmul_result(in, cfg.lanes).digits;
-  const bool requant = get_field(in, f::matmul::kOutBits) != 0;
-  // StCopyIn (only when the vector unit was busy at the start): n reads, the last write, and the
-  // cycle that sees pm_done; 1 cycle without steps. Then StStart (1), StRun (psm_matmul busy),
-  // StCopyOut.
-  const std::uint64_t copy_in = vector_busy ? (requant ? n + 2 : 1) : 0;
-  return copy_in + 1 + matmul_array_cycles(cfg, m, k, n, digits) + matmul_copy_out_cycles(in, cfg);
+  // StCopyIn (if any), StStart (1), StRun (psm_matmul busy), StCopyOut.
+  return matmul_copy_in_before(in, vector_busy) + 1 + matmul_array_cycles(cfg, m, k, n, digits) +
+         matmul_copy_out_cycles(in, cfg);
 }
 
 std::uint64_t rsqrt_extra_cycles(std::uint64_t x) noexcept {

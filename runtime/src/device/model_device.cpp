@@ -18,8 +18,8 @@ using hw::Opcode;
 
 namespace {
 
-constexpr unsigned kDma = 0, kMatmul = 1,
-                   kVector = 2;  // psm_trace / unit_busy order
+// Unit indices in the order of psm_trace's records and psm_accel's unit_busy_o.
+constexpr unsigned kDma = 0, kMatmul = 1, kVector = 2;
 
 /// The unit index of a unit instruction's unit.
 unsigned unit_index(hw::Unit u) {
@@ -49,8 +49,7 @@ std::uint64_t rsqrt_extra(const hw::Instr& in, const hw::HwConfig& cfg, const Cp
   std::uint64_t total = 0;
   for (std::size_t r = 0; r < rows; ++r) {
     std::int64_t mean = 0;
-    if (op == Opcode::kLayernorm) {  // floor((2 sum + n) / (2 n)), as
-                                     // layernorm_i8 rounds it
+    if (op == Opcode::kLayernorm) {  // floor((2 sum + n) / (2 n)), as layernorm_i8 rounds it
       std::int64_t sum = 0;
       for (std::size_t i = 0; i < len; ++i) {
         sum += lane16(vec, cfg.lanes, src + r * words, i);
@@ -134,9 +133,9 @@ void ModelDevice::before(const hw::Instr& in, std::uint32_t index, const CpuDevi
 }
 
 void ModelDevice::check_overlaps(const Busy& b) {
-  // Only the last instruction of each other unit can still run when `b` starts. The model knows the
-  // DMA's arbitration against a MATMUL's copy-in when the MATMUL came first; every other meeting of
-  // two units on a memory (rtl/top/psm_accel.sv priorities) is not modelled.
+  // Only the last instruction of each other unit can still run when `b` starts. The model knows
+  // the DMA's arbitration against a MATMUL's step and row reads when the MATMUL came first;
+  // every other meeting of two units on a memory (rtl/top/psm_accel.sv priorities) is not.
   for (unsigned v = 0; v < 3; ++v) {
     if (v == b.record.unit || last_[v] == 0) {
       continue;
@@ -206,13 +205,10 @@ InstrRecord ModelDevice::time_unit(const hw::Instr& in, std::uint32_t index, std
 ModelDevice::MatmulAccess ModelDevice::matmul_access(const hw::Instr& in, const hw::HwConfig& cfg,
                                                      std::uint64_t start, bool vector_busy) {
   const std::uint64_t m = get_field(in, f::matmul::kM), n = get_field(in, f::matmul::kN);
-  const std::uint64_t copy_in = cycles::matmul_copy_in_cycles(in);
-  const bool requant = get_field(in, f::matmul::kOutBits) != 0;
-  const std::uint64_t before = vector_busy ? (requant ? n + 2 : 1) : 0;  // StCopyIn
   MatmulAccess a;
   a.copy_in_begin = start + 1;
-  a.copy_in_end = start + 1 + copy_in;
-  a.run_begin = start + 1 + before + 1;
+  a.copy_in_end = start + 1 + cycles::matmul_copy_in_cycles(in);
+  a.run_begin = start + 1 + cycles::matmul_copy_in_before(in, vector_busy) + 1;  // + StStart
   a.slot = std::max<std::uint64_t>({m, cfg.array_rows, cfg.array_cols});
   a.tiles = matmul_result(in, cfg.lanes).digits *
             cycles::ceil_div(get_field(in, f::matmul::kK), cfg.array_rows) *

@@ -41,6 +41,10 @@ namespace passim::cycles {
 /// requantisation steps in (its `copy_in_o`): the vector unit's instructions wait for them.
 [[nodiscard]] std::uint64_t matmul_copy_in_cycles(const hw::Instr& in) noexcept;
 
+/// Cycles the matmul stage copies steps in before psm_matmul starts (StCopyIn): only when the
+/// vector unit was busy at the start (`vector_busy`), n + 2 (1 with out_bits = 0); else 0.
+[[nodiscard]] std::uint64_t matmul_copy_in_before(const hw::Instr& in, bool vector_busy) noexcept;
+
 /// Extra cycles of psm_rsqrt (rtl/common/psm_rsqrt.sv) for an input `x` >= 1: it normalises x by
 /// two bits per cycle, k = (62 - bit_width(x)) / 2 (0 .. 30).
 [[nodiscard]] std::uint64_t rsqrt_extra_cycles(std::uint64_t x) noexcept;
