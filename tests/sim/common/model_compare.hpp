@@ -6,6 +6,7 @@
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <functional>
 #include <iostream>
@@ -100,6 +101,15 @@ inline void compare_run(std::span<const hw::Instr> prog, const RunStats& model, 
     by_index[r.index] = &r;
   }
   EXPECT_EQ(model.records.size(), rtl.records.size()) << what;
+  // The records come in the order the instructions end (DMA, matmul, vector within a cycle).
+  std::vector<std::uint32_t> order_model, order_rtl;
+  for (const InstrRecord& r : model.records) {
+    order_model.push_back(r.index);
+  }
+  for (const InstrRecord& r : rtl.records) {
+    order_rtl.push_back(r.index);
+  }
+  EXPECT_EQ(order_model, order_rtl) << what << ": records in another order";
   for (const InstrRecord& r : rtl.records) {
     const hw::Instr& in = prog[r.index];
     auto& op = t.per_op[std::string(
@@ -314,8 +324,11 @@ inline void compiled(const QuantModel& model, const hw::HwConfig& cfg, ModelFact
   mdl.add_observer(&model_runs);
   mdl.add_observer(&unmodelled);
   DeviceBackend on_rtl(probe, rtl), on_model(probe, mdl);
+  const auto t0 = std::chrono::steady_clock::now();
   drive(on_rtl);
+  const auto t1 = std::chrono::steady_clock::now();
   drive(on_model);
+  const auto t2 = std::chrono::steady_clock::now();
   const auto a = on_rtl.logits_i32(), b = on_model.logits_i32();
   EXPECT_TRUE(std::equal(a.begin(), a.end(), b.begin(), b.end())) << what << ": logits differ";
   ASSERT_EQ(rtl_runs.runs.size(), model_runs.runs.size()) << what;
@@ -326,6 +339,9 @@ inline void compiled(const QuantModel& model, const hw::HwConfig& cfg, ModelFact
                 what + " run " + std::to_string(r), t);
   }
   t.print(what + " on " + std::string(cfg.name));
+  std::cout << "  wall time (with the host's work): SimDevice "
+            << std::chrono::duration<double>(t1 - t0).count() << " s, ModelDevice "
+            << std::chrono::duration<double>(t2 - t1).count() << " s\n";
   EXPECT_EQ(unmodelled.total, 0u) << what << ": units met on a memory outside the model";
   EXPECT_GT(t.compared, 0u);
   EXPECT_EQ(t.mismatched, 0u);
