@@ -123,4 +123,5 @@ passim_top_test(model_device_test LABELS sim
 target_link_libraries(model_device_test PRIVATE passim_accel_small passim_program_gen)
 passim_top_test(model_device_base_test LABELS sim
                 SOURCES ${CMAKE_CURRENT_LIST_DIR}/model_device_base_test.cpp)
-target_link_libraries(model_device_base_test PRIVATE passim_accel_base passim_program_gen)
+target_link_libraries(model_device_base_test PRIVATE passim_accel_base passim_accel_small
+                      passim_program_gen)
