@@ -79,11 +79,19 @@ inline std::string describe(const hw::Instr& in) {
         << " stride=" << hw::get_field(in, f::dma_load::kDramStride);
       break;
     case hw::Unit::kMatmul:
-      s << " out_bits=" << hw::get_field(in, f::matmul::kOutBits)
-        << " field80=" << hw::get_field(in, f::matmul::kDstStride);
+      s << " out_bits=" << hw::get_field(in, f::matmul::kOutBits);
+      if (op == hw::Opcode::kMatmulAct) {
+        s << " digits=" << hw::get_field(in, f::matmul_act::kDigits)
+          << " transpose=" << hw::get_field(in, f::matmul_act::kTranspose);
+      } else {
+        s << (op == hw::Opcode::kMatmulHeads ? " head_size=" : " dst_stride=")
+          << hw::get_field(in, f::matmul::kDstStride);
+      }
       break;
-    default:
-      s << " bits20=" << hw::get_field(in, f::softmax::kOnline);
+    default:  // a vector opcode: SOFTMAX's `online`, the norms' gain_frac_bits (bit 20 on)
+      s << (op == hw::Opcode::kSoftmax ? " online=" : " bits[23:20]=")
+        << hw::get_field(in, f::rmsnorm::kGainFracBits)
+        << " param_addr=" << hw::get_field(in, f::rmsnorm::kParamAddr);
       break;
   }
   return s.str();
