@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <bit>
 #include <set>
+#include <vector>
 
 #include "passim/device/device.hpp"
 
@@ -57,28 +58,61 @@ std::uint64_t attn_score_cycles(std::uint64_t w, std::uint64_t rows, std::uint64
 
 }  // namespace
 
+namespace {
+
+/// The vector words the matmul stage writes per result row (rtl/top/psm_matmul_stage.sv, not
+/// transposed): each group (MATMUL_HEADS: a head; else the row) starts a new word.
+std::uint64_t row_writes(const MatmulResult& res, std::uint64_t n, std::size_t lanes) {
+  const std::uint64_t group = std::min(res.group, n);
+  const std::uint64_t full = n / group, tail = n % group;
+  return full * ceil_div(group, lanes) + ceil_div(tail, lanes);
+}
+
+}  // namespace
+
 std::uint64_t matmul_copy_out_cycles(const hw::Instr& in, const hw::HwConfig& cfg) noexcept {
   const MatmulResult res = matmul_result(in, cfg.lanes);
   const std::uint64_t m = get_field(in, f::matmul::kM), n = get_field(in, f::matmul::kN);
   if (res.transposed) {
-    // rtl/top/psm_matmul_stage.sv, transposed: per block of L rows and one output word (C columns):
-    // its rows read into the tile (one per cycle), one cycle for the last word to land, then one
-    // vector word per column; + 1 for the cycle that sees tr_done_q.
+    // rtl/top/psm_matmul_stage.sv, transposed: per block of L rows and one output word (C
+    // columns): its rows read into the tile (one per cycle), one cycle for the last word to
+    // land, then one vector word per column; + 1 for the cycle that sees tr_done_q.
     const std::uint64_t nw = ceil_div(n, cfg.array_cols), mw = ceil_div(m, cfg.lanes);
     return nw * m + mw * n + nw * mw + 1;
   }
-  // Rows (not transposed, rtl/top/psm_matmul_stage.sv gearbox of 2 (C + L) elements): one output
-  // word of C elements read per cycle, one vector word of up to L lanes written per cycle; each
-  // group (MATMUL_HEADS: a head; else the row) starts a new vector word, so a row takes max(NW, Wr)
-  // cycles with NW = ceil(n / C) reads and Wr = sum over its groups of ceil(size / L) writes. The
-  // gearbox holds enough for the reads to run ahead, so the rows follow each other without a gap;
+  // Rows (not transposed, the gearbox of 2 (C + L) elements): one output word of C elements
+  // read per cycle, one vector word of up to L lanes written per cycle, so a row takes
+  // max(NW, Wr) cycles with NW = ceil(n / C) reads and Wr = row_writes() writes. The gearbox
+  // holds enough for the reads to run ahead, so the rows follow each other without a gap;
   // + 3: the read's cycle of latency, the write of the last word, and the cycle that sees the
   // last row written (ow_done).
   const std::uint64_t nw = ceil_div(n, cfg.array_cols);
-  const std::uint64_t group = std::min(res.group, n);
-  const std::uint64_t full = n / group, tail = n % group;
-  const std::uint64_t writes = full * ceil_div(group, cfg.lanes) + ceil_div(tail, cfg.lanes);
-  return m * std::max(nw, writes) + 3;
+  return m * std::max(nw, row_writes(res, n, cfg.lanes)) + 3;
+}
+
+std::vector<CycleSpan> matmul_copy_out_writes(const hw::Instr& in, const hw::HwConfig& cfg) {
+  const MatmulResult res = matmul_result(in, cfg.lanes);
+  const std::uint64_t m = get_field(in, f::matmul::kM), n = get_field(in, f::matmul::kN);
+  const std::uint64_t c = cfg.array_cols, l = cfg.lanes;
+  std::vector<CycleSpan> writes;
+  if (res.transposed) {  // per block: its rows read, one cycle, then its columns written
+    std::uint64_t at = 0;
+    for (std::uint64_t t = 0; t < ceil_div(n, c); ++t) {
+      for (std::uint64_t b = 0; b < ceil_div(m, l); ++b) {
+        const std::uint64_t rows = std::min(l, m - b * l), cols = std::min(c, n - t * c);
+        writes.push_back({at + rows + 1, at + rows + 1 + cols});
+        at += rows + 1 + cols;
+      }
+    }
+    return writes;
+  }
+  // Write-bound rows (Wr >= NW: C >= L, every built-in config): the first word is in the
+  // gearbox from offset 2, then one write per cycle to the end.
+  const std::uint64_t wr = row_writes(res, n, l);
+  if (wr >= ceil_div(n, c)) {
+    writes.push_back({2, 2 + m * wr});
+  }
+  return writes;
 }
 
 std::uint64_t matmul_copy_in_cycles(const hw::Instr& in) noexcept {

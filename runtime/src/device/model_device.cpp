@@ -154,10 +154,11 @@ void ModelDevice::check_overlaps(const Busy& b) {
     const bool store = static_cast<Opcode>(get_field(dma.instr, f::kOpcode)) == Opcode::kDmaStore;
     const bool requant = store && get_field(dma.instr, f::dma_store::kRequant) != 0;
     bool shared = mem == hw::Mem::kVector || (mem == hw::Mem::kParam || requant);
-    if (other.record.unit == kMatmul) {  // modelled: steps and operands, MATMUL first
+    if (other.record.unit == kMatmul) {  // modelled: steps, rows, result, MATMUL first
       const bool dma_first = &dma == &o;
-      shared = mem == hw::Mem::kVector || (store && mem == hw::Mem::kWeight) ||
-               (dma_first && (mem == hw::Mem::kInput || mem == hw::Mem::kParam || requant));
+      shared = (store && mem == hw::Mem::kWeight) ||
+               (dma_first && (mem != hw::Mem::kWeight || requant)) ||
+               (mem == hw::Mem::kVector && mm_.writes.empty());
     }
     unmodelled_ += shared ? 1 : 0;
   }
@@ -214,18 +215,27 @@ ModelDevice::MatmulAccess ModelDevice::matmul_access(const hw::Instr& in, const 
             cycles::ceil_div(get_field(in, f::matmul::kK), cfg.array_rows) *
             cycles::ceil_div(n, cfg.array_cols);
   a.m = m;
+  a.copy_out_begin =
+      a.run_begin + cycles::matmul_array_cycles(cfg, m, get_field(in, f::matmul::kK), n,
+                                                matmul_result(in, cfg.lanes).digits);
+  a.writes = cycles::matmul_copy_out_writes(in, cfg);
   return a;
 }
 
 bool ModelDevice::dma_granted(hw::Mem mem, std::uint64_t cycle) const {
-  // The param memory's arbiter serves the matmul stage's step reads first, the input
-  // memory's its operand reads (rtl/top/psm_accel.sv).
+  // The matmul stage comes first (rtl/top/psm_accel.sv): on the param memory its step reads,
+  // on the input memory psm_matmul's row reads, on the vector memory the result's writes.
   if (mem == hw::Mem::kParam && mm_.copy_in_end > mm_.copy_in_begin) {
     return cycle < mm_.copy_in_begin || cycle + 1 >= mm_.copy_in_end;
   }
   if (mem == hw::Mem::kInput && cycle >= mm_.run_begin) {
     const std::uint64_t at = cycle - mm_.run_begin;
     return at / mm_.slot >= mm_.tiles || at % mm_.slot >= mm_.m;
+  }
+  if (mem == hw::Mem::kVector && cycle >= mm_.copy_out_begin) {  // the result's writes
+    const std::uint64_t at = cycle - mm_.copy_out_begin;
+    return std::none_of(mm_.writes.begin(), mm_.writes.end(),
+                        [at](const cycles::CycleSpan& w) { return at >= w.begin && at < w.end; });
   }
   return true;
 }

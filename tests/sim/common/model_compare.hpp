@@ -235,50 +235,94 @@ inline hw::Instr dma_load(hw::Mem mem, std::uint64_t dram, std::uint64_t spad, s
   return in;
 }
 
+/// A random MATMUL, MATMUL_HEADS or MATMUL_ACT (transposed) whose W^T and steps fit half the
+/// weight and param memories and whose result fits half the vector memory.
+inline hw::Instr tile_matmul(const hw::HwConfig& cfg, std::mt19937_64& rng) {
+  namespace mm = hw::fields::matmul;
+  const auto pick = [&rng](std::uint64_t lo, std::uint64_t hi) {
+    return lo + rng() % (hi - lo + 1);
+  };
+  const hw::Opcode ops[] = {hw::Opcode::kMatmul, hw::Opcode::kMatmulHeads, hw::Opcode::kMatmulAct};
+  while (true) {
+    const std::uint64_t m = pick(1, 24), k = pick(1, 4 * cfg.array_rows + 3);
+    const std::uint64_t n = pick(1, std::min<std::uint64_t>(cfg.param_depth / 2, 40));
+    hw::Instr in = hw::make_instr(ops[pick(0, 2)], 0);
+    hw::set_field(in, mm::kM, std::uint32_t(m));
+    hw::set_field(in, mm::kK, std::uint32_t(k));
+    hw::set_field(in, mm::kN, std::uint32_t(n));
+    hw::set_field(in, mm::kOutBits, std::uint32_t(pick(0, 1) * 8));
+    if (hw::get_field(in, hw::fields::kOpcode) == std::uint32_t(hw::Opcode::kMatmulAct)) {
+      hw::set_field(in, hw::fields::matmul_act::kDigits, 1);
+      hw::set_field(in, hw::fields::matmul_act::kTranspose, std::uint32_t(pick(0, 1)));
+    } else if (hw::get_field(in, hw::fields::kOpcode) == std::uint32_t(hw::Opcode::kMatmulHeads)) {
+      hw::set_field(in, hw::fields::matmul_heads::kHeadSize, std::uint32_t(pick(1, n)));
+    }
+    if (check_instr(in, cfg).ok() &&
+        k * cycles::ceil_div(n, cfg.array_cols) <= cfg.weight_depth / 2 &&
+        matmul_result(in, cfg.lanes).span() <= cfg.vector_depth / 2) {
+      return in;
+    }
+  }
+}
+
+/// A DMA_STORE of the result `res` of a MATMUL (its whole words) from vector word `spad` to
+/// DRAM byte `dram`, elements of 2^`esize` bytes.
+inline hw::Instr store_result(const MatmulResult& res, std::size_t lanes, std::uint64_t spad,
+                              std::uint64_t dram, unsigned esize) {
+  namespace d = hw::fields::dma_store;
+  hw::Instr in = hw::make_instr(hw::Opcode::kDmaStore, 0);
+  hw::set_field(in, d::kMem, std::uint32_t(hw::Mem::kVector));
+  hw::set_field(in, d::kElemSize, esize);
+  hw::set_field(in, d::kDramAddr, std::uint32_t(dram));
+  hw::set_field(in, d::kSpadAddr, std::uint32_t(spad));
+  hw::set_field(in, d::kRows, std::uint32_t(res.rows));
+  hw::set_field(in, d::kRowLen, std::uint32_t(res.row_words * lanes));
+  hw::set_field(in, d::kDramStride, std::uint32_t((res.row_words * lanes) << esize));
+  return in;
+}
+
 /// A program of streamed tiles, double-buffered as the compiler does weight tiles: per tile a
-/// MATMUL on one half of the input, weight and param memories and, without a BARRIER, the next
-/// tile's a, W^T and steps loading into the other halves in a random order (the DMA under the
-/// MATMUL: its param writes refused while the MATMUL copies its steps in, its input writes
-/// while the array reads its rows), random shapes and DRAM offsets.
+/// MATMUL on one half of the input, weight, param and vector memories and, without a BARRIER,
+/// the next tile's a, W^T and steps loading into the other halves and the previous tile's
+/// result storing from there, in a random order: the DMA under the MATMUL, refused the param
+/// memory while it copies its steps in, the input memory while the array reads its rows and
+/// the vector memory while it writes its result. Random shapes and DRAM offsets.
 inline std::vector<hw::Instr> streamed_tiles(const hw::HwConfig& cfg, const gen::DramLayout& lay,
                                              std::mt19937_64& rng) {
   const auto pick = [&rng](std::uint64_t lo, std::uint64_t hi) {
     return lo + rng() % (hi - lo + 1);
   };
+  const hw::Instr mm = tile_matmul(cfg, rng);
+  const std::uint64_t m = hw::get_field(mm, hw::fields::matmul::kM);
+  const std::uint64_t k = hw::get_field(mm, hw::fields::matmul::kK);
+  const std::uint64_t n = hw::get_field(mm, hw::fields::matmul::kN);
+  const MatmulResult res = matmul_result(mm, cfg.lanes);
   const std::uint64_t half_w = cfg.weight_depth / 2, half_p = cfg.param_depth / 2;
+  const std::uint64_t half_i = cfg.input_depth / 2, half_v = cfg.vector_depth / 2;
   std::vector<hw::Instr> prog;
-  hw::Instr mm;
-  std::uint64_t k = 0, n = 0, m = 0;
-  do {  // a MATMUL whose W^T and steps fit half the memories
-    m = pick(1, 24), k = pick(1, 4 * cfg.array_rows + 3),
-    n = pick(1, std::min<std::uint64_t>(half_p, 40));
-    mm = hw::make_instr(hw::Opcode::kMatmul, 0);
-    hw::set_field(mm, hw::fields::matmul::kM, std::uint32_t(m));
-    hw::set_field(mm, hw::fields::matmul::kK, std::uint32_t(k));
-    hw::set_field(mm, hw::fields::matmul::kN, std::uint32_t(n));
-    hw::set_field(mm, hw::fields::matmul::kOutBits, std::uint32_t(pick(0, 1) * 8));
-  } while (!check_instr(mm, cfg).ok() || k * cycles::ceil_div(n, cfg.array_cols) > half_w);
-  const std::uint64_t half_i = cfg.input_depth / 2;
-  const auto load_tile = [&](std::uint64_t half) {  // W^T, the steps and a, in any order
-    std::vector<hw::Instr> loads = {
-        dma_load(hw::Mem::kWeight, lay.data + pick(0, 4096), half * half_w, k, n, n + pick(0, 9)),
-        dma_load(hw::Mem::kParam, lay.params + 8 * pick(0, 512), half * half_p, 1, n, 8 * n),
-        dma_load(hw::Mem::kInput, lay.data + pick(0, 4096), half * half_i, m, k, k + pick(0, 5))};
-    std::shuffle(loads.begin(), loads.end(), rng);
-    prog.insert(prog.end(), loads.begin(), loads.end());
+  const auto next_tile = [&](std::uint64_t t) {  // tile t's operands, tile t - 2's result
+    std::vector<hw::Instr> dma = {
+        dma_load(hw::Mem::kWeight, lay.data + pick(0, 4096), t % 2 * half_w, k, n, n + pick(0, 9)),
+        dma_load(hw::Mem::kParam, lay.params + 8 * pick(0, 512), t % 2 * half_p, 1, n, 8 * n),
+        dma_load(hw::Mem::kInput, lay.data + pick(0, 4096), t % 2 * half_i, m, k, k + pick(0, 5))};
+    if (t >= 2) {
+      dma.push_back(store_result(res, cfg.lanes, t % 2 * half_v, lay.out + pick(0, 64) * 8,
+                                 unsigned(pick(0, 2))));
+    }
+    std::shuffle(dma.begin(), dma.end(), rng);
+    prog.insert(prog.end(), dma.begin(), dma.end());
   };
-  load_tile(0);
+  next_tile(0);
   const std::uint64_t tiles = pick(2, 6);
   for (std::uint64_t t = 0; t < tiles; ++t) {
     prog.push_back(hw::make_instr(hw::Opcode::kBarrier, 0));
     hw::Instr x = mm;
-    hw::set_field(x, hw::fields::matmul::kAAddr, std::uint32_t((t % 2) * half_i));
-    hw::set_field(x, hw::fields::matmul::kWAddr, std::uint32_t((t % 2) * half_w));
-    hw::set_field(x, hw::fields::matmul::kRqAddr, std::uint32_t((t % 2) * half_p));
+    hw::set_field(x, hw::fields::matmul::kAAddr, std::uint32_t(t % 2 * half_i));
+    hw::set_field(x, hw::fields::matmul::kWAddr, std::uint32_t(t % 2 * half_w));
+    hw::set_field(x, hw::fields::matmul::kRqAddr, std::uint32_t(t % 2 * half_p));
+    hw::set_field(x, hw::fields::matmul::kDstAddr, std::uint32_t(t % 2 * half_v));
     prog.push_back(x);
-    if (t + 1 < tiles) {
-      load_tile((t + 1) % 2);
-    }
+    next_tile(t + 1);
   }
   prog.push_back(hw::make_instr(hw::Opcode::kEnd, 0));
   return prog;

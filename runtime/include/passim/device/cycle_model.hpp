@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "passim/hw/spec.hpp"
 
@@ -30,6 +31,18 @@ namespace passim::cycles {
 /// MATMUL_ACT `in`, with every vector write granted (the vector unit idle).
 [[nodiscard]] std::uint64_t matmul_copy_out_cycles(const hw::Instr& in,
                                                    const hw::HwConfig& cfg) noexcept;
+
+/// A half-open range of cycles [begin, end).
+struct CycleSpan {
+  std::uint64_t begin = 0, end = 0;
+};
+
+/// The cycles of the copy-out in which the matmul stage writes the vector scratchpad, as
+/// offsets from its first cycle (StCopyOut): rows one per cycle from offset 2 (when the writes
+/// pace it, ceil(n / C) <= words per row: C >= L, every built-in config; else none are given);
+/// transposed, each block's column writes.
+[[nodiscard]] std::vector<CycleSpan> matmul_copy_out_writes(const hw::Instr& in,
+                                                            const hw::HwConfig& cfg);
 
 /// Busy cycles of the matmul stage (rtl/top/psm_matmul_stage.sv) for `in`: the copy-in before the
 /// run when the vector unit was busy at the start (`vector_busy`), one start cycle, psm_matmul's

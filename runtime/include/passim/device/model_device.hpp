@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "passim/device/cpu_device.hpp"
+#include "passim/device/cycle_model.hpp"
 #include "passim/device/device.hpp"
 #include "passim/device/dma_model.hpp"
 #include "passim/hw/spec.hpp"
@@ -27,10 +28,11 @@ namespace passim {
 /// counters of spec/passim.json.
 ///
 /// What the model assumes (docs/cycle-model.md, "What the model assumes"): a DMA meets the
-/// matmul stage only when issued under a running MATMUL, and then only on the param memory (the
-/// steps it copies in) or the input memory (the rows psm_matmul reads); the matmul stage's
-/// copy-out and the vector unit never meet another unit on a memory. Programs of the compiler
-/// and of tests/gen keep to that; unmodelled_overlaps() counts the instructions that do not.
+/// matmul stage only when issued under a running MATMUL, and then on the param memory (the
+/// steps it copies in), the input memory (the rows psm_matmul reads) or the vector memory (the
+/// result it writes); the vector unit never meets another unit on a memory. Programs of the
+/// compiler and of tests/gen keep to that; unmodelled_overlaps() counts the instructions that
+/// do not.
 class ModelDevice final : public Device, private InstrObserver {
  public:
   explicit ModelDevice(const hw::HwConfig& cfg, const DramTiming& timing = {},
@@ -82,11 +84,14 @@ class ModelDevice final : public Device, private InstrObserver {
   std::uint64_t issue_ = 0;              ///< cycle of the next instruction's StIssue
   std::array<std::uint64_t, 3> free_{};  ///< first idle cycle of DMA, matmul, vector
   /// The last MATMUL's accesses that refuse the DMA (rtl/top/psm_matmul_stage.sv): its step
-  /// reads in cycles [copy_in_begin, copy_in_end - 1), and psm_matmul's input reads from
-  /// cycle run_begin on: slot cycles c < m of each of `tiles` slots of `slot` cycles.
+  /// reads in cycles [copy_in_begin, copy_in_end - 1), psm_matmul's input reads from cycle
+  /// run_begin on (slot cycles c < m of each of `tiles` slots of `slot` cycles), and its
+  /// vector writes, `writes` offsets from copy_out_begin (none known: not modelled).
   struct MatmulAccess {
     std::uint64_t copy_in_begin = 0, copy_in_end = 0;  ///< copy_in_end: first cycle without
     std::uint64_t run_begin = 0, slot = 1, tiles = 0, m = 0;
+    std::uint64_t copy_out_begin = 0;
+    std::vector<cycles::CycleSpan> writes;
   };
   MatmulAccess mm_;
   [[nodiscard]] static MatmulAccess matmul_access(const hw::Instr& in, const hw::HwConfig& cfg,
