@@ -84,29 +84,36 @@ DmaCmd decode(const hw::Instr& in, const hw::HwConfig& cfg) {
   return c;
 }
 
-/// psm_dma's registers that decide its timing (StRun), and the responses it is owed.
+/// psm_dma's registers that decide its timing (StRun), named as in the RTL, and the responses
+/// it is owed.
 struct DmaState {
-  BeatWalk rq, cs;           // request walk and load-response walk
-  std::uint64_t rq_row = 0;  // rows whose beats are all requested
-  bool rq_done = false;
-  std::uint64_t cnt = 0;           // bytes in the byte buffer
-  std::uint64_t fifo = 0, os = 0;  // response FIFO entries, outstanding requests
-  std::uint64_t pk_row = 0,
-                pk_left = 0;  // load: rows written, bytes left of the row
-  std::uint64_t rd_row = 0,
-                rd_left = 0;  // store: rows read, elements left of the row
-  bool rd_valid = false, rqv1 = false, rqv2 = false;
-  std::uint64_t rd_bytes_q = 0, rqb1 = 0, rqb2 = 0;
-  std::deque<std::uint64_t> due;  // cycles of the owed responses
+  BeatWalk rq, cs;                  ///< u_rq_walk (requests), u_cs_walk (load responses)
+  std::uint64_t rq_row = 0;         ///< rq_row_q: rows whose beats are all requested
+  bool rq_done = false;             ///< rq_done_q
+  std::uint64_t cnt = 0;            ///< cnt_q: bytes in the byte buffer
+  std::uint64_t fifo = 0, os = 0;   ///< fifo_cnt_q, os_q (outstanding requests)
+  std::uint64_t pk_row = 0;         ///< pk_row_q: load rows written to the scratchpad
+  std::uint64_t pk_left = 0;        ///< pk_left_q: bytes of that row still to write
+  std::uint64_t rd_row = 0;         ///< rd_row_q: store rows read from the scratchpad
+  std::uint64_t rd_left = 0;        ///< rd_left_q: elements of that row still to read
+  bool rd_valid = false;            ///< rd_valid_q: a word read last cycle arrives
+  bool rqv1 = false, rqv2 = false;  ///< rqv1_q, rqv2_q: words in the requantisers
+  std::uint64_t rd_bytes_q = 0, rqb1 = 0, rqb2 = 0;  ///< their bytes
+  std::deque<std::uint64_t> due;                     ///< cycles of the owed responses (DramPort)
 };
 
 /// One StRun cycle of a load. Returns whether the cycle stalls (psm_dma stall_o).
 bool load_cycle(const DmaCmd& c, DmaState& s, bool rsp, bool gnt, std::uint64_t cycle,
                 DramPort& port) {
+  // mem_req_valid_o: a beat while the FIFO has room for every response owed (the port is
+  // always ready: at most 8 outstanding of the harness's 16).
   const bool req = !s.rq_done && s.os + s.fifo < kRspDepth;
+  // fifo_pop: the head beat's row bytes into the buffer when a whole beat fits.
   const bool pop_beat = s.fifo != 0 && s.cnt + 8 <= c.buf_bytes;
+  // pk_req && spad_gnt_i: one word (or the row's tail) once its bytes are in the buffer.
   const std::uint64_t pk_bytes = std::min(c.word_bytes, s.pk_left);
   const bool write = s.pk_row != c.rows && s.cnt >= pk_bytes && gnt;
+  // stall_o: nothing moved, and responses still owed.
   const bool stall = !req && !rsp && !write && s.os != 0;
   s.cnt = s.cnt - (write ? pk_bytes : 0) + (pop_beat ? s.cs.bytes() : 0);
   s.fifo = s.fifo + (rsp ? 1 : 0) - (pop_beat ? 1 : 0);
@@ -131,13 +138,17 @@ bool load_cycle(const DmaCmd& c, DmaState& s, bool rsp, bool gnt, std::uint64_t 
 /// One StRun cycle of a store. Returns whether the cycle stalls.
 bool store_cycle(const DmaCmd& c, DmaState& s, bool rsp, bool gnt, std::uint64_t cycle,
                  DramPort& port) {
+  // rd_req && spad_gnt_i: a word read while the buffer has room for it (a whole word) and for
+  // every word in flight (read last cycle, in the two requantiser stages).
   const std::uint64_t rd_elems = std::min(c.elems, s.rd_left);
   const std::uint64_t inflight =
       (s.rd_valid ? s.rd_bytes_q : 0) + (s.rqv1 ? s.rqb1 : 0) + (s.rqv2 ? s.rqb2 : 0);
   const bool read = s.rd_row != c.rows && s.cnt + inflight + c.word_bytes <= c.buf_bytes && gnt;
+  // mem_req_valid_o: a beat once the buffer holds its bytes, at most 8 outstanding.
   const std::uint64_t rq_n = s.rq.bytes();
   const bool req = !s.rq_done && s.os < kRspDepth && s.cnt >= rq_n;
   const bool stall = !req && !rsp && !read && (s.os != 0);
+  // app_n: the word read last cycle (or leaving the requantisers) enters the buffer.
   const std::uint64_t app = c.requant ? (s.rqv2 ? s.rqb2 : 0) : (s.rd_valid ? s.rd_bytes_q : 0);
   s.cnt = s.cnt - (req ? rq_n : 0) + app;
   s.rqv2 = s.rqv1;
