@@ -137,3 +137,14 @@ target_link_libraries(passim_cosim PRIVATE passim_app passim_program_gen passim_
                       passim_accel_tiny passim_accel_small passim_accel_base CLI11::CLI11)
 passim_warnings(passim_cosim)
 set_target_properties(passim_cosim PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
+
+# The analytical cycle model (ModelDevice) against the RTL: every instruction's record and
+# every counter equal, on random programs and the shipped models' programs (tiny and small;
+# base in model_device_base_test).
+passim_top_test(model_device_test LABELS sim
+                SOURCES ${CMAKE_CURRENT_LIST_DIR}/model_device_test.cpp)
+target_link_libraries(model_device_test PRIVATE passim_accel_small passim_program_gen)
+passim_top_test(model_device_base_test LABELS sim
+                SOURCES ${CMAKE_CURRENT_LIST_DIR}/model_device_base_test.cpp)
+target_link_libraries(model_device_base_test PRIVATE passim_accel_base passim_accel_small
+                      passim_program_gen)

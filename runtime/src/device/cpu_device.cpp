@@ -145,11 +145,18 @@ RunStats CpuDevice::run(std::uint64_t prog_addr, std::uint32_t len) {
     }
     ++stats.instructions;
     cnt[std::size_t(hw::Counter::kInstret)] = stats.instructions;
+    if (observer_ != nullptr) {
+      observer_->before(in, i, *this);
+    }
     if (static_cast<hw::Opcode>(get_field(in, f::kOpcode)) == hw::Opcode::kEnd) {
       cnt[std::size_t(hw::Counter::kSaturated)] = saturated.count();
       return stats;
     }
+    const std::uint64_t clamped = saturated.count();
     execute(in, i);
+    if (observer_ != nullptr) {
+      observer_->after(in, i, saturated.count() - clamped);
+    }
     const std::size_t op_class = get_field(in, f::kOpClass);  // <= control: checked
     cnt[std::size_t(hw::Counter::kPassesMatmul) + op_class] += instr_passes(in, cfg_);
   }

@@ -16,6 +16,21 @@
 
 namespace passim {
 
+class CpuDevice;
+
+/// Watches CpuDevice::run() one instruction at a time: what a timing model built on the
+/// reference executor needs (ModelDevice, device/model_device.hpp).
+class InstrObserver {
+ public:
+  virtual ~InstrObserver() = default;
+  /// Before instruction `index` (checked; END included) runs; `dev` holds the memories as the
+  /// instruction finds them.
+  virtual void before(const hw::Instr& in, std::uint32_t index, const CpuDevice& dev) = 0;
+  /// After it ran (not called for END): `saturated` = the results it clamped (its share of
+  /// the `saturated` counter).
+  virtual void after(const hw::Instr& in, std::uint32_t index, std::uint64_t saturated) = 0;
+};
+
 /// Executes programs instruction by instruction with the golden kernels of runtime/src/kernels
 /// (the ISA's reference semantics, docs/isa.md): the same kernels as the integer backend, so
 /// every piece of arithmetic exists once. No timing: `run` reports no cycles.
@@ -31,6 +46,13 @@ class CpuDevice final : public Device {
   /// Runs the program as the hardware does (docs/isa.md "Errors"): throws DeviceError with
   /// the code and instruction index the hardware reports for an invalid program.
   RunStats run(std::uint64_t prog_addr, std::uint32_t len) override;
+
+  /// Calls `observer` (not owned; null = none) around every instruction of later runs.
+  void set_observer(InstrObserver* observer) noexcept { observer_ = observer; }
+  /// The vector scratchpad, (vector_depth, L) row-major: lane l of word w at w * L + l.
+  [[nodiscard]] std::span<const std::int32_t> vector_memory() const noexcept { return vector_; }
+  /// The parameter memory, one 64-bit entry per word.
+  [[nodiscard]] std::span<const std::uint64_t> param_memory() const noexcept { return param_; }
 
  private:
   /// The operands every vector opcode shares (docs/isa.md), decoded once.
@@ -108,6 +130,7 @@ class CpuDevice final : public Device {
   std::vector<std::int8_t> weight_;    ///< (weight_depth, C)
   std::vector<std::int32_t> vector_;   ///< (vector_depth, L)
   std::vector<std::uint64_t> param_;   ///< (param_depth)
+  InstrObserver* observer_ = nullptr;
 };
 
 }  // namespace passim

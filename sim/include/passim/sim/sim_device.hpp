@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "passim/device/device.hpp"
+#include "passim/device/dma_model.hpp"
 #include "passim/sim/accel_model.hpp"
 
 namespace passim::sim {
@@ -25,10 +26,11 @@ namespace passim::sim {
 /// 10,000, dram_latency_ns 0 to 10^12, dram_bytes_per_ns 0.001 to 10^6, quantum_ns 0.001 to
 /// 10^12.
 struct SimOptions {
-  std::uint64_t dram_bytes = std::uint64_t{64} << 20;  ///< DRAM size
-  double clock_mhz = 100.0;                            ///< accelerator clock
-  double dram_latency_ns = 50.0;   ///< from the end of a transfer to its response
-  double dram_bytes_per_ns = 1.6;  ///< DRAM bandwidth (transfers are serialised)
+  // The defaults are the cycle model's (passim::DramTiming, device/dma_model.hpp): one home.
+  std::uint64_t dram_bytes = kDefaultDramBytes;  ///< DRAM size
+  double clock_mhz = DramTiming{}.clock_mhz;     ///< accelerator clock
+  double dram_latency_ns = DramTiming{}.latency_ns;  ///< end of a transfer to its response
+  double dram_bytes_per_ns = DramTiming{}.bytes_per_ns;  ///< DRAM bandwidth (serialised)
   double quantum_ns = 10'000.0;    ///< TLM global quantum (temporal decoupling)
   std::uint64_t max_cycles = 0;    ///< per run(): 0 = 2^40 (no limit in practice)
   std::uint32_t rtl_watchdog = 0;  ///< the WATCHDOG register; 0 = off
