@@ -119,6 +119,13 @@ foreach(sig INT TERM)
   set_tests_properties(cli_interrupt_${sig} PROPERTIES LABELS "sim;e2e"
                        ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1 TIMEOUT 600)
 endforeach()
+# --backend model through the CLI: the same cycle report as rtl, on tiny, small and a config
+# Verilated on first use, for a decoder run and an encoder pass.
+add_test(NAME cli_model
+         COMMAND ${CMAKE_CURRENT_LIST_DIR}/cli_model_check.sh $<TARGET_FILE:passim>
+                 ${CMAKE_CURRENT_BINARY_DIR}/cli_model)
+set_tests_properties(cli_model PROPERTIES LABELS "sim;e2e"
+                     ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1 TIMEOUT 900)
 # `passim sweep`: four points through GNU parallel, `sweep collect`'s CSV, tools/plot.py's PNG
 # and SVG files, bad grids.
 add_test(NAME cli_sweep

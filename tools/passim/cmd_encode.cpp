@@ -18,6 +18,7 @@
 
 #include "commands.hpp"
 #include "hw_config.hpp"
+#include "model_session.hpp"
 #include "options.hpp"
 #include "passim/compiler/compiler.hpp"
 #include "passim/device/device_backend.hpp"
@@ -113,13 +114,16 @@ void check_encode_usage(const EncodeOptions& o, bool rtl_built) {
     throw std::runtime_error("--backend rtl: this passim was built without the RTL simulator "
                              "(configure with PASSIM_BUILD_SIM=ON)");
   }
-  if (!is_rtl && o.attention != "auto") {
-    throw UsageError(fmt::format("--attention {}: only for --backend rtl, found --backend {}",
+  const bool compiled = is_rtl || o.backend == "model";  // runs the compiler's programs
+  if (!compiled && o.attention != "auto") {
+    throw UsageError(fmt::format("--attention {}: only for --backend rtl or model, found "
+                                 "--backend {}",
                                  o.attention, o.backend));
   }
-  if (!is_rtl && (o.weights != "auto" || o.rtl.max_cycles != 0)) {
-    throw UsageError(fmt::format("{}: only for --backend rtl, found --backend {}",
-                                 o.weights != "auto" ? "--weights" : "--max-cycles", o.backend));
+  if ((!compiled && o.weights != "auto") || (!is_rtl && o.rtl.max_cycles != 0)) {
+    throw UsageError(fmt::format("{}: only for --backend rtl{}, found --backend {}",
+                                 o.weights != "auto" ? "--weights" : "--max-cycles",
+                                 o.weights != "auto" ? " or model" : "", o.backend));
   }
   if (o.softmax == "online" && o.backend == "float") {
     throw UsageError("--softmax online: only for the integer backends (cpu, rtl)");
@@ -188,7 +192,7 @@ void start_backend(const EncodeOptions& o, const FloatModel& fm, const RtlFactor
   (void)b.compiled->pass(random_tokens(std::size_t(o.seq), o.shape.vocab, o.seed), 0);  // fits
   RtlOptions ro = o.rtl;
   ro.softmax = mode;
-  b.session = rtl(*b.compiled, ro);
+  b.session = (o.backend == "model" ? model_factory() : rtl)(*b.compiled, ro);
   b.backend = &b.session->backend();
 }
 
@@ -296,8 +300,9 @@ void add_shape_options(CLI::App* cmd, EncodeOptions& o) {
 }
 
 void add_encode_hardware_options(CLI::App* cmd, EncodeOptions& o) {
-  cmd->add_option("--backend,-b", o.backend, "float | cpu | rtl (the simulated accelerator)")
-      ->check(CLI::IsMember({"float", "cpu", "rtl"}))->capture_default_str();
+  cmd->add_option("--backend,-b", o.backend,
+                  "float | cpu | rtl (the simulated accelerator) | model (its cycle model)")
+      ->check(CLI::IsMember({"float", "cpu", "rtl", "model"}))->capture_default_str();
   cmd->add_option("--config", o.rtl.config, "rtl: hardware configuration; cpu: Softmax lanes")
       ->check(config_validator())->capture_default_str();
   cmd->add_option("--max-cycles", o.rtl.max_cycles, "rtl: watchdog, cycles per program (0 = none)")

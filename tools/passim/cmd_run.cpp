@@ -17,6 +17,7 @@
 
 #include "commands.hpp"
 #include "hw_config.hpp"
+#include "model_session.hpp"
 #include "options.hpp"
 #include "passim/compiler/compiler.hpp"
 #include "passim/device/device_backend.hpp"
@@ -134,9 +135,10 @@ void check_run_usage(const RunOptions& o, bool rtl_built) {
     throw std::runtime_error("--backend rtl: this passim was built without the RTL simulator "
                              "(configure with PASSIM_BUILD_SIM=ON)");
   }
-  if (!is_rtl && (o.weights != "auto" || o.attention != "auto")) {
+  const bool compiled = is_rtl || o.model.backend == "model";  // runs the compiler's programs
+  if (!compiled && (o.weights != "auto" || o.attention != "auto")) {
     const bool w = o.weights != "auto";
-    throw UsageError(fmt::format("--{} {}: only for --backend rtl, found --backend {}",
+    throw UsageError(fmt::format("--{} {}: only for --backend rtl or model, found --backend {}",
                                  w ? "weights" : "attention", w ? o.weights : o.attention,
                                  o.model.backend));
   }
@@ -187,9 +189,10 @@ void print_timing(std::ostream& err, const Backend& backend, const GenerateResul
              r.steps == 1 ? "" : "s", r.seconds, prefill,
              r.tokens_per_second > 0
                  ? fmt::format(", achieved tok/s: {:.1f}{}", r.tokens_per_second,
-                               backend.name().starts_with("rtl")
-                                   ? " (the simulator's wall-clock speed; the accelerator's "
-                                     "own is the `accelerator at` line)"
+                               backend.name().starts_with("rtl") ||
+                                       backend.name().starts_with("model")
+                                   ? " (the host's wall-clock speed; the accelerator's own is "
+                                     "the `accelerator at` line)"
                                    : "")
                  : std::string());
 }
@@ -308,8 +311,9 @@ int cmd_run(const RunOptions& o, std::ostream& out, std::ostream& err, const Rtl
   const LoadedModel m = load(o.model, is_float, !is_float, err, nullptr, &o.prompt);
   run_self_check(o, m, err);
   RunBackend b;
-  if (o.model.backend == "rtl") {
-    start_session(o, m, *hw_cfg, softmax.mode, rtl, b, err);
+  if (o.model.backend == "rtl" || o.model.backend == "model") {
+    start_session(o, m, *hw_cfg, softmax.mode, o.model.backend == "model" ? model_factory() : rtl,
+                  b, err);
   } else {
     b.owned = make_backend(o.model.backend, m, softmax);
     b.backend = b.owned.get();
@@ -396,8 +400,9 @@ void add_generation_options(CLI::App* cmd, RunOptions& o) {
 }
 
 void add_hardware_options(CLI::App* cmd, RunOptions& o) {
-  cmd->add_option("--backend,-b", o.model.backend, "float | cpu | rtl (the simulated accelerator)")
-      ->check(CLI::IsMember({"float", "cpu", "rtl"}))
+  cmd->add_option("--backend,-b", o.model.backend,
+                  "float | cpu | rtl (the simulated accelerator) | model (its cycle model)")
+      ->check(CLI::IsMember({"float", "cpu", "rtl", "model"}))
       ->capture_default_str();
   cmd->add_option("--config", o.rtl.config,
                   "rtl: hardware configuration: tiny, small, base, RxC:lL[:memory=depth]... "

@@ -176,7 +176,8 @@ Command add_sweep_command(CLI::App& app) {
   auto o = std::make_shared<SweepOptions>();
   CLI::App* cmd = app.add_subcommand(
       "sweep", "run a grid of configurations x sequence lengths x models x Softmax modes x "
-               "norms x DRAM timings on rtl, one report per point; collect them into a CSV");
+               "norms x DRAM timings on rtl or model, one report per point; collect them into "
+               "a CSV");
   SweepGrid& g = o->grid;
   cmd->add_option("--model", g.models, "ln-gpt, bn-gpt, encoder (comma-separated)")
       ->delimiter(',')->capture_default_str();
@@ -193,6 +194,9 @@ Command add_sweep_command(CLI::App& app) {
       ->delimiter(',')->capture_default_str();
   cmd->add_option("--decode-steps", g.decode_steps, "decoders: positions after the prompt")
       ->check(CLI::Range(0, 64))->capture_default_str();
+  cmd->add_option("--backend,-b", g.backend, "rtl (the simulator) or model (the cycle model: "
+                                             "the same cycles, much faster)")
+      ->check(CLI::IsMember({"rtl", "model"}))->capture_default_str();
   cmd->add_option("--grid", o->grid_file, "the axes from a JSON file: {\"config\": [...], "
                                           "\"seq\": [...], ...} (replaces those options)");
   cmd->add_option("--out,-o", g.out_dir, "directory for the points' reports (NNNN.json)");

@@ -404,9 +404,9 @@ void apply_progress_options(RtlOptions& o, bool quiet, std::ostream& err) {
 
 void check_memory_timing_usage(const CLI::App& cmd, const std::string& backend) {
   for (const char* name : kTimingOptions) {
-    if (backend != "rtl" && cmd.count(name) > 0) {
-      throw UsageError(fmt::format("{}: only for --backend rtl (the simulator), found "
-                                   "--backend {}", name, backend));
+    if (backend != "rtl" && backend != "model" && cmd.count(name) > 0) {
+      throw UsageError(fmt::format("{}: only for --backend rtl (the simulator) or model (the "
+                                   "cycle model), found --backend {}", name, backend));
     }
   }
 }

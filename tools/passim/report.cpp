@@ -70,7 +70,9 @@ json class_report(const RtlSession& s, std::ostream& err) {
   if (!preload.empty()) {
     j["by_phase"]["preload"] = classes_json(preload);
   }
-  fmt::print(err, "\ncycles by op class ({} config, counters read from the RTL)\n", s.hw().name);
+  fmt::print(err, "\ncycles by op class ({} config, {})\n", s.hw().name,
+             s.source() == "model" ? "from the cycle model's closed forms, equal to the RTL's"
+                                   : "counters read from the RTL");
   fmt::print(err, "{:<14}{:>14}{:>9}{:>12}", "class", "cycles", "%", "passes");
   fmt::print(err, "{}\n", split ? fmt::format("{:>14}{:>9}{:>14}{:>9}", "prefill", "%",
                                                "decode", "%") : "");
@@ -380,7 +382,7 @@ json attention_report(const std::vector<OpRecord>& recs, const char* requested,
 
 json cycle_report(const RtlSession& s, const ModelConfig& c, std::ostream& err) {
   json j = class_report(s, err);
-  j["source"] = "rtl";  // the RTL's counters and trace records
+  j["source"] = std::string(s.source());  // "rtl": the RTL's counters; "model": closed forms
   const auto recs = s.op_records();
   j["records_sum_to_class_totals"] = records_match_classes(recs, s.counters());
   print_layer_table(recs, c, err);

@@ -67,6 +67,9 @@ class RtlSession {
   /// counters to counters() and returns true, so that the tables cover the partial run;
   /// false for any other error.
   virtual bool absorb_partial_run(const std::exception& e) = 0;
+  /// Where its cycles come from: "rtl" (the simulated hardware's counters and trace) or
+  /// "model" (the analytical cycle model's closed forms, held equal to the RTL by tests).
+  [[nodiscard]] virtual std::string_view source() const { return "rtl"; }
 };
 
 /// Makes a session that runs `compiled` (which must outlive it) on the simulator.

@@ -80,7 +80,7 @@ std::vector<std::string> point_argv(const SweepGrid& g, const std::string& passi
                        "--steps", std::to_string(seq + g.decode_steps), "--temperature", "0"});
   }
   (void)config_arg(v.at("config"));  // a clear error now rather than in the point
-  a.insert(a.end(), {"--backend", "rtl", "--config", v.at("config"), "--softmax",
+  a.insert(a.end(), {"--backend", g.backend, "--config", v.at("config"), "--softmax",
                      v.at("softmax"), "--dram-latency", v.at("dram-latency"),
                      "--dram-bandwidth", v.at("dram-bandwidth"), "--quiet", "--report", report});
   return a;

@@ -21,6 +21,7 @@ struct SweepGrid {
   std::vector<std::string> dram_latency{"50"};   ///< ns
   std::vector<std::string> dram_bandwidth{"1.6"};  ///< bytes per ns
   int decode_steps = 1;                          ///< decoders: positions after the prompt
+  std::string backend = "rtl";                   ///< rtl (the simulator) or model
   std::string out_dir;                           ///< each point writes <out_dir>/<index>.json
 };
 
