@@ -36,14 +36,13 @@ namespace {
 /// std::runtime_error naming the matmul, its k and the field's limit.
 void check_matmul_depths(const ModelConfig& c) {
   const std::size_t kmax = (std::size_t{1} << hw::fields::matmul::kK.width) - 1;
-  for (const auto& [what, k] : {std::pair{"dim (the projections' and FFN up's k)", c.dim},
-                                std::pair{"hidden_dim (the FFN down-projection's k)",
-                                          c.hidden_dim}}) {
+  for (const auto& [what, k] : {std::pair{"dim (the projections' k)", c.dim},
+                                std::pair{"hidden_dim (FFN down's k)", c.hidden_dim}}) {
     if (std::size_t(k) > kmax) {
-      throw std::runtime_error(fmt::format(
-          "compiler: {} = {}: expected at most {}, a MATMUL's k field (docs/isa.md); the "
-          "accelerator does not split k across MATMULs: run this shape on --backend cpu",
-          what, k, kmax));
+      throw std::runtime_error(fmt::format("compiler: {} = {}: expected at most {}, a MATMUL's k "
+                                           "field (docs/isa.md); the accelerator does not split "
+                                           "k across MATMULs: run this shape on --backend cpu",
+                                           what, k, kmax));
     }
   }
 }
