@@ -11,27 +11,14 @@ namespace passim::app {
 
 namespace {
 
-class ModelSession final : public RtlSession {
+class ModelSession final : public DeviceSession<ModelDevice> {
  public:
   ModelSession(const ModelCompiler& compiled, const RtlOptions& o)
-      : options_(o),
-        device_(compiled.hw(),
-                DramTiming{.clock_mhz = o.clock_mhz, .latency_ns = o.dram_latency_ns,
-                           .bytes_per_ns = o.dram_bytes_per_ns},
-                std::max<std::uint64_t>(kDefaultDramBytes, compiled.dram_bytes())),
-        records_([&compiled](const hw::Instr& in) { return compiled.dma_moves(in); }),
-        backend_(compiled, device_, "model") {
-    device_.add_observer(&records_);
-  }
+      : DeviceSession(compiled, o, "model", compiled.hw(),
+                      DramTiming{.clock_mhz = o.clock_mhz, .latency_ns = o.dram_latency_ns,
+                                 .bytes_per_ns = o.dram_bytes_per_ns},
+                      std::max<std::uint64_t>(kDefaultDramBytes, compiled.dram_bytes())) {}
 
-  Backend& backend() override { return backend_; }
-  const hw::HwConfig& hw() const override { return device_.hw(); }
-  std::vector<std::uint64_t> counters() const override { return backend_.stats().counters; }
-  std::vector<std::uint64_t> counters(Phase phase) const override {
-    return backend_.stats(phase).counters;
-  }
-  std::vector<OpRecord> op_records() const override { return records_.records(); }
-  const RtlOptions& options() const override { return options_; }
   std::uint64_t clock_cycles() const override {
     const auto& c = backend_.stats().counters;
     return c.empty() ? 0 : c[std::size_t(hw::Counter::kTotalCycles)];
@@ -39,12 +26,6 @@ class ModelSession final : public RtlSession {
   void close_trace() override {}
   bool absorb_partial_run(const std::exception& /*e*/) override { return false; }
   std::string_view source() const override { return "model"; }
-
- private:
-  RtlOptions options_;
-  ModelDevice device_;
-  OpRecordTable records_;
-  DeviceBackend backend_;
 };
 
 }  // namespace

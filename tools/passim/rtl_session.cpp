@@ -64,27 +64,15 @@ class InterruptGuard {
   struct sigaction old_term_ {};
 };
 
-class SimSession final : public RtlSession {
+class SimSession final : private InterruptGuard, public DeviceSession<sim::SimDevice> {
  public:
   SimSession(const ModelCompiler& compiled, const RtlOptions& o)
-      : options_(o),
-        device_(make_model(o), sim_options(compiled, o)),
-        records_([&compiled](const hw::Instr& in) { return compiled.dma_moves(in); }),
-        backend_(compiled, device_, "rtl") {
-    device_.add_observer(&records_);
+      : DeviceSession(compiled, o, "rtl", make_model(o), sim_options(compiled, o)) {
     if (!o.trace_path.empty()) {
       std::signal(SIGBUS, on_trace_bus_error);
     }
   }
 
-  Backend& backend() override { return backend_; }
-  const hw::HwConfig& hw() const override { return device_.hw(); }
-  std::vector<std::uint64_t> counters() const override { return backend_.stats().counters; }
-  std::vector<std::uint64_t> counters(Phase phase) const override {
-    return backend_.stats(phase).counters;
-  }
-  std::vector<OpRecord> op_records() const override { return records_.records(); }
-  const RtlOptions& options() const override { return options_; }
   std::uint64_t clock_cycles() const override { return device_.cycles(); }
   void close_trace() override { device_.close_trace(); }
   bool absorb_partial_run(const std::exception& e) override {
@@ -131,11 +119,6 @@ class SimSession final : public RtlSession {
     return s;
   }
 
-  RtlOptions options_;
-  InterruptGuard interrupt_guard_;
-  sim::SimDevice device_;
-  OpRecordTable records_;
-  DeviceBackend backend_;
 };
 
 }  // namespace

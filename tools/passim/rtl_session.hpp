@@ -9,11 +9,14 @@
 #include <memory>
 #include <ostream>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "passim/model/backend.hpp"
 #include "passim/compiler/compiler.hpp"
 #include "passim/device/device.hpp"
+#include "passim/device/device_backend.hpp"
 #include "passim/device/records.hpp"
 #include "passim/kernels/softmax.hpp"
 #include "passim/quant/quant_model.hpp"
@@ -70,6 +73,38 @@ class RtlSession {
   /// Where its cycles come from: "rtl" (the simulated hardware's counters and trace) or
   /// "model" (the analytical cycle model's closed forms, held equal to the RTL by tests).
   [[nodiscard]] virtual std::string_view source() const { return "rtl"; }
+};
+
+/// What the sessions over a passim::Device share: the device (`D`, made from the arguments
+/// after `name`), the per-op records of its runs and the backend that runs the compiled model
+/// on it, named `name` ("rtl", "model").
+template <typename D>
+class DeviceSession : public RtlSession {
+ public:
+  template <typename... Args>
+  DeviceSession(const ModelCompiler& compiled, const RtlOptions& o, std::string_view name,
+                Args&&... device_args)
+      : options_(o),
+        device_(std::forward<Args>(device_args)...),
+        records_([&compiled](const hw::Instr& in) { return compiled.dma_moves(in); }),
+        backend_(compiled, device_, name) {
+    device_.add_observer(&records_);
+  }
+
+  Backend& backend() override { return backend_; }
+  const hw::HwConfig& hw() const override { return device_.hw(); }
+  std::vector<std::uint64_t> counters() const override { return backend_.stats().counters; }
+  std::vector<std::uint64_t> counters(Phase phase) const override {
+    return backend_.stats(phase).counters;
+  }
+  std::vector<OpRecord> op_records() const override { return records_.records(); }
+  const RtlOptions& options() const override { return options_; }
+
+ protected:
+  RtlOptions options_;
+  D device_;
+  OpRecordTable records_;
+  DeviceBackend backend_;
 };
 
 /// Makes a session that runs `compiled` (which must outlive it) on the simulator.

@@ -102,6 +102,20 @@ struct DmaState {
   std::deque<std::uint64_t> due;                     ///< cycles of the owed responses (DramPort)
 };
 
+/// The end of a StRun cycle, loads and stores alike: a beat requested (`req`) advances the
+/// request walk and books its response with the DRAM port; the outstanding count follows.
+void issue(const DmaCmd& c, DmaState& s, bool req, bool rsp, std::uint64_t cycle,
+           DramPort& port) {
+  if (req) {
+    if (s.rq.is_last()) {
+      s.rq_done = ++s.rq_row == c.rows;
+    }
+    s.rq.advance();
+    s.due.push_back(port.request(cycle));
+  }
+  s.os = s.os + (req ? 1 : 0) - (rsp ? 1 : 0);
+}
+
 /// One StRun cycle of a load. Returns whether the cycle stalls (psm_dma stall_o).
 bool load_cycle(const DmaCmd& c, DmaState& s, bool rsp, bool gnt, std::uint64_t cycle,
                 DramPort& port) {
@@ -124,14 +138,7 @@ bool load_cycle(const DmaCmd& c, DmaState& s, bool rsp, bool gnt, std::uint64_t 
     s.pk_row += s.pk_left == pk_bytes ? 1 : 0;
     s.pk_left = s.pk_left == pk_bytes ? c.row_bytes : s.pk_left - pk_bytes;
   }
-  if (req) {
-    if (s.rq.is_last()) {
-      s.rq_done = ++s.rq_row == c.rows;
-    }
-    s.rq.advance();
-    s.due.push_back(port.request(cycle));
-  }
-  s.os = s.os + (req ? 1 : 0) - (rsp ? 1 : 0);
+  issue(c, s, req, rsp, cycle, port);
   return stall;
 }
 
@@ -162,14 +169,7 @@ bool store_cycle(const DmaCmd& c, DmaState& s, bool rsp, bool gnt, std::uint64_t
     s.rd_row += row_end ? 1 : 0;
     s.rd_left = row_end ? c.row_len : s.rd_left - rd_elems;
   }
-  if (req) {
-    if (s.rq.is_last()) {
-      s.rq_done = ++s.rq_row == c.rows;
-    }
-    s.rq.advance();
-    s.due.push_back(port.request(cycle));
-  }
-  s.os = s.os + (req ? 1 : 0) - (rsp ? 1 : 0);
+  issue(c, s, req, rsp, cycle, port);
   return stall;
 }
 
