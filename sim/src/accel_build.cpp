@@ -6,6 +6,7 @@
 #include "passim/sim/accel_build.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -37,6 +38,39 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kPrefix = "Vpsm_accel_any";
+
+/// The units --trace-scope names, and their instances below psm_accel (rtl/top/psm_accel.sv,
+/// rtl/top/psm_vector_unit.sv).
+constexpr std::array<std::pair<std::string_view, std::string_view>, 15> kTraceScopes{{
+    {"controller", "u_controller"},
+    {"dma", "u_dma"},
+    {"matmul", "u_matmul_stage"},
+    {"vector", "u_vector"},
+    {"softmax", "u_vector.u_softmax"},
+    {"layernorm", "u_vector.u_layernorm"},
+    {"rmsnorm", "u_vector.u_rmsnorm"},
+    {"batchnorm", "u_vector.u_batchnorm"},
+    {"gelu", "u_vector.u_gelu"},
+    {"silu", "u_vector.u_silu"},
+    {"rope", "u_vector.u_rope"},
+    {"eltwise", "u_vector.u_eltwise"},
+    {"attn", "u_vector.u_attn"},
+    {"counters", "u_counters"},
+    {"memories", "u_*_mem"},
+}};
+
+/// The instance path of `unit`; throws std::invalid_argument naming the units.
+std::string_view scope_of(std::string_view unit) {
+  std::string names;
+  for (const auto& [name, path] : kTraceScopes) {
+    if (name == unit) {
+      return path;
+    }
+    names += names.empty() ? "" : ", ";
+    names += name;
+  }
+  throw std::invalid_argument(fmt::format("--trace-scope {}: expected one of {}", unit, names));
+}
 
 /// FNV-1a, 64 bits: the cache key (a change detector, not a security boundary).
 struct Fnv {
@@ -85,12 +119,14 @@ std::vector<std::string> verilator_params(const hw::HwConfig& c) {
           fmt::format("-GProgDepth={}", c.prog_depth)};
 }
 
-std::string cache_key(const hw::HwConfig& cfg, bool trace, const fs::path& src) {
+std::string cache_key(const hw::HwConfig& cfg, bool trace, std::string_view scope,
+                      const fs::path& src) {
   Fnv f;
   for (const std::string& p : verilator_params(cfg)) {
     f.add(p);
   }
   f.add(trace ? "trace" : "plain");
+  f.add(scope);
   f.add(build_info::kCxx);
   f.add(build_info::kCxxFlags);
   f.add(build_info::kVerilator);
@@ -161,12 +197,18 @@ namespace {
 /// One configuration's model build in directory `dir`, its steps logged to `log`.
 class ModelBuild {
  public:
-  ModelBuild(const hw::HwConfig& cfg, bool trace, fs::path dir, std::ostream& log)
-      : cfg_(cfg), trace_(trace), dir_(std::move(dir)), log_(log) {}
+  ModelBuild(const hw::HwConfig& cfg, bool trace, std::string_view scope, fs::path dir,
+             std::ostream& log)
+      : cfg_(cfg), trace_(trace), scope_(scope), dir_(std::move(dir)), log_(log) {}
 
   void run() {
     const auto t0 = std::chrono::steady_clock::now();
     fs::create_directories(dir_ / "obj");
+    if (!scope_.empty()) {  // trace only psm_accel.<scope> and what is below it
+      std::ofstream(dir_ / "scope.vlt") << "`verilator_config\ntracing_off -scope \"*\"\n"
+                                        << "tracing_on -scope \"psm_accel." << scope_
+                                        << "\" -levels 0\n";
+    }
     step(1, "Verilating psm_accel", verilate_args());
     const unsigned jobs = std::max(1U, std::thread::hardware_concurrency());
     step(2, fmt::format("compiling the Verilated C++ ({} jobs)", jobs), make_args(jobs));
@@ -217,6 +259,9 @@ class ModelBuild {
       a.push_back("--trace-fst");
     }
     a.push_back((src / "rtl/lint/passim.vlt").string());
+    if (!scope_.empty()) {
+      a.push_back((dir_ / "scope.vlt").string());
+    }
     a.push_back("-F");
     a.push_back((src / "rtl/passim_rtl.f").string());
     return a;
@@ -274,6 +319,7 @@ class ModelBuild {
 
   const hw::HwConfig& cfg_;
   bool trace_;
+  std::string_view scope_;  ///< instance path below psm_accel to trace; empty: all
   fs::path dir_;
   std::ostream& log_;
 };
@@ -320,9 +366,16 @@ std::unique_ptr<AccelModel> load_model(const fs::path& so, const hw::HwConfig& c
 
 }  // namespace
 
+std::span<const std::pair<std::string_view, std::string_view>> trace_scopes() {
+  return kTraceScopes;
+}
+
 std::unique_ptr<AccelModel> make_accel_model(const hw::HwConfig& cfg, bool trace,
-                                             std::ostream& log) {
-  if (const hw::HwConfig* named = hw::named_equivalent(cfg)) {
+                                             std::ostream& log, std::string_view trace_scope) {
+  const std::string_view scope = trace_scope.empty() ? std::string_view() : scope_of(trace_scope);
+  trace = trace || !scope.empty();
+  const hw::HwConfig* named = scope.empty() ? hw::named_equivalent(cfg) : nullptr;
+  if (named != nullptr) {
     const std::string_view n = named->name;
     return n == "tiny" ? make_accel_model_tiny(trace)
            : n == "small" ? make_accel_model_small(trace)
@@ -337,15 +390,18 @@ std::unique_ptr<AccelModel> make_accel_model(const hw::HwConfig& cfg, bool trace
   }
   const fs::path root = accel_cache_dir() / "rtl";
   fs::create_directories(root);
-  const std::string key = cache_key(cfg, trace, src);
+  const std::string key = cache_key(cfg, trace, scope, src);
   const fs::path dir = root / key;
   const FileLock lock(root / (key + ".lock"));
   if (!fs::exists(dir / "model.so")) {
-    fmt::print(log, "passim: config {} ({}{}) is not built into this simulator: Verilating it "
-               "on first use, usually 1 to 5 minutes; cached in {}\n", cfg.name,
-               hw::config_spec_name(cfg), trace ? ", with FST tracing" : "", dir.string());
+    fmt::print(log, "passim: config {} ({}{}) {}: Verilating it on first use, usually 10 s to "
+               "a minute; cached in {}\n", cfg.name, hw::config_spec_name(cfg),
+               trace ? ", with FST tracing" : "",
+               scope.empty() ? "is not built into this simulator"
+                             : fmt::format("with a waveform of {} only", trace_scope),
+               dir.string());
     fs::remove_all(dir);
-    ModelBuild(cfg, trace, dir, log).run();
+    ModelBuild(cfg, trace, scope, dir, log).run();
   }
   return load_model(dir / "model.so", cfg, trace);
 }

@@ -19,6 +19,7 @@
 #include "accel_harness.hpp"
 #include "rtl_session.hpp"
 #include "passim/device/cpu_device.hpp"
+#include "passim/sim/accel_build.hpp"
 #include "passim/sim/host.hpp"
 #include "passim/sim/sim_device.hpp"
 
@@ -856,3 +857,12 @@ TEST(AccelRtl, OneSimDevicePerProcess) {
 }
 
 }  // namespace
+
+// --trace-scope's units on the command line are the ones the model builder maps to instances.
+TEST(AccelRtl, CliTraceScopeUnitsAreTheSimulators) {
+  const auto scopes = passim::sim::trace_scopes();
+  ASSERT_EQ(scopes.size(), passim::app::kTraceScopeUnits.size());
+  for (std::size_t i = 0; i < scopes.size(); ++i) {
+    EXPECT_EQ(scopes[i].first, passim::app::kTraceScopeUnits[i]) << "unit " << i;
+  }
+}

@@ -34,7 +34,8 @@ endfunction()
 
 passim_top_test(dma_rtl_test LABELS sim SOURCES ${CMAKE_CURRENT_LIST_DIR}/dma_rtl_test.cpp)
 passim_top_test(accel_rtl_test LABELS sim SOURCES ${CMAKE_CURRENT_LIST_DIR}/accel_rtl_test.cpp)
-target_link_libraries(accel_rtl_test PRIVATE passim_accel_small)  # the gated-clock recovery test
+target_link_libraries(accel_rtl_test PRIVATE passim_accel_small  # the gated-clock recovery test
+                      passim_accel_any)  # --trace-scope's units
 # The FST test reads the waveform back with the FST reader Verilator ships (gtkwave/fstapi.h),
 # linked through the tiny model's trace variant.
 target_include_directories(accel_rtl_test SYSTEM PRIVATE ${VERILATOR_ROOT}/include)
@@ -125,6 +126,16 @@ add_test(NAME cli_model
          COMMAND ${CMAKE_CURRENT_LIST_DIR}/cli_model_check.sh $<TARGET_FILE:passim>
                  ${CMAKE_CURRENT_BINARY_DIR}/cli_model)
 set_tests_properties(cli_model PROPERTIES LABELS "sim;e2e"
+                     ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1 TIMEOUT 900)
+# --trace-scope and --trace-window through the CLI: the FST read back (fst_scopes) holds only
+# the unit's signals, from the window's first cycle to its last.
+add_executable(fst_scopes ${CMAKE_CURRENT_LIST_DIR}/fst_scopes.cpp)
+target_link_libraries(fst_scopes PRIVATE passim_accel_tiny)  # the FST reader, as accel_rtl_test
+target_include_directories(fst_scopes SYSTEM PRIVATE ${VERILATOR_ROOT}/include)
+add_test(NAME cli_trace_scope
+         COMMAND ${CMAKE_CURRENT_LIST_DIR}/cli_trace_scope_check.sh $<TARGET_FILE:passim>
+                 $<TARGET_FILE:fst_scopes> ${CMAKE_CURRENT_BINARY_DIR}/cli_trace_scope)
+set_tests_properties(cli_trace_scope PROPERTIES LABELS "sim;e2e"
                      ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1 TIMEOUT 900)
 # `passim sweep`: four points through GNU parallel, `sweep collect`'s CSV, tools/plot.py's PNG
 # and SVG files, bad grids.

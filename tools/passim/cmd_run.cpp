@@ -87,6 +87,9 @@ void check_run_outputs(const RunOptions& o) {
 /// `--trace-window START:END` into `o.rtl` (whole numbers of cycles, END after START), only
 /// with --trace. Throws UsageError naming the option.
 void parse_trace_options(RunOptions& o) {
+  if (!o.rtl.trace_scope.empty() && o.rtl.trace_path.empty()) {
+    throw UsageError("--trace-scope: only with --trace (the waveform it limits)");
+  }
   if (o.trace_window.empty()) {
     return;
   }
@@ -411,6 +414,12 @@ void add_hardware_options(CLI::App* cmd, RunOptions& o) {
       ->check(config_validator())
       ->capture_default_str();
   cmd->add_option("--trace", o.rtl.trace_path, "rtl: write an FST waveform here");
+  cmd->add_option("--trace-scope", o.rtl.trace_scope,
+                  "with --trace: only this unit's signals (controller, dma, matmul, vector, "
+                  "softmax, layernorm, rmsnorm, batchnorm, gelu, silu, rope, eltwise, attn, "
+                  "counters, memories); its model is Verilated on first use and cached")
+      ->check(CLI::IsMember(std::vector<std::string>(kTraceScopeUnits.begin(),
+                                                     kTraceScopeUnits.end())));
   cmd->add_option("--trace-window", o.trace_window,
                   "with --trace: only cycles START <= c < END of the simulation clock "
                   "(START:END; the waveform's time divided by the clock period)");

@@ -90,7 +90,8 @@ class SimSession final : private InterruptGuard, public DeviceSession<sim::SimDe
     // progress stream (stderr), or nowhere with --quiet.
     std::ostream null(nullptr);
     return sim::make_accel_model(config_arg(o.config), !o.trace_path.empty(),
-                                 o.progress_out != nullptr ? *o.progress_out : null);
+                                 o.progress_out != nullptr ? *o.progress_out : null,
+                                 o.trace_scope);
   }
   static sim::SimOptions sim_options(const ModelCompiler& compiled, const RtlOptions& o) {
     sim::SimOptions s;

@@ -3,6 +3,7 @@
 /// Verilator; the `passim` executable supplies a factory when it is built with the simulator.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -23,10 +24,17 @@
 
 namespace passim::app {
 
+/// The units `--trace-scope` accepts (sim::trace_scopes() maps each to its instance; a test
+/// in tests/sim holds the two lists equal).
+inline constexpr std::array<std::string_view, 15> kTraceScopeUnits{
+    "controller", "dma",     "matmul", "vector", "softmax", "layernorm", "rmsnorm", "batchnorm",
+    "gelu",       "silu",    "rope",   "eltwise", "attn",   "counters",  "memories"};
+
 /// What a simulator session is made with.
 struct RtlOptions {
   std::string config = "small";  ///< `--config`: a name, a spec or a file (hw_config.hpp)
   std::string trace_path;        ///< FST waveform; empty = none
+  std::string trace_scope;       ///< --trace-scope: one unit's signals only; empty = all
   /// Its cycles, trace_first <= c < trace_end (--trace-window).
   std::uint64_t trace_first = 0;
   std::uint64_t trace_end = std::numeric_limits<std::uint64_t>::max();
