@@ -295,7 +295,8 @@ class ModelBuild {
     return {build_info::kCxx, "-std=c++20", "-O2", "-fPIC", "-w",
             fmt::format("-DPASSIM_ACCEL_HEADER=\"{}.h\"", kPrefix),
             fmt::format("-DPASSIM_ACCEL_CLASS={}", kPrefix), "-DVM_TRACE=" + t,
-            "-DVM_TRACE_FST=" + t, "-I" + (dir_ / "obj").string(), "-I" + (src / "sim/src").string(),
+            "-DVM_TRACE_FST=" + t, "-I" + (dir_ / "obj").string(),
+            "-I" + (src / "sim/src").string(),
             "-I" + (src / "sim/include").string(), "-I" + (src / "runtime/include").string(),
             "-I" + root + "/include", "-I" + root + "/include/vltstd", "-c",
             (src / "sim/src/accel_plugin.cpp").string(), "-o", (dir_ / "plugin.o").string()};
@@ -305,7 +306,8 @@ class ModelBuild {
     const fs::path obj = dir_ / "obj";
     std::vector<std::string> a{build_info::kCxx, "-shared", "-Wl,-Bsymbolic", "-o",
                                (dir_ / "model.so.part").string(), (dir_ / "plugin.o").string(),
-                               "-Wl,--whole-archive", (obj / (std::string(kPrefix) + "__ALL.a")).string(),
+                               "-Wl,--whole-archive",
+                               (obj / (std::string(kPrefix) + "__ALL.a")).string(),
                                "-Wl,--no-whole-archive"};
     for (const char* o : runtime_objects()) {
       a.push_back((obj / o).string());

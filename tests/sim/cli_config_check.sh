@@ -21,7 +21,8 @@ expect_usage_error() {  # <pattern> <config>
   local code=0
   "$passim" run --backend cpu --config "$2" -n 2 > /dev/null 2>&1 || code=$?
   [[ $code == 2 ]] || { echo "--config $2: expected exit 2, found $code"; exit 1; }
-  grep -q -- "$1" "$work/err.txt" || { echo "--config $2: no '$1' in:"; cat "$work/err.txt"; exit 1; }
+  grep -q -- "$1" "$work/err.txt" ||
+    { echo "--config $2: no '$1' in:"; cat "$work/err.txt"; exit 1; }
 }
 expect_usage_error "array_rows (R): expected 1 to 64, found 65" 65x4:l4
 expect_usage_error "array_cols (C): expected 1 to 64, found 128" 4x128:l4
@@ -47,8 +48,10 @@ cfg="3x4:l2:input=1024:weight=2048:vector=1024:param=256:acc=128:prog=256"
 "$passim" run --backend rtl --config "$cfg" -i "ROMEO:" -n 10 --report "$work/rtl.json" \
   > "$work/rtl.txt" 2> "$work/rtl_err.txt" ||
   { echo "rtl run on $cfg failed:"; cat "$work/rtl_err.txt"; exit 1; }
-for step in "\[1/4\] Verilating psm_accel" "\[2/4\] compiling" "\[4/4\] linking" "model built in"; do
-  grep -q "$step" "$work/rtl_err.txt" || { echo "no '$step' on stderr:"; cat "$work/rtl_err.txt"; exit 1; }
+for step in "\[1/4\] Verilating psm_accel" "\[2/4\] compiling" "\[4/4\] linking" \
+            "model built in"; do
+  grep -q "$step" "$work/rtl_err.txt" ||
+    { echo "no '$step' on stderr:"; cat "$work/rtl_err.txt"; exit 1; }
 done
 cmp "$work/cpu.txt" "$work/rtl.txt" || { echo "cpu and rtl texts differ on $cfg"; exit 1; }
 "$passim" run --backend rtl --config "$cfg" -i "ROMEO:" -n 10 --report "$work/rtl2.json" \

@@ -51,7 +51,8 @@ PY
 if "$plot" "$work/sweep.csv" -o "$work/x.png" --y no_such_column 2> "$work/plot_err.txt"; then
   echo "plot.py accepted an unknown column"; exit 1
 fi
-grep -q "column no_such_column: expected one of" "$work/plot_err.txt" || { cat "$work/plot_err.txt"; exit 1; }
+grep -q "column no_such_column: expected one of" "$work/plot_err.txt" ||
+  { cat "$work/plot_err.txt"; exit 1; }
 
 # The grid run by passim itself: the character GPTs' prefill on tiny, one report per point.
 "$passim" sweep --model ln-gpt,bn-gpt --config tiny --seq 6 --out "$work/own" -j 2 \
@@ -62,12 +63,15 @@ expect_exit2() {  # <pattern> <args...>
   local pattern=$1; shift
   local code=0
   "$passim" "$@" > /dev/null 2> "$work/err.txt" || code=$?
-  [[ $code == 2 ]] || { echo "passim $*: expected exit 2, found $code"; cat "$work/err.txt"; exit 1; }
-  grep -q -- "$pattern" "$work/err.txt" || { echo "no '$pattern' in:"; cat "$work/err.txt"; exit 1; }
+  [[ $code == 2 ]] ||
+    { echo "passim $*: expected exit 2, found $code"; cat "$work/err.txt"; exit 1; }
+  grep -q -- "$pattern" "$work/err.txt" ||
+    { echo "no '$pattern' in:"; cat "$work/err.txt"; exit 1; }
 }
 echo '{"config": ["tiny"], "seq": []}' > "$work/empty.json"
 expect_exit2 "the grid has no points" sweep --grid "$work/empty.json" --out "$work/x"
-expect_exit2 "sweep --model gpt-5: expected ln-gpt, bn-gpt or encoder" sweep --model gpt-5 --out "$work/x"
+expect_exit2 "sweep --model gpt-5: expected ln-gpt, bn-gpt or encoder" \
+  sweep --model gpt-5 --out "$work/x"
 expect_exit2 "sweep --seq 0: expected a whole number" sweep --seq 0 --out "$work/x"
 expect_exit2 "array_rows (R): expected 1 to 64, found 65" sweep --config 65x4:l4 --out "$work/x"
 expect_exit2 "expected --out DIR" sweep --seq 4

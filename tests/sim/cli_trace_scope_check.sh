@@ -46,5 +46,6 @@ code=0
 code=0
 "$passim" run -b rtl --config tiny -n 2 --trace-scope dma > /dev/null 2> "$work/err.txt" || code=$?
 [[ $code == 2 ]] && grep -q -- "--trace-scope: only with --trace" "$work/err.txt" ||
-  { echo "--trace-scope without --trace: expected exit 2, found $code"; cat "$work/err.txt"; exit 1; }
+  { echo "--trace-scope without --trace: expected exit 2, found $code"; cat "$work/err.txt"
+    exit 1; }
 echo "trace scope checks passed"

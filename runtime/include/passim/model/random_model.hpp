@@ -40,8 +40,9 @@ struct EncoderShape {
 
 /// A GPT-2-style decoder (Radford et al. 2019) of `shape`: pre-norm blocks
 /// `x = x + f(LayerNorm(x))`, causal attention, a GELU FFN, biases, learned positions, a final
-/// LayerNorm and the classifier tied to the token embedding (vocab rows). Weights drawn as random_encoder's. Throws
-/// std::runtime_error (validate_config) for a shape that is not a valid config.
+/// LayerNorm and the classifier tied to the token embedding (vocab rows). Weights drawn as
+/// random_encoder's. Throws std::runtime_error (validate_config) for a shape that is not a
+/// valid config.
 [[nodiscard]] FloatModel random_decoder(const EncoderShape& shape, std::uint32_t seed);
 
 /// A named Transformer shape for workloads with random weights (`passim encode --arch`):
