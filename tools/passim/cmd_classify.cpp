@@ -14,6 +14,7 @@
 
 #include "commands.hpp"
 #include "hw_config.hpp"
+#include "model_session.hpp"
 #include "options.hpp"
 #include "passim/device/device_backend.hpp"
 #include "passim/eval/calibrate.hpp"
@@ -65,13 +66,14 @@ struct ClassifyOptions {
 
 /// Options that only some backends read, and the report's path.
 void check_classify_usage(const ClassifyOptions& o) {
-  if (o.config_given && o.backend != "rtl") {
-    throw UsageError(fmt::format("--config {}: only for --backend rtl, found --backend {}",
-                                 o.config, o.backend));
+  const bool compiled = o.backend == "rtl" || o.backend == "model";  // the compiler's programs
+  if (o.config_given && !compiled) {
+    throw UsageError(fmt::format("--config {}: only for --backend rtl or model, found --backend "
+                                 "{}", o.config, o.backend));
   }
-  if (o.attention != "auto" && o.backend != "rtl") {
-    throw UsageError(fmt::format("--attention {}: only for --backend rtl, found --backend {}",
-                                 o.attention, o.backend));
+  if (o.attention != "auto" && !compiled) {
+    throw UsageError(fmt::format("--attention {}: only for --backend rtl or model, found "
+                                 "--backend {}", o.attention, o.backend));
   }
   if (!o.calib_audio.empty() && o.backend == "float") {
     throw UsageError("--calib-audio: only for the int8 backends (cpu, rtl), found --backend "
@@ -163,7 +165,8 @@ void write_classify_report(const ClassifyOptions& o, const KeywordModel& km,
     j["model"]["calibration"] = qm->calibration;
     j["model"]["feature_scales"] = qm->input_scale;
   }
-  j["backend"] = o.backend == "rtl" ? "rtl:" + o.config : o.backend;
+  j["backend"] = o.backend == "rtl" || o.backend == "model" ? o.backend + ":" + o.config
+                                                            : o.backend;
   j["clips"] = clips;
   add_rtl_sections(j, session, cycles, "");
   write_json(o.report, j);
@@ -174,7 +177,7 @@ int classify_on_rtl(const ClassifyOptions& o, const KeywordModel& km, const Quan
                     const std::vector<std::string>& labels,
                     const std::vector<std::vector<float>>& features, const RtlFactory& rtl,
                     std::ostream& out, std::ostream& err) {
-  if (!rtl) {
+  if (!rtl && o.backend == "rtl") {
     throw UsageError("--backend rtl: this passim was built without the simulator");
   }
   const ModelCompiler compiled(qm, config_arg(o.config),
@@ -238,7 +241,8 @@ int cmd_classify(const ClassifyOptions& o, std::ostream& out, std::ostream& err,
     write_classify_report(o, km, &qm, clips, nullptr, {});
     return 0;
   }
-  return classify_on_rtl(o, km, qm, labels, features, rtl, out, err);
+  return classify_on_rtl(o, km, qm, labels, features, o.backend == "model" ? model_factory() : rtl,
+                         out, err);
 }
 
 }  // namespace
@@ -253,8 +257,9 @@ Command add_classify_command(CLI::App& app, const RtlFactory& rtl) {
   cmd->add_option("--labels", o->labels, "class labels, one per line (default: labels.txt "
                                           "beside the model)");
   cmd->add_option("--backend,-b", o->backend,
-                  "float | cpu (int8, the golden model) | rtl (the simulated accelerator)")
-      ->check(CLI::IsMember({"float", "cpu", "rtl"}))->capture_default_str();
+                  "float | cpu (int8, the golden model) | rtl (the simulated accelerator) | model "
+                  "(its cycle model)")
+      ->check(CLI::IsMember({"float", "cpu", "rtl", "model"}))->capture_default_str();
   cmd->add_option("--config", o->config,
                   "rtl: hardware configuration (KWT-1: small in chunks of rows, base in one pass)")
       ->check(config_validator())->capture_default_str();
