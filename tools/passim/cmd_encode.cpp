@@ -71,8 +71,9 @@ QuantModel quantised(const FloatModel& fm, std::size_t count, std::size_t seq,
     docs.push_back(random_tokens(seq, fm.config.vocab_size, seed * 101 + d + 1));
   }
   QuantModel q = quantize(fm, calibrate(fm, docs));
-  q.calibration = fmt::format("{} random sequences of {} tokens (seeds from {})", count, seq,
-                              seed);
+  q.calibration = fmt::format("{} random sequences of {} tokens (seeds from {})",
+                              count == 8 ? "eight" : count == 2 ? "two" : std::to_string(count),
+                              seq, seed);
   return q;
 }
 
@@ -280,8 +281,8 @@ void add_shape_options(CLI::App* cmd, EncodeOptions& o) {
     archs.emplace_back(a.name);
   }
   cmd->add_option("--arch", o.arch, "a named shape with random int8 weights (docs/workloads.md): "
-                                    "bert-base, bert-large, gpt2, gpt2-medium, gpt2-large, "
-                                    "gpt2-xl; the shape options below override its fields")
+                                    "bert-base, bert-large, gpt2, gpt2-medium; the shape "
+                                    "options below override its fields")
       ->check(CLI::IsMember(archs));
   cmd->add_option("--dim", o.shape.dim, "model width")
       ->transform(decimal_in(2, 4096))->capture_default_str();
