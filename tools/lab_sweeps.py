@@ -258,7 +258,10 @@ def main():
     args = p.parse_args()
     if not os.access(args.passim, os.X_OK):
         sys.exit(f"lab_sweeps.py: {args.passim}: expected the passim executable (build first)")
-    os.makedirs(args.out, exist_ok=True)
+    try:
+        os.makedirs(args.out, exist_ok=True)
+    except OSError as e:
+        sys.exit(f"lab_sweeps.py: --out {args.out}: cannot create it: {e.strerror or e}")
     LABS[args.lab](args, args.passim)
     print(f"\nplot: {os.path.join(args.out, args.lab + '.png')}", file=sys.stderr)
 

@@ -31,10 +31,22 @@ def fail(msg):
 
 
 def pyplot():
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError:
+        fail(f"matplotlib: expected it for {sys.executable}, found none (Debian's "
+             "python3-matplotlib, tools/setup.sh, is for /usr/bin/python3)")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     return plt
+
+
+def save(fig, out):
+    """Writes the figure; exits 2 naming the file when it cannot."""
+    try:
+        fig.savefig(out)
+    except OSError as e:
+        fail(f"{out}: cannot write the plot: {e.strerror or e}")
 
 
 def read_report(path):
@@ -42,7 +54,7 @@ def read_report(path):
     try:
         with open(path, encoding="utf-8") as f:
             r = json.load(f)
-    except (OSError, ValueError) as e:
+    except (OSError, ValueError) as e:  # UnicodeDecodeError is a ValueError
         fail(f"{path}: expected a JSON report, {e}")
     if not isinstance(r, dict) or r.get("format_version") != 1:
         fail(f"{path}: expected a Passim report (format_version 1)")
@@ -86,7 +98,7 @@ def plot_report(path, out):
     ax.set_title(f"where the cycles go: {label_of(r, path)}")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(out)
+    save(fig, out)
 
 
 def plot_compare(a_path, b_path, out):
@@ -107,7 +119,7 @@ def plot_compare(a_path, b_path, out):
     ax.set_title("B against A, per op class")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(out)
+    save(fig, out)
 
 
 def number(v, path, line, col):
@@ -123,6 +135,8 @@ def plot_sweep(path, out, args):
             rows = list(csv.DictReader(f))
     except OSError as e:
         fail(f"{path}: {e}")
+    except (UnicodeDecodeError, csv.Error) as e:
+        fail(f"{path}: expected a UTF-8 CSV (passim sweep collect), {e}")
     if not rows:
         fail(f"{path}: expected a sweep CSV with a header and rows, found no rows")
     ys = args.y.split(",")
@@ -132,13 +146,18 @@ def plot_sweep(path, out, args):
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(8, 4.5))
     series = sorted({r[args.series] for r in rows})
+    drawn = 0
     for s in series:
         pts = [r for r in rows if r[args.series] == s]
         for y in ys:
             data = sorted((number(r[args.x], path, i + 2, args.x), number(r[y], path, i + 2, y))
                           for i, r in enumerate(pts) if r[y] != "")
+            drawn += len(data)
             ax.plot([d[0] for d in data], [d[1] for d in data], marker="o",
                     label=f"{args.series}={s}" + (f", {y}" if len(ys) > 1 else ""))
+    if drawn == 0:
+        fail(f"{path}: columns {', '.join(ys)}: expected numbers, found only empty cells (a "
+             "phase that did not run?)")
     ax.set_xscale("log" if args.logx else "linear")
     ax.set_yscale("log" if args.logy else "linear")
     ax.set_xlabel(args.x)
@@ -146,7 +165,7 @@ def plot_sweep(path, out, args):
     ax.set_title(os.path.basename(path))
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(out)
+    save(fig, out)
 
 
 def main():

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <csignal>
+#include <functional>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -138,7 +140,9 @@ std::string cache_key(const hw::HwConfig& cfg, bool trace, std::string_view scop
 }
 
 /// Runs `argv` with its output appended to `log`; its exit status (-1 if it could not start).
-int run_logged(const std::vector<std::string>& argv, const fs::path& log) {
+/// Calls `still(seconds)` every 30 s while it runs.
+int run_logged(const std::vector<std::string>& argv, const fs::path& log,
+               const std::function<void(int)>& still) {
   std::vector<char*> args;
   for (const std::string& a : argv) {
     args.push_back(const_cast<char*>(a.c_str()));
@@ -157,7 +161,15 @@ int run_logged(const std::vector<std::string>& argv, const fs::path& log) {
     return -1;
   }
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  for (int tenths = 1;; ++tenths) {
+    const pid_t done = ::waitpid(pid, &status, WNOHANG);
+    if (done == pid || (done < 0 && errno != EINTR)) {
+      break;
+    }
+    ::usleep(100'000);
+    if (tenths % 300 == 0) {
+      still(tenths / 10);
+    }
   }
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
@@ -215,6 +227,8 @@ class ModelBuild {
     step(3, "compiling the model's entry point", plugin_compile_args());
     step(4, "linking", link_args());
     fs::rename(dir_ / "model.so.part", dir_ / "model.so");  // whole, or not there at all
+    // Its size, checked before each load: a cache file cut short is rebuilt, never loaded.
+    std::ofstream(dir_ / "model.size") << fs::file_size(dir_ / "model.so");
     fmt::print(log_, "passim: config {}: model built in {:.0f} s\n", cfg_.name,
                seconds_since(t0));
   }
@@ -234,7 +248,15 @@ class ModelBuild {
       std::ofstream(log, std::ios::app) << ' ' << a;
     }
     std::ofstream(log, std::ios::app) << '\n';
-    const int rc = run_logged(argv, log);
+    const int rc = run_logged(argv, log, [&](int s) {
+      fmt::print(log_, "passim: config {}: [{}/4] still running after {} s\n", cfg_.name, n, s);
+      log_.flush();
+    });
+    if (rc == 130 || rc == 128 + SIGINT) {
+      throw std::runtime_error(fmt::format("config {}: building its rtl model was interrupted at "
+                                           "step {}/4 ({}); the next run builds it again",
+                                           cfg_.name, n, what));
+    }
     if (rc != 0) {
       throw std::runtime_error(fmt::format(
           "config {}: building its rtl model failed at step {}/4, {} ({} exited with {}); the "
@@ -391,13 +413,28 @@ std::unique_ptr<AccelModel> make_accel_model(const hw::HwConfig& cfg, bool trace
         (src / "rtl/passim_rtl.f").string()));
   }
   const fs::path root = accel_cache_dir() / "rtl";
-  fs::create_directories(root);
+  std::error_code ec;
+  fs::create_directories(root, ec);
+  if (ec || !fs::is_directory(root)) {
+    throw std::runtime_error(fmt::format(
+        "the model cache {} (PASSIM_CACHE_DIR, else XDG_CACHE_HOME/passim, else "
+        "~/.cache/passim): cannot create it: {}", root.string(),
+        ec ? ec.message() : "not a directory"));
+  }
   const std::string key = cache_key(cfg, trace, scope, src);
   const fs::path dir = root / key;
   const FileLock lock(root / (key + ".lock"));
-  if (!fs::exists(dir / "model.so")) {
+  const fs::path so = dir / "model.so";
+  const bool whole = fs::exists(so) && read_text(dir / "model.size") ==
+                                           std::to_string(fs::file_size(so));
+  if (fs::exists(so) && !whole) {
+    fmt::print(log, "passim: config {}: the cached model {} is incomplete: building it again\n",
+               cfg.name, so.string());
+  }
+  if (!whole) {
     fmt::print(log, "passim: config {} ({}{}) {}: Verilating it on first use, usually 10 s to "
-               "a minute; cached in {}\n", cfg.name, hw::config_spec_name(cfg),
+               "a minute (5 or more for the largest arrays); cached in {}\n", cfg.name,
+               hw::config_spec_name(cfg),
                trace ? ", with FST tracing" : "",
                scope.empty() ? "is not built into this simulator"
                              : fmt::format("with a waveform of {} only", trace_scope),

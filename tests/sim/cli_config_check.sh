@@ -38,6 +38,12 @@ expect_usage_error "expected tiny, small, base or RxC:lL" medium
 echo '{"array_rows": 4, "array_cols": 4, "lanes": 4, "depths": {"acc": 100}}' > "$work/bad.json"
 expect_usage_error "bad.json: depths.acc: expected a power of two from 2 to 65536, found 100" \
   "$work/bad.json"
+mkdir -p "$work/dir.json"
+expect_usage_error "dir.json: expected a JSON configuration file, found a directory" \
+  "$work/dir.json"
+echo '{"name": "4x4:l4", "array_rows": 8, "array_cols": 8, "lanes": 8}' > "$work/named.json"
+expect_usage_error "reads as another configuration's spec" "$work/named.json"
+expect_usage_error "expected each memory once, found acc twice" 4x4:l4:acc=256:acc=512
 echo '{"array_rows": 4, "array_cols": 4}' > "$work/nolanes.json"
 expect_usage_error "nolanes.json: lanes: expected a whole number, found none" "$work/nolanes.json"
 

@@ -70,10 +70,17 @@ expect_exit2() {  # <pattern> <args...>
 }
 echo '{"config": ["tiny"], "seq": []}' > "$work/empty.json"
 expect_exit2 "the grid has no points" sweep --grid "$work/empty.json" --out "$work/x"
-expect_exit2 "sweep --model gpt-5: expected ln-gpt, bn-gpt or encoder" \
+expect_exit2 "sweep --model gpt-5: expected one of ln-gpt, bn-gpt, encoder" \
   sweep --model gpt-5 --out "$work/x"
 expect_exit2 "sweep --seq 0: expected a whole number" sweep --seq 0 --out "$work/x"
 expect_exit2 "array_rows (R): expected 1 to 64, found 65" sweep --config 65x4:l4 --out "$work/x"
 expect_exit2 "expected --out DIR" sweep --seq 4
+expect_exit2 "sweep --softmax foo: expected one of" sweep --softmax foo --out "$work/x"
+expect_exit2 "sweep --dram-bandwidth 0: expected 0.001 to" sweep --dram-bandwidth 0 --out "$work/x"
+expect_exit2 "found reports of an earlier sweep" \
+  sweep --model encoder --config tiny --seq 4 --out "$work/points"
+# The character GPTs' points are one line each (GNU parallel reads a command per line).
+"$passim" sweep --model ln-gpt,bn-gpt --seq 40 --out "$work/gpt" --print-commands > "$work/gpt.txt"
+[[ $(wc -l < "$work/gpt.txt") == 2 ]] || { cat "$work/gpt.txt"; exit 1; }
 expect_exit2 "expected a directory of reports" sweep collect "$work/no-such-dir"
 echo "sweep checks passed"

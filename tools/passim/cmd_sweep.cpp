@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <sstream>
 #include <memory>
 
 #include <fcntl.h>
@@ -39,6 +40,9 @@ struct SweepOptions {
 
 /// The axes of a --grid JSON file into `g` (each an array of strings or numbers).
 void read_grid_file(const std::string& path, SweepGrid& g) {
+  if (std::filesystem::is_directory(path)) {
+    throw UsageError(fmt::format("sweep --grid {}: expected a JSON file, found a directory", path));
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     throw UsageError(fmt::format("sweep --grid {}: cannot open the file", path));
@@ -128,13 +132,40 @@ int run_points(const std::vector<SweepPoint>& points, int jobs, std::ostream& er
   return failed == 0 ? 0 : 1;
 }
 
+/// --out: a new directory, or one without reports, so that `sweep collect` gathers only this
+/// grid's points. Throws UsageError naming --out.
+void check_out_dir(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) {
+    throw UsageError(fmt::format("sweep --out {}: expected a directory, found a file", dir));
+  }
+  if (fs::is_directory(dir, ec)) {
+    for (const auto& e : fs::directory_iterator(dir, ec)) {
+      if (e.path().extension() == ".json") {
+        throw UsageError(fmt::format("sweep --out {}: expected a new or empty directory, found "
+                                     "reports of an earlier sweep ({}); remove them or choose "
+                                     "another --out", dir, e.path().filename().string()));
+      }
+    }
+  }
+  fs::create_directories(dir, ec);
+  if (ec) {
+    throw UsageError(fmt::format("sweep --out {}: cannot create the directory: {}", dir,
+                                 ec.message()));
+  }
+}
+
 int run_sweep(SweepOptions& o, std::ostream& out, std::ostream& err) {
   if (!o.grid_file.empty()) {
     read_grid_file(o.grid_file, o.grid);
   }
-  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  namespace fs = std::filesystem;
+  o.grid.out_dir = fs::absolute(o.grid.out_dir).lexically_normal().string();
+  const std::string self = fs::read_symlink("/proc/self/exe").string();
   const std::vector<SweepPoint> points = sweep_points(o.grid, self);
-  std::filesystem::create_directories(o.grid.out_dir);
+  check_out_dir(o.grid.out_dir);
+  fs::create_directories(o.grid.out_dir);
   std::ofstream list(std::filesystem::path(o.grid.out_dir) / "commands.txt");
   for (const SweepPoint& p : points) {
     list << shell_line(p.argv) << '\n';
@@ -158,11 +189,16 @@ int collect_csv(const SweepOptions& o, std::ostream& out, std::ostream& err) {
       fmt::print(err, "sweep collect: {} rows\n", sweep_collect(o.collect_dir, out));
       return 0;
     }
-    std::ofstream f(o.collect_out);
-    const std::size_t rows = sweep_collect(o.collect_dir, f);
-    if (!f.flush()) {
+    std::ostringstream csv;
+    const std::size_t rows = sweep_collect(o.collect_dir, csv, o.collect_out);
+    const std::string part = o.collect_out + ".part";  // whole, or not there at all
+    std::ofstream f(part);
+    if (!(f << csv.str()) || !f.flush()) {
+      std::filesystem::remove(part);
       throw std::runtime_error(fmt::format("{}: cannot write", o.collect_out));
     }
+    f.close();
+    std::filesystem::rename(part, o.collect_out);
     fmt::print(err, "sweep collect: {} rows into {}\n", rows, o.collect_out);
     return 0;
   } catch (const std::runtime_error& e) {

@@ -2,6 +2,7 @@
 // `--config` (hw_config.hpp).
 #include "hw_config.hpp"
 
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <stdexcept>
@@ -79,6 +80,10 @@ hw::HwConfig config_from_json(const json& j, const std::string& file) {
 }
 
 const hw::HwConfig& config_file(const std::string& path) {
+  if (std::filesystem::is_directory(path)) {
+    throw UsageError(fmt::format("{}: expected a JSON configuration file, found a directory",
+                                 path));
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     throw UsageError(fmt::format("{}: cannot open the file", path));
@@ -90,7 +95,8 @@ const hw::HwConfig& config_file(const std::string& path) {
                                  "parse as JSON", path));
   }
   const hw::HwConfig cfg = config_from_json(j, path);
-  const bool named = j.contains("name") && j["name"].is_string() && !j["name"].empty();
+  const bool named = j.contains("name") && j["name"].is_string() &&
+                     !j["name"].get<std::string>().empty();
   if (j.contains("name") && !named) {
     throw UsageError(fmt::format("{}: name: expected a non-empty string, found {}", path,
                                  j["name"].dump()));
@@ -99,6 +105,20 @@ const hw::HwConfig& config_file(const std::string& path) {
       !hw::same_hardware(*hw::find_config(j["name"].get<std::string>()), cfg)) {
     throw UsageError(fmt::format("{}: name: {} is a built-in configuration with other numbers; "
                                  "expected another name", path, j["name"].get<std::string>()));
+  }
+  if (named && j["name"].get<std::string>().find('x') != std::string::npos) {
+    bool spec = true;  // a name spelled like a spec must be that spec
+    hw::HwConfig as_spec;
+    try {
+      as_spec = hw::parse_config_spec(j["name"].get<std::string>());
+    } catch (const std::invalid_argument&) {
+      spec = false;
+    }
+    if (spec && !hw::same_hardware(as_spec, cfg)) {
+      throw UsageError(fmt::format("{}: name: {} reads as another configuration's spec; expected "
+                                   "another name, or {}", path, j["name"].get<std::string>(),
+                                   hw::config_spec_name(cfg)));
+    }
   }
   return hw::intern_config(cfg, named ? j["name"].get<std::string>()
                                       : hw::config_spec_name(cfg));

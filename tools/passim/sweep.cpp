@@ -3,6 +3,8 @@
 #include "sweep.hpp"
 
 #include <filesystem>
+#include <functional>
+#include <initializer_list>
 #include <map>
 
 #include <fmt/format.h>
@@ -19,11 +21,47 @@ namespace passim::app {
 namespace {
 
 /// A fixed text for the character GPTs' prompts: a prompt of n tokens is BOS and its first
-/// n - 1 characters (Shakespeare, public domain; the models' training text).
+/// n - 1 characters (Shakespeare, public domain; the models' training text), on one line so
+/// that each point's command is one line for GNU parallel.
 constexpr std::string_view kPromptText =
-    "First Citizen:\nBefore we proceed any further, hear me speak.\n\nAll:\nSpeak, speak.\n\n"
-    "First Citizen:\nYou are all resolved rather to die than to famish?\n\nAll:\nResolved. "
-    "resolved.\n\nFirst Citizen:\nFirst, you know Caius Marcius is chief enemy to the people.\n";
+    "First Citizen: Before we proceed any further, hear me speak. All: Speak, speak. "
+    "First Citizen: You are all resolved rather to die than to famish? All: Resolved. "
+    "resolved. First Citizen: First, you know Caius Marcius is chief enemy to the people.";
+
+/// Every value of the axes that passim run and encode would refuse: a usage error now, before
+/// any point runs.
+void check_values(const SweepGrid& g) {
+  const auto each = [](const char* axis, const std::vector<std::string>& values,
+                       const std::function<std::string(std::string)>& check) {
+    for (const std::string& v : values) {
+      std::string copy = v;
+      const std::string why = v.empty() ? "expected a value, found an empty one" : check(copy);
+      if (!why.empty()) {
+        throw UsageError(fmt::format("sweep --{} {}: {}", axis, v, why));
+      }
+    }
+  };
+  const auto member = [](std::initializer_list<const char*> ok) {
+    return [ok](const std::string& v) {
+      std::string names;
+      for (const char* o : ok) {
+        if (v == o) {
+          return std::string();
+        }
+        names += names.empty() ? "" : ", ";
+        names += o;
+      }
+      return fmt::format("expected one of {}", names);
+    };
+  };
+  each("model", g.models, member({"ln-gpt", "bn-gpt", "encoder"}));
+  each("softmax", g.softmax, member({"3pass", "online"}));
+  each("norm", g.norms, member({"layer", "batch"}));
+  each("seq", g.seqs, [](const std::string&) { return std::string(); });
+  each("config", g.configs, [](const std::string&) { return std::string(); });
+  each("dram-latency", g.dram_latency, real_in(0, 1e5));
+  each("dram-bandwidth", g.dram_bandwidth, real_in(0.001, 1e6));
+}
 
 /// The character GPTs' context: positions a prompt and its decoded steps may take.
 constexpr int kGptContext = 128;
@@ -79,8 +117,13 @@ std::vector<std::string> point_argv(const SweepGrid& g, const std::string& passi
     a.insert(a.end(), {"--prompt", std::string(kPromptText.substr(0, std::size_t(seq - 1))),
                        "--steps", std::to_string(seq + g.decode_steps), "--temperature", "0"});
   }
-  (void)config_arg(v.at("config"));  // a clear error now rather than in the point
-  a.insert(a.end(), {"--backend", g.backend, "--config", v.at("config"), "--softmax",
+  // A clear error now rather than in the point; a file by its absolute path, so that the
+  // command runs from any directory.
+  (void)config_arg(v.at("config"));
+  const std::string config = v.at("config").ends_with(".json")
+                                 ? std::filesystem::absolute(v.at("config")).string()
+                                 : v.at("config");
+  a.insert(a.end(), {"--backend", g.backend, "--config", config, "--softmax",
                      v.at("softmax"), "--dram-latency", v.at("dram-latency"),
                      "--dram-bandwidth", v.at("dram-bandwidth"), "--quiet", "--report", report});
   return a;
@@ -89,6 +132,7 @@ std::vector<std::string> point_argv(const SweepGrid& g, const std::string& passi
 }  // namespace
 
 std::vector<SweepPoint> sweep_points(const SweepGrid& g, const std::string& passim) {
+  check_values(g);
   const std::vector<std::string> none{""};
   const std::vector<std::pair<std::string, const std::vector<std::string>*>> axes{
       {"model", &g.models},     {"config", &g.configs},
@@ -99,8 +143,10 @@ std::vector<SweepPoint> sweep_points(const SweepGrid& g, const std::string& pass
   for (const auto& [name, values] : axes) {
     count *= values->size();
   }
-  if (count == 0) {
-    throw UsageError("sweep: the grid has no points (an axis has no values)");
+  for (const auto& [name, values] : axes) {
+    if (values->empty()) {
+      throw UsageError(fmt::format("sweep: the grid has no points (--{} has no values)", name));
+    }
   }
   std::vector<SweepPoint> points;
   for (std::size_t i = 0; i < count; ++i) {

@@ -44,7 +44,9 @@ struct SweepPoint {
 /// Writes one CSV row per report in `dir` (every `*.json`, by name) to `out`: the point's
 /// parameters and its cycle figures (docs/reports.md "passim sweep collect"). Throws naming
 /// the file and field of a report that is not a valid cycle report, and when `dir` holds no
-/// report. Returns the number of rows.
-std::size_t sweep_collect(const std::string& dir, std::ostream& out);
+/// report, before writing anything. `exclude` (the CSV being written, if it is in `dir`) is
+/// not read. Returns the number of rows.
+std::size_t sweep_collect(const std::string& dir, std::ostream& out,
+                          const std::string& exclude = {});
 
 }  // namespace passim::app

@@ -2,6 +2,7 @@
 // `passim sweep collect`: a directory of reports as one CSV (sweep.hpp).
 #include <algorithm>
 #include <filesystem>
+#include <sstream>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -106,7 +107,9 @@ std::vector<std::pair<std::string, json>> row(const json& r, const std::string& 
 
 }  // namespace
 
-std::size_t sweep_collect(const std::string& dir, std::ostream& out) {
+std::size_t sweep_collect(const std::string& dir, std::ostream& out_stream,
+                          const std::string& exclude) {
+  std::ostringstream out;  // written to out_stream only once every report has been read
   namespace fs = std::filesystem;
   if (!fs::is_directory(dir)) {
     throw std::runtime_error(fmt::format("sweep collect {}: expected a directory of reports, "
@@ -114,7 +117,9 @@ std::size_t sweep_collect(const std::string& dir, std::ostream& out) {
   }
   std::vector<fs::path> files;
   for (const auto& e : fs::directory_iterator(dir)) {
-    if (e.is_regular_file() && e.path().extension() == ".json") {
+    std::error_code ec;
+    const bool excluded = !exclude.empty() && fs::equivalent(e.path(), exclude, ec);
+    if (e.is_regular_file() && e.path().extension() == ".json" && !excluded) {
       files.push_back(e.path());
     }
   }
@@ -143,6 +148,7 @@ std::size_t sweep_collect(const std::string& dir, std::ostream& out) {
     out << line << '\n';
     ++rows;
   }
+  out_stream << out.str();
   return rows;
 }
 

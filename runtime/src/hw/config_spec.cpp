@@ -41,7 +41,7 @@ std::size_t parse_count(std::string_view text, std::string_view part, std::strin
   const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
   if (digits.empty() || ec != std::errc{} || end != digits.data() + digits.size() ||
       v >= (std::size_t{1} << 31)) {
-    bad(text, part, fmt::format("a decimal number, found '{}'", digits));
+    bad(text, part, fmt::format("a decimal number below 2^31, found '{}'", digits));
   }
   return v;
 }
@@ -56,12 +56,18 @@ void parse_array(std::string_view text, std::string_view part, HwConfig& cfg) {
   cfg.array_cols = parse_count(text, part, part.substr(x + 1));
 }
 
-/// "memory=depth" into the depth it names.
-void parse_depth(std::string_view text, std::string_view part, HwConfig& cfg) {
+/// "memory=depth" into the depth it names; `seen` holds the memories named so far (each at
+/// most once).
+void parse_depth(std::string_view text, std::string_view part, HwConfig& cfg,
+                 std::string& seen) {
   const std::size_t eq = part.find('=');
   const std::string_view name = part.substr(0, eq);
   for (const DepthField& f : kDepthFields) {
     if (f.name == name && eq != std::string_view::npos) {
+      if (seen.find(fmt::format("/{}/", name)) != std::string::npos) {
+        bad(text, part, fmt::format("each memory once, found {} twice", name));
+      }
+      seen += fmt::format("/{}/", name);
       cfg.*f.depth = parse_count(text, part, part.substr(eq + 1));
       return;
     }
@@ -103,6 +109,7 @@ HwConfig parse_config_spec(std::string_view text) {
   cfg.name = {};
   std::size_t index = 0;
   std::size_t start = 0;
+  std::string seen;  // memories named so far
   while (start <= text.size()) {
     const std::size_t colon = std::min(text.find(':', start), text.size());
     const std::string_view part = text.substr(start, colon - start);
@@ -114,7 +121,7 @@ HwConfig parse_config_spec(std::string_view text) {
       }
       cfg.lanes = parse_count(text, part, part.substr(1));
     } else {
-      parse_depth(text, part, cfg);
+      parse_depth(text, part, cfg, seen);
     }
     ++index;
     start = colon + 1;
