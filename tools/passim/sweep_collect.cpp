@@ -61,8 +61,13 @@ json at(const json& j, const std::string& path) {
 /// One report's row: (column, value) pairs.
 std::vector<std::pair<std::string, json>> row(const json& r, const std::string& file) {
   const bool encode = r.contains("sequence_tokens");
-  const json seq = encode ? json(r["sequence_tokens"].size())
-                          : json(r.contains("prompt_tokens") ? r["prompt_tokens"].size() : 0);
+  const json& tokens = encode ? r["sequence_tokens"] : r.value("prompt_tokens", json());
+  if (!tokens.is_array()) {
+    throw std::runtime_error(fmt::format("{}: {}: expected an array of token ids, found {}",
+                                         file, encode ? "sequence_tokens" : "prompt_tokens",
+                                         tokens.type_name()));
+  }
+  const json seq = tokens.size();
   std::vector<std::pair<std::string, json>> c{
       {"report", std::filesystem::path(file).filename().string()},
       {"tool", at(r, "tool")},
@@ -75,6 +80,7 @@ std::vector<std::pair<std::string, json>> row(const json& r, const std::string& 
       {"array_rows", at(r, "hardware/array_rows")},
       {"array_cols", at(r, "hardware/array_cols")},
       {"lanes", at(r, "hardware/lanes")},
+      {"config_hash", at(r, "hardware/config_hash")},  // tells apart configs named alike
       {"clock_mhz", at(r, "hardware/clock_mhz")},
       {"dram_latency_ns", at(r, "hardware/dram/latency_ns")},
       {"dram_bytes_per_ns", at(r, "hardware/dram/bytes_per_ns")},
