@@ -62,14 +62,21 @@ else
   echo "setup: all ${#PKGS[@]} packages already installed"
 fi
 
-# LiteRT from npm, pinned by tools/litert/package-lock.json, into tools/litert/node_modules.
-LITERT_DIR="$(cd "$(dirname "$0")/litert" && pwd)"
-if [[ ! -f "$LITERT_DIR/node_modules/@litertjs/core/package.json" ]]; then
-  echo "setup: installing LiteRT (npm @litertjs/core) into tools/litert"
+# LiteRT from npm, pinned by tools/litert/package-lock.json, outside the source tree:
+# $PASSIM_LITERT_DIR, else ${XDG_CACHE_HOME:-~/.cache}/passim/litert (tools/litert/kwt_logits.mjs
+# looks in the same place).
+LITERT_SRC="$(cd "$(dirname "$0")/litert" && pwd)"
+LITERT_DIR="${PASSIM_LITERT_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/passim/litert}"
+if [[ ! -f "$LITERT_DIR/node_modules/@litertjs/core/package.json" ]] ||
+   ! cmp -s "$LITERT_SRC/package-lock.json" "$LITERT_DIR/package-lock.json"; then
+  echo "setup: installing LiteRT (npm @litertjs/core) into $LITERT_DIR"
+  mkdir -p "$LITERT_DIR"
+  cp "$LITERT_SRC/package.json" "$LITERT_SRC/package-lock.json" "$LITERT_DIR/"
   npm ci --prefix "$LITERT_DIR" --no-audit --no-fund --loglevel=error
 fi
 
 echo "setup: $(verilator --version | head -n1)"
-echo "setup: node $(node --version), LiteRT $(node -p "require('$LITERT_DIR/node_modules/@litertjs/core/package.json').version")"
+LITERT_PKG="$LITERT_DIR/node_modules/@litertjs/core/package.json"
+echo "setup: node $(node --version), LiteRT $(node -p "require('$LITERT_PKG').version")"
 echo "setup: systemc $(pkg-config --modversion systemc)"
 echo "setup: $(yosys -V)"

@@ -5,17 +5,27 @@
 //
 //   node tools/litert/kwt_logits.mjs MODEL.tflite A.wav [B.wav ...]
 //
+// LiteRT itself is installed by tools/setup.sh outside the source tree: $PASSIM_LITERT_DIR,
+// else ${XDG_CACHE_HOME:-~/.cache}/passim/litert. Exits 3 with a message when it is missing.
+//
 // The clips are read as `passim classify` reads them (docs/kwt.md): 16 kHz mono 16-bit PCM,
 // samples / 32768, a shorter clip zero-padded centred, a longer one cut to its middle.
 // LiteRT is written for browsers; three shims let it load in Node: `self`, an
 // `importScripts` that evaluates a local file, and a CommonJS `require`.
 import fs from 'node:fs';
 import module from 'node:module';
+import os from 'node:os';
 import path from 'node:path';
 import url from 'node:url';
 
-const here = path.dirname(url.fileURLToPath(import.meta.url));
-const wasmDir = path.join(here, 'node_modules', '@litertjs', 'core', 'wasm');
+const litertDir = process.env.PASSIM_LITERT_DIR ||
+    path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'passim', 'litert');
+const coreDir = path.join(litertDir, 'node_modules', '@litertjs', 'core');
+if (!fs.existsSync(path.join(coreDir, 'package.json'))) {
+  console.error(`kwt_logits: LiteRT is not installed in ${litertDir}: run bash tools/setup.sh`);
+  process.exit(3);
+}
+const wasmDir = path.join(coreDir, 'wasm');
 
 globalThis.self = globalThis;
 globalThis.importScripts = (...scripts) => {
@@ -66,7 +76,9 @@ if (!modelPath || clips.length === 0) {
   console.error('usage: node kwt_logits.mjs MODEL.tflite A.wav [B.wav ...]');
   process.exit(2);
 }
-const {loadLiteRt, loadAndCompile, Tensor} = await import('@litertjs/core');
+const {loadLiteRt, loadAndCompile, Tensor} = await import(
+    url.pathToFileURL(module.createRequire(path.join(litertDir, 'package.json'))
+        .resolve('@litertjs/core')).href);
 await loadLiteRt(wasmDir + path.sep);
 const model = await loadAndCompile(new Uint8Array(fs.readFileSync(modelPath)),
                                    {accelerator: 'wasm'});
