@@ -76,7 +76,8 @@ int positive(const std::string& axis, const std::string& v, int hi) {
   return n;
 }
 
-/// The model file or `passim encode` for `model` with `norm`.
+/// The model file or `passim encode` for `model` (ln-gpt, bn-gpt, encoder) with `norm`
+/// (layer, batch or empty).
 std::vector<std::string> model_args(const std::string& model, const std::string& norm) {
   const std::string src = PASSIM_SOURCE_DIR;
   if (model == "encoder") {
@@ -86,12 +87,7 @@ std::vector<std::string> model_args(const std::string& model, const std::string&
     }
     return {"encode"};
   }
-  if (model != "ln-gpt" && model != "bn-gpt") {
-    throw UsageError(fmt::format("sweep --model {}: expected ln-gpt, bn-gpt or encoder", model));
-  }
-  if (!norm.empty() && norm != "layer" && norm != "batch") {
-    throw UsageError(fmt::format("sweep --norm {}: expected layer or batch", norm));
-  }
+  // check_values() has refused any other model and norm.
   const bool batch = norm.empty() ? model == "bn-gpt" : norm == "batch";
   return {"run", "--model",
           src + (batch ? "/models/bn-gpt/bn-gpt.gguf" : "/models/ln-gpt/ln-gpt.gguf")};
